@@ -1,0 +1,11 @@
+"""bco_gym: bandit convex optimization as Gymnasium environments.
+
+Importing the package registers every ``BCO-*-v0`` environment id.
+"""
+
+from bco_gym import sets
+from bco_gym.errors import InfeasibleActionError
+from bco_gym.problem import Problem
+
+__version__ = "0.1.0"
+__all__ = ["InfeasibleActionError", "Problem", "__version__", "sets"]

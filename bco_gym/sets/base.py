@@ -1,0 +1,257 @@
+"""The abstract feasible set and its shrunk copy.
+
+A :class:`ConvexSet` is a compact convex set K in R^shape given by its geometry
+(centre c in the relative interior, inner radius r, outer radius R, the affine hull's
+dimension d and the orthogonal projector onto its direction space V = aff(K) - c) and
+by one required verb, the linear minimization oracle
+
+    lmo(g) in argmin_{x in K} <g, x>.
+
+Projection-free agents touch a set only through ``lmo``, ``contains``, ``tangent`` and
+the geometry; a Euclidean projection is optional (``has_projection``).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+
+import numpy as np
+
+DEFAULT_ATOL = 1e-9
+
+
+class ConvexSet(abc.ABC):
+    """A compact convex set K with a linear minimization oracle.
+
+    Subclasses set ``shape`` and implement ``center``, ``inner_radius``,
+    ``outer_radius``, ``lmo`` and ``contains`` (or ``violation``); they override
+    ``aff_dim`` and ``tangent`` when K is not full-dimensional, and ``project`` when a
+    Euclidean projection is available.
+
+    Geometry contract (agents' step sizes depend on it):
+
+    * ``center`` c lies in the relative interior of K;
+    * ``inner_radius`` r: {c + v : v in V, ||v|| <= r} is contained in K;
+    * ``outer_radius`` R >= max_{x in K} ||x - c||.
+
+    Points are numpy arrays of shape ``shape`` (vectors or matrices); inner products
+    are the Frobenius ones, ``np.vdot(a, b)``.
+    """
+
+    shape: tuple[int, ...]
+
+    # -- geometry -------------------------------------------------------------------
+    @property
+    def dim(self) -> int:
+        """Ambient dimension: the number of entries of a point."""
+        return int(np.prod(self.shape))
+
+    @property
+    def aff_dim(self) -> int:
+        """Dimension d of the affine hull aff(K) (``dim`` for full-dimensional sets)."""
+        return self.dim
+
+    @property
+    @abc.abstractmethod
+    def center(self) -> np.ndarray:
+        """A point c in the relative interior of K (read-only array)."""
+
+    @property
+    @abc.abstractmethod
+    def inner_radius(self) -> float:
+        """r > 0 with c + r*B(V) contained in K (B(V): unit ball of V)."""
+
+    @property
+    @abc.abstractmethod
+    def outer_radius(self) -> float:
+        """R >= max over K of ||x - c||."""
+
+    def tangent(self, v: np.ndarray) -> np.ndarray:
+        """Orthogonal projection of ``v`` onto V = aff(K) - c (a new array).
+
+        The default is the identity, right for full-dimensional sets only; sets with a
+        smaller affine hull must override it.
+        """
+        if self.aff_dim != self.dim:
+            raise NotImplementedError(
+                f"{type(self).__name__} has aff_dim={self.aff_dim} < dim={self.dim} "
+                "and must implement tangent()"
+            )
+        return np.array(self._check_array(v, "vector"), dtype=float, copy=True)
+
+    def tangent_many(self, vectors: np.ndarray) -> np.ndarray:
+        """:meth:`tangent` applied to each row of ``vectors`` (shape (k, *shape)).
+
+        The default loops; sets override it with a vectorised form for the fast path.
+        """
+        return np.stack([self.tangent(v) for v in vectors]) if len(vectors) else vectors.copy()
+
+    # -- oracles ----------------------------------------------------------------------
+    @abc.abstractmethod
+    def lmo(self, direction: np.ndarray) -> np.ndarray:
+        """A minimiser over K of the linear function x -> <direction, x> (a new array)."""
+
+    @property
+    def has_projection(self) -> bool:
+        """Whether :meth:`project` is available for this set."""
+        return type(self).project is not ConvexSet.project
+
+    def project(self, x: np.ndarray) -> np.ndarray:
+        """Euclidean projection onto K: argmin_{y in K} ||y - x||."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no Euclidean projection; projection-free agents "
+            "('bbcg', 'bfw', 'ofw', 'random') do not need one, while 'fkm' and 'ogd' do."
+        )
+
+    def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
+        """Why ``x`` is not in K (within ``atol``), or None when it is.
+
+        Built-in sets explain the violated constraint with its value; the default
+        only knows the verdict of :meth:`contains`.
+        """
+        if x.shape != self.shape:
+            return f"shape {x.shape}, expected {self.shape}"
+        if not np.all(np.isfinite(x)):
+            return "non-finite entries (NaN or inf)"
+        if type(self).contains is ConvexSet.contains:
+            raise NotImplementedError(f"{type(self).__name__} must implement contains()")
+        if not self.contains(x, atol=atol):
+            return f"point not in {self!r} (tolerance {atol:g})"
+        return None
+
+    def contains(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> bool:
+        """Whether ``x`` lies in K up to ``atol`` in each constraint."""
+        x = np.asarray(x)
+        if type(self).violation is ConvexSet.violation:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement contains() or violation()"
+            )
+        return self.violation(x, atol=atol) is None
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        """A random point of K.
+
+        Default (for sets known only through their oracles): c + s*(v - c) with v the
+        LMO answer to a standard normal direction and s ~ U[0, 1]. Built-in sets
+        override it with a distribution documented in their class.
+        """
+        vertex = self.lmo(rng.standard_normal(self.shape))
+        return self.center + rng.uniform() * (vertex - self.center)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """The bounding box of K: entrywise minimum and maximum (2*dim LMO calls)."""
+        low = np.empty(self.shape)
+        high = np.empty(self.shape)
+        unit = np.zeros(self.shape)
+        for index in np.ndindex(self.shape):
+            unit[index] = 1.0
+            low[index] = self.lmo(unit)[index]
+            high[index] = self.lmo(-unit)[index]
+            unit[index] = 0.0
+        return low, high
+
+    def shrink(self, delta: float) -> ShrunkSet:
+        """K_delta = c + (1 - delta/r)(K - c), for 0 <= delta <= r."""
+        return ShrunkSet(self, delta)
+
+    # -- validation helpers -----------------------------------------------------------
+    def _check_array(self, value: np.ndarray, what: str) -> np.ndarray:
+        """``value`` as a float array of this set's shape; ValueError otherwise."""
+        array = np.asarray(value, dtype=float)
+        if array.shape != self.shape:
+            raise ValueError(
+                f"{type(self).__name__}: {what} has shape {array.shape}, expected {self.shape}"
+            )
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{type(self).__name__}: {what} has non-finite entries (NaN or inf)")
+        return array
+
+
+class ShrunkSet(ConvexSet):
+    """K_delta = c + a(K - c) with a = 1 - delta/r, for a set K and 0 <= delta <= r.
+
+    For x in K_delta and a unit u in V, x + delta*u lies in K. Its oracles come from
+    K's: lmo_{K_delta}(g) = c + a(lmo_K(g) - c) and
+    Pi_{K_delta}(x) = c + a(Pi_K(c + (x - c)/a) - c). With delta = r the set is {c}.
+    """
+
+    def __init__(self, base: ConvexSet, delta: float):
+        r = base.inner_radius
+        if not (np.isfinite(delta) and 0.0 <= delta <= r * (1.0 + 1e-12)):
+            raise ValueError(f"shrink: delta={delta!r} must lie in [0, r] with r={r:g}")
+        self.base = base
+        self.delta = float(min(delta, r))
+        self.scale = 1.0 - self.delta / r
+        self.shape = base.shape
+
+    def __repr__(self) -> str:
+        return f"ShrunkSet({self.base!r}, delta={self.delta:g})"
+
+    @property
+    def aff_dim(self) -> int:
+        return self.base.aff_dim
+
+    @property
+    def center(self) -> np.ndarray:
+        return self.base.center
+
+    @property
+    def inner_radius(self) -> float:
+        return self.scale * self.base.inner_radius
+
+    @property
+    def outer_radius(self) -> float:
+        return self.scale * self.base.outer_radius
+
+    def tangent(self, v: np.ndarray) -> np.ndarray:
+        return self.base.tangent(v)
+
+    def tangent_many(self, vectors: np.ndarray) -> np.ndarray:
+        return self.base.tangent_many(vectors)
+
+    def lmo(self, direction: np.ndarray) -> np.ndarray:
+        c = self.base.center
+        return c + self.scale * (self.base.lmo(direction) - c)
+
+    @property
+    def has_projection(self) -> bool:
+        return self.base.has_projection
+
+    def project(self, x: np.ndarray) -> np.ndarray:
+        c = self.base.center
+        if self.scale == 0.0:
+            self._check_array(x, "point")
+            return np.array(c, dtype=float, copy=True)
+        return c + self.scale * (self.base.project(c + (x - c) / self.scale) - c)
+
+    def contains(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> bool:
+        return self.violation(np.asarray(x), atol) is None
+
+    def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
+        x = np.asarray(x, dtype=float)
+        c = self.base.center
+        if x.shape != self.shape:
+            return f"shape {x.shape}, expected {self.shape}"
+        if self.scale == 0.0:
+            distance = float(np.linalg.norm(x - c))
+            return None if distance <= atol else f"distance {distance:g} from the centre of {{c}}"
+        reason = self.base.violation(c + (x - c) / self.scale, atol / self.scale)
+        return None if reason is None else f"(scaled back to the base set) {reason}"
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        c = self.base.center
+        return c + self.scale * (self.base.sample(rng) - c)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        low, high = self.base.bounds()
+        c = self.base.center
+        return c + self.scale * (low - c), c + self.scale * (high - c)
+
+
+def as_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
+    """Normalise a size argument to a shape tuple of positive ints."""
+    dims = (shape,) if np.isscalar(shape) else tuple(shape)
+    if not dims or any(int(k) != k or k < 1 for k in dims):
+        raise ValueError(f"shape {shape!r} must be positive integers")
+    return tuple(int(k) for k in dims)

@@ -1,0 +1,91 @@
+"""The probability simplex.
+
+    Delta_n = {x in R^n : x_i >= 0, sum_i x_i = 1}
+
+Geometry: centre c = (1/n) 1; aff_dim d = n - 1; V = {v : sum_i v_i = 0}, so
+``tangent(v) = v - mean(v)``; inner radius r = 1/sqrt(n(n-1)) (distance from c to a
+facet); outer radius R = sqrt((n-1)/n) (distance from c to a vertex).
+
+Oracles: LMO = the vertex e_i with i = argmin_i g_i, O(n). Projection by sorting
+(Held, Wolfe & Crowder 1974; Duchi et al. 2008), O(n log n).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet, as_shape
+
+
+class Simplex(ConvexSet):
+    """Probability simplex {x >= 0, sum x = 1} in R^n, n >= 2."""
+
+    def __init__(self, n: int = 10):
+        (n,) = as_shape(n)
+        if n < 2:
+            raise ValueError(f"Simplex: n={n} must be >= 2 (the 1-simplex is a point)")
+        self.n = n
+        self.shape = (n,)
+        self._center = np.full(n, 1.0 / n)
+        self._center.flags.writeable = False
+
+    def __repr__(self) -> str:
+        return f"Simplex(n={self.n})"
+
+    @property
+    def aff_dim(self) -> int:
+        return self.n - 1
+
+    @property
+    def center(self) -> np.ndarray:
+        return self._center
+
+    @property
+    def inner_radius(self) -> float:
+        return 1.0 / np.sqrt(self.n * (self.n - 1))
+
+    @property
+    def outer_radius(self) -> float:
+        return np.sqrt((self.n - 1) / self.n)
+
+    def tangent(self, v: np.ndarray) -> np.ndarray:
+        v = self._check_array(v, "vector")
+        return v - v.mean()
+
+    def tangent_many(self, vectors: np.ndarray) -> np.ndarray:
+        return vectors - vectors.mean(axis=-1, keepdims=True)
+
+    def lmo(self, direction: np.ndarray) -> np.ndarray:
+        g = self._check_array(direction, "direction")
+        vertex = np.zeros(self.n)
+        vertex[np.argmin(g)] = 1.0
+        return vertex
+
+    def project(self, x: np.ndarray) -> np.ndarray:
+        y = self._check_array(x, "point")
+        u = np.sort(y)[::-1]
+        cumulative = np.cumsum(u) - 1.0
+        ks = np.arange(1, self.n + 1)
+        rho = np.nonzero(u - cumulative / ks > 0)[0][-1]
+        return np.maximum(y - cumulative[rho] / (rho + 1), 0.0)
+
+    def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
+        x = np.asarray(x)
+        if x.shape != self.shape:
+            return f"shape {x.shape}, expected {self.shape}"
+        if not np.all(np.isfinite(x)):
+            return "non-finite entries (NaN or inf)"
+        smallest = float(x.min())
+        if smallest < -atol:
+            return f"entry {int(np.argmin(x))} is {smallest:.3g}, expected >= 0 within {atol:g}"
+        total = float(x.sum())
+        if abs(total - 1.0) > atol:
+            return f"sum of entries {total:.6g}, expected 1 within {atol:g}"
+        return None
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        """Uniform on the simplex (Dirichlet(1, ..., 1))."""
+        return rng.dirichlet(np.ones(self.n))
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.zeros(self.n), np.ones(self.n)
