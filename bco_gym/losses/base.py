@@ -100,7 +100,7 @@ class LossSequence(abc.ABC):
         return self._cached
 
     def chunks(self, start: int, stop: int) -> Iterator[tuple[int, int, Params, slice]]:
-        """Yield (round_from, round_to, chunk params, slice into the chunk) covering [start, stop)."""
+        """Yield (first round, end round, chunk params, slice) covering [start, stop)."""
         t = start
         while t < stop:
             index, offset = divmod(t, self.chunk_size)

@@ -93,7 +93,9 @@ class LinearLoss(LossSequence):
 
     def comparator(self, checkpoints: Sequence[int]) -> list[Comparator]:
         results = []
-        for stop, total in zip(check_checkpoints(checkpoints), self.summed_vectors(checkpoints)):
+        for stop, total in zip(
+            check_checkpoints(checkpoints), self.summed_vectors(checkpoints), strict=True
+        ):
             direction = total.reshape(self.set.shape)
             point = self.set.lmo(direction)
             value = float(total @ (point.ravel() - self._center_flat))
