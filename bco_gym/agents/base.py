@@ -4,6 +4,13 @@
 the public ``reset``/``act``/``update`` validate once and keep the books (round
 counter, ``stats``), then delegate to the private hooks ``_reset``/``_act``/``_update``
 that each algorithm implements.
+
+Block fast path. An agent whose plays within a block do not depend on that block's
+feedback (BBCG, the random agent) sets ``supports_blocks = True`` and implements
+``_block_actions``/``_update_block``; then ``block_actions()`` returns the next k >= 1
+plays at once (up to the end of the agent's current block) and ``update_block(losses)``
+absorbs their k losses. The two give actions and state bit-identical to k rounds of
+``act``/``update``, and the two paths may be mixed freely within an episode.
 """
 
 from __future__ import annotations
@@ -24,6 +31,10 @@ class Agent(abc.ABC):
         name: the ``make_agent`` name.
         feedback: "bandit" (needs only f_t(x_t)) or "full" (needs ``info["gradient"]``).
         requires_projection: whether the algorithm calls ``set.project``.
+        supports_blocks: whether ``block_actions``/``update_block`` are available.
+        SCALE_PARAM: the keyword of the one free scale constant of the agent's theorem.
+        OPTIONS: the keywords the constructor accepts.
+        regret_exponent: a in the agent's O(T^a) regret guarantee (plots, exponent fits).
 
     Attributes:
         problem: the problem the agent was built for.
@@ -34,6 +45,13 @@ class Agent(abc.ABC):
     name: ClassVar[str] = "agent"
     feedback: ClassVar[str] = "bandit"
     requires_projection: ClassVar[bool] = False
+    supports_blocks: ClassVar[bool] = False
+    #: The keyword of the agent's one free scale constant (None when it has none).
+    SCALE_PARAM: ClassVar[str | None] = None
+    #: Every keyword the constructor accepts (``make_agent`` checks overrides against it).
+    OPTIONS: ClassVar[tuple[str, ...]] = ()
+    #: The exponent a of the agent's regret guarantee O(T^a) (None when it has none).
+    regret_exponent: ClassVar[float | None] = None
 
     def __init__(self, problem: Problem):
         if not isinstance(problem, Problem):
@@ -58,6 +76,7 @@ class Agent(abc.ABC):
         self.rng = np.random.default_rng()
         self._round = 0
         self._awaiting_update = False
+        self._pending_block = 0
         self._was_reset = False
 
     def __repr__(self) -> str:
@@ -72,29 +91,65 @@ class Agent(abc.ABC):
         self.rng = np.random.default_rng(seed)
         self._round = 0
         self._awaiting_update = False
+        self._pending_block = 0
         self._was_reset = True
         self.stats = {"rounds": 0, "lmo_calls": 0, "projections": 0}
         self._reset()
 
     def act(self, observation: Any = None) -> np.ndarray:
         """The point of K to play this round (a new array of shape ``set.shape``)."""
-        if not self._was_reset:
-            raise RuntimeError(f"{type(self).__name__}: call reset() before act()")
-        if self._awaiting_update:
-            raise RuntimeError(
-                f"{type(self).__name__}: act() called twice in round {self._round}; "
-                "call update(loss) with the loss of the previous action first"
-            )
-        if self._round >= self.horizon:
-            raise RuntimeError(
-                f"{type(self).__name__}: all {self.horizon} rounds of the horizon were played; "
-                "build the agent with a larger horizon or reset() it"
-            )
+        self._check_can_act("act")
         self._awaiting_update = True
         return self._act()
 
+    def block_actions(self) -> np.ndarray:
+        """The next k >= 1 plays at once, shape (k, *set.shape), k up to the block's end.
+
+        Only for agents with ``supports_blocks``; follow with ``update_block`` and the k
+        losses. Bit-identical to k rounds of ``act``/``update``.
+        """
+        if not self.supports_blocks:
+            raise NotImplementedError(
+                f"{type(self).__name__} ('{self.name}') has no block fast path (its plays "
+                "depend on every loss); use act()/update(), or an agent with "
+                "supports_blocks=True ('bbcg', 'random')"
+            )
+        self._check_can_act("block_actions")
+        actions = self._block_actions()
+        if len(actions) > self.horizon - self._round:
+            raise RuntimeError(f"{type(self).__name__}: block runs past the horizon (bug)")
+        self._pending_block = len(actions)
+        self._awaiting_update = True
+        return actions
+
+    def update_block(self, losses: np.ndarray) -> None:
+        """Learn from the losses of the plays returned by the last ``block_actions``."""
+        k = self._pending_block
+        if k == 0:
+            raise RuntimeError(
+                f"{type(self).__name__}: update_block() called before block_actions()"
+            )
+        values = np.asarray(losses, dtype=float)
+        if values.shape != (k,):
+            raise ValueError(
+                f"{type(self).__name__}: update_block() got losses of shape {values.shape}; "
+                f"the last block_actions() returned {k} plays, so expected shape ({k},)"
+            )
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"{type(self).__name__}: losses must be finite, got {values!r}")
+        self._update_block(values)
+        self._pending_block = 0
+        self._awaiting_update = False
+        self._round += k
+        self.stats["rounds"] = self._round
+
     def update(self, loss: float, info: dict[str, Any] | None = None) -> None:
         """Learn from the loss f_t(x_t) of the last action (and ``info["gradient"]`` if full)."""
+        if self._pending_block:
+            raise RuntimeError(
+                f"{type(self).__name__}: a block of {self._pending_block} plays is pending; "
+                "pass its losses to update_block(), not update()"
+            )
         if not self._awaiting_update:
             raise RuntimeError(f"{type(self).__name__}: update() called before act()")
         loss = float(loss)
@@ -114,6 +169,30 @@ class Agent(abc.ABC):
         """The expected-regret bound of the agent's theorem for this problem (None if none)."""
         return None
 
+    def close(self) -> None:
+        """Release resources (worker threads); the agent stays usable after ``reset``."""
+        return None
+
+    # -- validation -------------------------------------------------------------------
+    def _check_can_act(self, verb: str) -> None:
+        if not self._was_reset:
+            raise RuntimeError(f"{type(self).__name__}: call reset() before {verb}()")
+        if self._pending_block:
+            raise RuntimeError(
+                f"{type(self).__name__}: {verb}() called while a block of "
+                f"{self._pending_block} plays awaits update_block(losses)"
+            )
+        if self._awaiting_update:
+            raise RuntimeError(
+                f"{type(self).__name__}: {verb}() called in round {self._round} while the "
+                "previous action awaits update(loss); call update first"
+            )
+        if self._round >= self.horizon:
+            raise RuntimeError(
+                f"{type(self).__name__}: all {self.horizon} rounds of the horizon were played; "
+                "build the agent with a larger horizon or reset() it"
+            )
+
     # -- hooks ----------------------------------------------------------------------------
     @abc.abstractmethod
     def _reset(self) -> None:
@@ -126,3 +205,11 @@ class Agent(abc.ABC):
     @abc.abstractmethod
     def _update(self, loss: float, info: dict[str, Any] | None) -> None:
         """Absorb the loss of round ``self._round``."""
+
+    def _block_actions(self) -> np.ndarray:
+        """The plays of rounds ``self._round``, ... up to the end of the current block."""
+        raise NotImplementedError
+
+    def _update_block(self, losses: np.ndarray) -> None:
+        """Absorb the losses of the plays returned by ``_block_actions``."""
+        raise NotImplementedError

@@ -1,0 +1,112 @@
+"""Bandit Frank-Wolfe (Chen, Zhang & Karbasi 2019): online Frank-Wolfe on one-point estimates."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from bco_gym.agents.base import Agent
+from bco_gym.agents.estimators import DirectionStream
+from bco_gym.agents.frank_wolfe import online_frank_wolfe_step
+from bco_gym.agents.schedules import decaying_step, positive, smoothing_radius_for
+from bco_gym.problem import Problem
+
+
+class BanditFrankWolfe(Agent):
+    r"""Projection-free bandit convex optimization with one LMO call per round.
+
+    The construction Garber & Kretzu (2020, Section 1) describe for Chen, Zhang &
+    Karbasi (2019): the online Frank-Wolfe method of Hazan & Kale (2012) run on the
+    one-point gradient estimates of Flaxman et al. (2005) over the shrunk set K_delta.
+    With x_1 = c (the centre) and u_t uniform on the unit sphere of V:
+
+        y_t = x_t + delta u_t                                   (played)
+        g_t = (d/delta) f_t(y_t) u_t
+        F_t(x) = eta <g_1 + ... + g_t, x> + ||x - x_1||^2
+        v_t = argmin_{v in K_delta} <grad F_t(x_t), v>          (one LMO call)
+        x_{t+1} = x_t + sigma_t (v_t - x_t),   sigma_t = min(1, 2 t^(-2/5)).
+
+    Parameters for the O(T^(4/5)) rate: delta = c T^(-1/5) (capped at r),
+    eta = c R/(dM) T^(-4/5). Derivation (the online Frank-Wolfe analysis with gradient
+    estimates of norm L = dM/delta): with sigma_t ~ t^(-b) the iterates track the
+    minimisers of F_t to F_t(x_t) - min F_t ~ R^2 t^(-b) as long as eta L <~ R T^(-3b/2);
+    the regret then has the terms G R T^(1 - b/2) (tracking), R^2/eta (regularisation)
+    and delta G T (smoothing and shrinking). With eta = R T^(-3b/2)/L these balance at
+    delta ~ T^(-1/5), b = 2/5, eta ~ T^(-4/5), giving O(d T^(4/5)). The default
+    c = 2 sqrt(RdM/((3 + R/r) G)) balances the regularisation term D^2/eta = 4RdM/c T^(4/5)
+    (diameter D = 2R) against the smoothing term (3 + R/r) delta G T = (3 + R/r) c G T^(4/5),
+    as for FKM.
+
+    Provenance: the full text of Chen et al. (ar5iv 1805.07474) was not reachable from
+    this project's sources beyond its abstract, so their exact constants and step
+    schedule could not be checked; the exponents above (delta ~ T^(-1/5), eta ~ T^(-4/5),
+    sigma_t ~ t^(-2/5)) are derived from the analysis sketched here and reproduce the
+    paper's O(n T^(4/5)) rate. For the same reason :meth:`regret_bound` returns None.
+
+    Args:
+        problem: the problem (set with an LMO; no projection needed).
+        c: the scale constant (``SCALE_PARAM``; default 2 sqrt(RdM/((3 + R/r) G))).
+        step_size: eta (default c R/(dM) T^(-4/5)).
+        smoothing_radius: delta in (0, r] (default c T^(-1/5), capped at r).
+
+    References: L. Chen, M. Zhang and A. Karbasi, "Projection-free bandit convex
+    optimization", AISTATS 2019; E. Hazan and S. Kale, "Projection-free online learning",
+    ICML 2012; D. Garber and B. Kretzu, AISTATS 2020, Section 1 and Table 1.
+    """
+
+    name = "bfw"
+    SCALE_PARAM = "c"
+    OPTIONS = ("c", "step_size", "smoothing_radius")
+    regret_exponent = 0.8
+
+    def __init__(
+        self,
+        problem: Problem,
+        *,
+        c: float | None = None,
+        step_size: float | None = None,
+        smoothing_radius: float | None = None,
+    ):
+        super().__init__(problem)
+        owner = type(self).__name__
+        T = self.horizon
+        d, r, R = self.set.aff_dim, self.set.inner_radius, self.set.outer_radius
+        G, M = problem.lipschitz, problem.bound
+        c = positive(owner, "c", c, 2 * math.sqrt(R * d * M / ((3 + R / r) * G)))
+        self.params = {
+            "c": c,
+            "step_size": positive(owner, "step_size", step_size, c * R / (d * M) * T**-0.8),
+            "smoothing_radius": smoothing_radius_for(
+                owner, self.set, smoothing_radius, c, T, exponent=0.2
+            ),
+        }
+        self._shrunk = self.set.shrink(self.params["smoothing_radius"])
+        self._dimension = d
+
+    def _reset(self) -> None:
+        center = np.array(self.set.center, dtype=float)
+        self._anchor = center
+        self._point = center.copy()
+        self._estimate_sum = np.zeros(self.set.shape)  # g_1 + ... + g_t
+        self._linear = np.zeros(self.set.shape)  # eta * (g_1 + ... + g_t)
+        self._gradient = np.zeros(self.set.shape)
+        self._estimate = np.zeros(self.set.shape)  # g_t, reused every round
+        self._directions = DirectionStream(self.set, self.rng)
+        self._current = center
+
+    def _act(self) -> np.ndarray:
+        self._current = self._directions.next()
+        return self._point + self.params["smoothing_radius"] * self._current
+
+    def _update(self, loss: float, info: dict[str, Any] | None) -> None:
+        delta, eta = self.params["smoothing_radius"], self.params["step_size"]
+        np.multiply(self._current, self._dimension * loss / delta, out=self._estimate)
+        self._estimate_sum += self._estimate
+        np.multiply(self._estimate_sum, eta, out=self._linear)
+        weight = decaying_step(self._round + 1, 2.0, 0.4)
+        online_frank_wolfe_step(
+            self._point, self._linear, self._anchor, weight, self._shrunk.lmo, self._gradient
+        )
+        self.stats["lmo_calls"] += 1

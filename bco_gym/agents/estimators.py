@@ -1,0 +1,95 @@
+"""Exploration directions and the one-point gradient estimator.
+
+Let V = aff(K) - c be the direction space of the feasible set, of dimension d
+(``aff_dim``). A uniform direction on the unit sphere S(V) is
+
+    u = P_V g / ||P_V g||,   g ~ N(0, I)   (``tangent`` is P_V),
+
+since P_V g is a standard Gaussian of V, whose law is rotation invariant in V.
+Sampling in the ambient space instead leaves aff(K) (the classic simplex bug).
+
+The one-point estimator (Flaxman, Kalai & McMahan 2005, Lemma 1; Hazan 2016, Lemma 6.5)
+plays y = x + delta*u and forms
+
+    g = (d / delta) f(y) u,
+
+an unbiased estimate of the gradient, within V, of the smoothed loss
+f_delta(x) = E_{v ~ B(V)} f(x + delta*v): E[g] = grad f_delta(x). With |f| <= M on K,
+||g|| <= d*M/delta. Summing the estimates of a block played around one point x is one
+matrix product, (d / delta) * losses @ U.
+
+References: Flaxman, Kalai & McMahan, "Online convex optimization in the bandit setting:
+gradient descent without a gradient", SODA 2005; Hazan, "Introduction to Online Convex
+Optimization", 2016, Section 6.4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bco_gym.sets.base import ConvexSet
+
+
+def sphere_directions(convex_set: ConvexSet, rng: np.random.Generator, count: int) -> np.ndarray:
+    """``count`` i.i.d. directions uniform on the unit sphere of V, shape (count, *shape).
+
+    Draws one standard normal batch, maps it onto V with ``tangent_many`` and normalises
+    each row (a row with zero tangent component, an event of probability zero, is
+    redrawn).
+    """
+    shape = convex_set.shape
+    directions = convex_set.tangent_many(rng.standard_normal((count, *shape)))
+    norms = _row_norms(directions)
+    while np.any(norms == 0.0):
+        bad = np.flatnonzero(norms == 0.0)
+        directions[bad] = convex_set.tangent_many(rng.standard_normal((len(bad), *shape)))
+        norms = _row_norms(directions)
+    directions /= norms.reshape((count,) + (1,) * len(shape))
+    return directions
+
+
+def one_point_estimate(
+    loss: float, direction: np.ndarray, smoothing_radius: float, dimension: int
+) -> np.ndarray:
+    """g = (d / delta) * f(x + delta*u) * u for one round (a new array)."""
+    return (dimension * loss / smoothing_radius) * direction
+
+
+def block_estimate(
+    losses: np.ndarray, directions: np.ndarray, smoothing_radius: float, dimension: int
+) -> np.ndarray:
+    """sum_s (d / delta) f_s u_s over a block, as one product: (d/delta) * losses @ U."""
+    count = len(directions)
+    flat = directions.reshape(count, -1)
+    total = (dimension / smoothing_radius) * (np.asarray(losses, dtype=float) @ flat)
+    return total.reshape(directions.shape[1:])
+
+
+class DirectionStream:
+    """Directions uniform on the unit sphere of V, served one per round.
+
+    Draws ``chunk_size`` directions at a time with :func:`sphere_directions` so the
+    per-round path does no sampling work; :meth:`next` returns a read-only row (valid
+    until the next chunk is drawn, so use it within the round).
+    """
+
+    def __init__(self, convex_set: ConvexSet, rng: np.random.Generator, chunk_size: int = 256):
+        self.set = convex_set
+        self.rng = rng
+        self.chunk_size = int(chunk_size)
+        self._chunk = np.empty((0, *convex_set.shape))
+        self._position = 0
+
+    def next(self) -> np.ndarray:
+        """The next direction (a read-only view)."""
+        if self._position == len(self._chunk):
+            self._chunk = sphere_directions(self.set, self.rng, self.chunk_size)
+            self._chunk.flags.writeable = False
+            self._position = 0
+        row = self._chunk[self._position]
+        self._position += 1
+        return row
+
+
+def _row_norms(rows: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.sum(rows * rows, axis=tuple(range(1, rows.ndim))))

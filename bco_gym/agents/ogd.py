@@ -1,0 +1,70 @@
+"""Online projected gradient descent (Zinkevich 2003): the O(sqrt(T)) reference line."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from bco_gym.agents.base import Agent
+from bco_gym.agents.ofw import _gradient
+from bco_gym.agents.schedules import positive
+from bco_gym.problem import Problem
+
+
+class OnlineGradientDescent(Agent):
+    r"""Projected online gradient descent (needs ``feedback="full"`` and a projection).
+
+    With x_1 = c (the centre) and nabla_t = grad f_t(x_t) (``info["gradient"]``):
+
+        x_{t+1} = Pi_K(x_t - eta nabla_t)      (one Euclidean projection per round).
+
+    For every x in K, sum_t <nabla_t, x_t - x> <= ||x_1 - x||^2/(2 eta) + (eta/2) sum_t
+    ||nabla_t||^2 <= R^2/(2 eta) + eta G^2 T/2 (Zinkevich 2003, Theorem 1, with
+    ||x_1 - x|| <= R since x_1 is the centre). The minimiser is eta = R/(G sqrt(T)); with
+    the scale knob c (``SCALE_PARAM``), eta = c R/(G sqrt(T)) and
+
+        Regret_T <= (1/(2c) + c/2) R G sqrt(T)     (= R G sqrt(T) at c = 1).
+
+    Args:
+        problem: a problem with ``feedback="full"`` whose set has a projection.
+        c: scale of the step size (default 1).
+        step_size: eta (default c R/(G sqrt(T))).
+
+    References: M. Zinkevich, "Online convex programming and generalized infinitesimal
+    gradient ascent", ICML 2003; E. Hazan, "Introduction to Online Convex Optimization",
+    2016, Theorem 3.1.
+    """
+
+    name = "ogd"
+    feedback = "full"
+    requires_projection = True
+    SCALE_PARAM = "c"
+    OPTIONS = ("c", "step_size")
+    regret_exponent = 0.5
+
+    def __init__(self, problem: Problem, *, c: float | None = None, step_size: float | None = None):
+        super().__init__(problem)
+        owner = type(self).__name__
+        R, G, T = self.set.outer_radius, problem.lipschitz, self.horizon
+        c = positive(owner, "c", c, 1.0)
+        default = c * R / (G * math.sqrt(T))
+        self.params = {"c": c, "step_size": positive(owner, "step_size", step_size, default)}
+
+    def regret_bound(self) -> float:
+        """R^2/(2 eta) + eta G^2 T/2 at the actual step size eta."""
+        R, G, T = self.set.outer_radius, self.problem.lipschitz, self.horizon
+        eta = self.params["step_size"]
+        return R**2 / (2 * eta) + eta * G**2 * T / 2
+
+    def _reset(self) -> None:
+        self._point = np.array(self.set.center, dtype=float)
+
+    def _act(self) -> np.ndarray:
+        return self._point.copy()
+
+    def _update(self, loss: float, info: dict[str, Any] | None) -> None:
+        step = self.params["step_size"] * _gradient(self, info)
+        self._point = self.set.project(self._point - step)
+        self.stats["projections"] += 1

@@ -1,0 +1,90 @@
+"""Sphere sampling on the tangent space and the one-point estimator (statistical tests)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from agent_helpers import FrobeniusBall, Permutahedron
+
+from bco_gym.agents.estimators import (
+    DirectionStream,
+    block_estimate,
+    one_point_estimate,
+    sphere_directions,
+)
+from bco_gym.sets import L2Ball, Simplex
+
+SETS = [Simplex(6), L2Ball(4), Permutahedron(5), FrobeniusBall(2, 3)]
+
+
+@pytest.mark.parametrize("convex_set", SETS, ids=repr)
+def test_directions_are_unit_vectors_of_the_tangent_space(convex_set, rng):
+    directions = sphere_directions(convex_set, rng, 500)
+    assert directions.shape == (500, *convex_set.shape)
+    flat = directions.reshape(500, -1)
+    np.testing.assert_allclose(np.linalg.norm(flat, axis=1), 1.0, rtol=1e-12)
+    tangent = convex_set.tangent_many(directions).reshape(500, -1)
+    np.testing.assert_allclose(tangent, flat, atol=1e-12)  # already in V
+
+
+@pytest.mark.parametrize("convex_set", SETS, ids=repr)
+def test_directions_are_isotropic_in_the_tangent_space(convex_set, rng):
+    """Uniform on the sphere of V: mean 0 and second moment E[u u^T] = P_V / d.
+
+    Tolerance: with N = 40,000 samples each entry of the empirical mean and second
+    moment has standard deviation below 1/sqrt(N) = 0.005; we allow 0.03 (6 sigma).
+    """
+    count = 40_000
+    flat = sphere_directions(convex_set, rng, count).reshape(count, -1)
+    dim, d = convex_set.dim, convex_set.aff_dim
+    projector = np.stack(
+        [convex_set.tangent(e.reshape(convex_set.shape)).ravel() for e in np.eye(dim)]
+    )
+    np.testing.assert_allclose(flat.mean(axis=0), 0.0, atol=0.03)
+    np.testing.assert_allclose(flat.T @ flat / count, projector / d, atol=0.03)
+
+
+@pytest.mark.parametrize("convex_set", [Simplex(5), L2Ball(3), FrobeniusBall(2, 2)], ids=repr)
+def test_one_point_estimate_is_unbiased_for_a_linear_loss(convex_set, rng):
+    """E[(d/delta) f(x + delta u) u] = P_V theta for f(x) = <theta, x> + b.
+
+    z-test on N = 200,000 samples per coordinate: |mean - target| <= 5 standard errors
+    (the chance of a false alarm over all coordinates is below 1e-5).
+    """
+    count, delta, d = 200_000, 0.1, convex_set.aff_dim
+    theta = rng.standard_normal(convex_set.shape) + 1.0  # a clear component normal to V
+    x = convex_set.center + 0.3 * convex_set.inner_radius * _unit_tangent(convex_set, rng)
+    directions = sphere_directions(convex_set, rng, count)
+    flat = directions.reshape(count, -1)
+    values = (x.ravel() + delta * flat) @ theta.ravel() + 0.7  # f(y) with an offset b
+    samples = (d / delta) * values[:, np.newaxis] * flat
+    mean, stderr = samples.mean(axis=0), samples.std(axis=0) / np.sqrt(count)
+    target = convex_set.tangent(theta).ravel()
+    assert np.all(np.abs(mean - target) <= 5 * stderr + 1e-12)
+    # The test has power: on the simplex the ambient theta (off by its mean, about 1, in
+    # every coordinate) is rejected.
+    if convex_set.aff_dim < convex_set.dim:
+        assert np.any(np.abs(mean - theta.ravel()) > 5 * stderr)
+
+
+def test_block_estimate_is_the_sum_of_one_point_estimates(rng):
+    convex_set = FrobeniusBall(2, 3)
+    directions = sphere_directions(convex_set, rng, 7)
+    losses = rng.standard_normal(7)
+    expected = sum(
+        one_point_estimate(f, u, 0.2, 6) for f, u in zip(losses, directions, strict=True)
+    )
+    np.testing.assert_allclose(block_estimate(losses, directions, 0.2, 6), expected, rtol=1e-12)
+
+
+def test_direction_stream_serves_the_batches_in_order():
+    convex_set = Simplex(4)
+    stream = DirectionStream(convex_set, np.random.default_rng(3), chunk_size=5)
+    served = np.array([stream.next().copy() for _ in range(12)])
+    rng = np.random.default_rng(3)
+    expected = np.concatenate([sphere_directions(convex_set, rng, 5) for _ in range(3)])[:12]
+    np.testing.assert_array_equal(served, expected)
+
+
+def _unit_tangent(convex_set, rng):
+    return sphere_directions(convex_set, rng, 1)[0]
