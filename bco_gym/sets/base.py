@@ -110,6 +110,7 @@ class ConvexSet(abc.ABC):
         Built-in sets explain the violated constraint with its value; the default
         only knows the verdict of :meth:`contains`.
         """
+        x = np.asarray(x)
         if x.shape != self.shape:
             return f"shape {x.shape}, expected {self.shape}"
         if not np.all(np.isfinite(x)):
@@ -162,6 +163,18 @@ class ConvexSet(abc.ABC):
         if array.shape != self.shape:
             raise ValueError(
                 f"{type(self).__name__}: {what} has shape {array.shape}, expected {self.shape}"
+            )
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{type(self).__name__}: {what} has non-finite entries (NaN or inf)")
+        return array
+
+    def _check_batch(self, values: np.ndarray, what: str) -> np.ndarray:
+        """``values`` as a float array of shape (k, *shape); ValueError otherwise."""
+        array = np.asarray(values, dtype=float)
+        if array.shape[1:] != self.shape or array.ndim != len(self.shape) + 1:
+            raise ValueError(
+                f"{type(self).__name__}: {what} has shape {array.shape}, expected "
+                f"(k, {', '.join(map(str, self.shape))}) for a batch of k"
             )
         if not np.all(np.isfinite(array)):
             raise ValueError(f"{type(self).__name__}: {what} has non-finite entries (NaN or inf)")
@@ -220,8 +233,8 @@ class ShrunkSet(ConvexSet):
 
     def project(self, x: np.ndarray) -> np.ndarray:
         c = self.base.center
+        x = self._check_array(x, "point")
         if self.scale == 0.0:
-            self._check_array(x, "point")
             return np.array(c, dtype=float, copy=True)
         return c + self.scale * (self.base.project(c + (x - c) / self.scale) - c)
 
@@ -255,3 +268,26 @@ def as_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     if not dims or any(int(k) != k or k < 1 for k in dims):
         raise ValueError(f"shape {shape!r} must be positive integers")
     return tuple(int(k) for k in dims)
+
+
+def check_size(value: object, name: str, owner: str, minimum: int = 1, why: str = "") -> int:
+    """``value`` as an int >= ``minimum``; a ValueError naming ``owner`` and ``name`` otherwise."""
+    message = f"{owner}: {name}={value!r} must be an integer >= {minimum}{why}"
+    if isinstance(value, bool | np.bool_):
+        raise ValueError(message)
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        value = int(value)
+    if not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(message)
+    return int(value)
+
+
+def check_radius(value: object, owner: str) -> float:
+    """``value`` as a finite float > 0; a ValueError naming ``owner`` otherwise."""
+    try:
+        radius = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner}: radius={value!r} must be a finite number > 0") from None
+    if not (np.isfinite(radius) and radius > 0):
+        raise ValueError(f"{owner}: radius={value!r} must be a finite number > 0")
+    return radius

@@ -14,16 +14,34 @@ from __future__ import annotations
 
 import numpy as np
 
-from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet, as_shape
+from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet, check_size
+
+
+def project_onto_simplex(y: np.ndarray, total: float = 1.0) -> np.ndarray:
+    """Euclidean projection of a vector onto {x >= 0, sum x = total} (total > 0).
+
+    With u = y sorted decreasingly and rho the last index k (1-based) with
+    u_k > (u_1 + ... + u_k - total)/k, the projection is max(y - theta, 0) with
+    theta = (u_1 + ... + u_rho - total)/rho. O(n log n).
+
+    References: Held, Wolfe & Crowder (1974); Duchi, Shalev-Shwartz, Singer & Chandra,
+    "Efficient projections onto the l1-ball for learning in high dimensions", ICML 2008.
+    """
+    u = np.sort(y)[::-1]
+    cumulative = np.cumsum(u) - total
+    ks = np.arange(1, y.size + 1)
+    rho = np.nonzero(u * ks > cumulative)[0][-1]
+    return np.maximum(y - cumulative[rho] / (rho + 1), 0.0)
 
 
 class Simplex(ConvexSet):
-    """Probability simplex {x >= 0, sum x = 1} in R^n, n >= 2."""
+    """Probability simplex {x >= 0, sum x = 1} in R^n, n >= 2.
+
+    ``sample`` draws uniformly on the simplex (Dirichlet(1, ..., 1)).
+    """
 
     def __init__(self, n: int = 10):
-        (n,) = as_shape(n)
-        if n < 2:
-            raise ValueError(f"Simplex: n={n} must be >= 2 (the 1-simplex is a point)")
+        n = check_size(n, "n", "Simplex", minimum=2, why=" (the 1-simplex is a single point)")
         self.n = n
         self.shape = (n,)
         self._center = np.full(n, 1.0 / n)
@@ -53,6 +71,7 @@ class Simplex(ConvexSet):
         return v - v.mean()
 
     def tangent_many(self, vectors: np.ndarray) -> np.ndarray:
+        vectors = self._check_batch(vectors, "vectors")
         return vectors - vectors.mean(axis=-1, keepdims=True)
 
     def lmo(self, direction: np.ndarray) -> np.ndarray:
@@ -62,12 +81,7 @@ class Simplex(ConvexSet):
         return vertex
 
     def project(self, x: np.ndarray) -> np.ndarray:
-        y = self._check_array(x, "point")
-        u = np.sort(y)[::-1]
-        cumulative = np.cumsum(u) - 1.0
-        ks = np.arange(1, self.n + 1)
-        rho = np.nonzero(u - cumulative / ks > 0)[0][-1]
-        return np.maximum(y - cumulative[rho] / (rho + 1), 0.0)
+        return project_onto_simplex(self._check_array(x, "point"))
 
     def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
         x = np.asarray(x)

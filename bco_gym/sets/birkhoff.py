@@ -1,0 +1,132 @@
+"""The Birkhoff polytope of doubly stochastic matrices.
+
+    B_n = {X in R^(n x n) : X_ij >= 0, X 1 = 1, X^T 1 = 1}
+
+the convex hull of the n! permutation matrices (Birkhoff-von Neumann). Points are
+arrays of shape (n, n); inner products are Frobenius ones.
+
+Geometry. Centre c = J/n (J the all-ones matrix). The affine hull has dimension
+(n - 1)^2 and direction space V = {V : V 1 = 0, V^T 1 = 0}; the orthogonal projector
+onto V is double centring, V -> V - (row means) - (column means) + (grand mean).
+Inner radius: the ball of V around c leaves K first through a facet X_ij = 0, at
+distance c_ij / ||P E_ij||_F where P E_ij is the double centring of the unit matrix E_ij;
+||P E_ij||_F^2 = (P E_ij)_ij = (1 - 1/n)^2, so r = (1/n) / ((n - 1)/n) = 1/(n - 1).
+Outer radius: for X in K, ||X - J/n||_F^2 = ||X||_F^2 - 2<X, J>/n + 1 = ||X||_F^2 - 1,
+and ||X||_F^2 <= sum_ij X_ij = n with equality exactly at permutation matrices, so
+R = sqrt(n - 1), attained at every vertex.
+
+Oracles. LMO = the permutation matrix of a minimum-cost assignment for the cost matrix
+G (``scipy.optimize.linear_sum_assignment``, the Jonker-Volgenant algorithm as modified
+by Crouse 2016), O(n^3). Projection = a QP with n^2 variables solved by Clarabel (the
+optional ``qp`` extra; see ``bco_gym.sets._qp``), interior point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+
+from bco_gym.sets._qp import NonnegativeProjector, missing_solver_message, qp_available
+from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet, check_size
+
+
+class BirkhoffPolytope(ConvexSet):
+    """Doubly stochastic n x n matrices, n >= 2.
+
+    ``sample`` returns w_0 J/n + sum_{j=1..n} w_j P_j with P_j independent uniformly
+    random permutation matrices and w ~ Dirichlet(1, ..., 1) (n + 1 weights).
+    """
+
+    def __init__(self, n: int = 5):
+        self.n = check_size(n, "n", "BirkhoffPolytope", 2, " (B_1 is the single point [[1]])")
+        self.shape = (self.n, self.n)
+        self._center = np.full(self.shape, 1.0 / self.n)
+        self._center.flags.writeable = False
+        rows = sp.kron(sp.eye(self.n), np.ones((1, self.n)))  # row sums of the row-major flattening
+        columns = sp.kron(np.ones((1, self.n)), sp.eye(self.n)).tocsr()[:-1]  # last one redundant
+        self._projector = NonnegativeProjector(
+            sp.vstack([rows, columns]), np.ones(2 * self.n - 1), "BirkhoffPolytope"
+        )
+
+    def __repr__(self) -> str:
+        return f"BirkhoffPolytope(n={self.n})"
+
+    @property
+    def aff_dim(self) -> int:
+        return (self.n - 1) ** 2
+
+    @property
+    def center(self) -> np.ndarray:
+        return self._center
+
+    @property
+    def inner_radius(self) -> float:
+        return 1.0 / (self.n - 1)
+
+    @property
+    def outer_radius(self) -> float:
+        return float(np.sqrt(self.n - 1))
+
+    def tangent(self, v: np.ndarray) -> np.ndarray:
+        v = self._check_array(v, "vector")
+        return _double_centre(v)
+
+    def tangent_many(self, vectors: np.ndarray) -> np.ndarray:
+        return _double_centre(self._check_batch(vectors, "vectors"))
+
+    def lmo(self, direction: np.ndarray) -> np.ndarray:
+        g = self._check_array(direction, "direction")
+        rows, columns = linear_sum_assignment(g)
+        vertex = np.zeros(self.shape)
+        vertex[rows, columns] = 1.0
+        return vertex
+
+    @property
+    def has_projection(self) -> bool:
+        return qp_available()
+
+    def project(self, x: np.ndarray) -> np.ndarray:
+        """Euclidean projection by the Clarabel QP solver (optional ``qp`` extra)."""
+        y = self._check_array(x, "point")
+        if not qp_available():
+            raise NotImplementedError(missing_solver_message("BirkhoffPolytope"))
+        return self._projector(y.ravel()).reshape(self.shape)
+
+    def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
+        x = np.asarray(x)
+        if x.shape != self.shape:
+            return f"shape {x.shape}, expected {self.shape}"
+        if not np.all(np.isfinite(x)):
+            return "non-finite entries (NaN or inf)"
+        i, j = np.unravel_index(int(np.argmin(x)), self.shape)
+        if x[i, j] < -atol:
+            return f"entry ({i}, {j}) is {x[i, j]:.6g}, expected >= 0 within {atol:g}"
+        for axis, name in ((1, "row"), (0, "column")):
+            sums = x.sum(axis=axis)
+            k = int(np.argmax(np.abs(sums - 1.0)))
+            if abs(sums[k] - 1.0) > atol:
+                return f"{name} {k} sums to {sums[k]:.6g}, expected 1 within {atol:g}"
+        return None
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        """Dirichlet weights on J/n and n uniformly random permutation matrices."""
+        weights = rng.dirichlet(np.ones(self.n + 1))
+        point = weights[0] * self._center
+        rows = np.arange(self.n)
+        for weight in weights[1:]:
+            point[rows, rng.permutation(self.n)] += weight
+        return point
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.zeros(self.shape), np.ones(self.shape)
+
+
+def _double_centre(v: np.ndarray) -> np.ndarray:
+    """V - row means - column means + grand mean, over the last two axes."""
+    return (
+        v
+        - v.mean(axis=-1, keepdims=True)
+        - v.mean(axis=-2, keepdims=True)
+        + v.mean(axis=(-2, -1), keepdims=True)
+    )

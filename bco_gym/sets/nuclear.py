@@ -1,0 +1,133 @@
+"""The nuclear-norm ball of matrices (the convex relaxation used in matrix completion).
+
+    B_*(rho) = {X in R^(rows x cols) : ||X||_* = sum_i sigma_i(X) <= rho}
+
+Points are arrays of shape (rows, cols); inner products are Frobenius ones.
+
+Geometry: centre 0, full-dimensional (aff_dim = rows*cols, ``tangent`` = identity).
+With m = min(rows, cols): ||X||_* <= sqrt(m) ||X||_F, so the Frobenius ball of radius
+r = rho/sqrt(m) lies inside (tight at (rho/m) times a partial isometry of rank m); and
+||X||_F <= ||X||_* gives R = rho, attained at every rank-one extreme point.
+
+Oracles.
+* LMO: argmin_{||X||_* <= rho} <G, X> = -rho u_1 v_1^T for the top singular pair of G,
+  computed by ARPACK's Lanczos iteration on the m x m Gram operator
+  (``scipy.sparse.linalg.svds(k=1)``), O(rows*cols) per iteration, no full SVD. It is
+  warm-started: the set keeps the top singular vector of length m from the previous
+  call (the right one when rows >= cols, the left one otherwise) and passes it as
+  ``v0``; the first call starts from a fixed seeded vector, so answers are
+  deterministic. The warm start changes the iteration count, not the answer beyond the
+  solver tolerance (tol=0: machine precision). Dense fallback, a full SVD, where ARPACK
+  cannot apply (m < 3) or fails to converge. For G = 0 every point is a minimiser and
+  the centre 0 is returned.
+* Projection: X = U diag(s) V^T (full SVD, O(rows*cols*m)); the singular values are
+  projected onto {w >= 0, sum w <= rho} (the l1-ball projection of a nonnegative
+  vector, by sorting) and U diag(w) V^T is returned.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, svds
+
+from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet, check_radius, check_size
+from bco_gym.sets.simplex import project_onto_simplex
+
+_SVDS_MIN_SIDE = 3
+
+
+class NuclearNormBall(ConvexSet):
+    """{X in R^(rows x cols) : ||X||_* <= radius}.
+
+    Args:
+        rows, cols: the matrix shape (each >= 1).
+        radius: rho > 0.
+        warm_start: pass the previous LMO's singular vector to ARPACK (default True).
+
+    ``sample`` draws X = radius * U^(1/(rows*cols)) * Z/||Z||_* with Z a standard
+    Gaussian matrix and U ~ U[0, 1]: the direction is not uniform on the nuclear
+    sphere, but every point of the ball has positive density.
+    """
+
+    def __init__(
+        self, rows: int = 10, cols: int = 10, radius: float = 1.0, warm_start: bool = True
+    ):
+        self.rows = check_size(rows, "rows", "NuclearNormBall")
+        self.cols = check_size(cols, "cols", "NuclearNormBall")
+        self.radius = check_radius(radius, "NuclearNormBall")
+        self.shape = (self.rows, self.cols)
+        self.warm_start = bool(warm_start)
+        self._min_side = min(self.rows, self.cols)
+        self._center = np.zeros(self.shape)
+        self._center.flags.writeable = False
+        self._initial_vector = np.random.default_rng(0).standard_normal(self._min_side)
+        self._last_vector = self._initial_vector
+
+    def __repr__(self) -> str:
+        return f"NuclearNormBall(rows={self.rows}, cols={self.cols}, radius={self.radius:g})"
+
+    @property
+    def center(self) -> np.ndarray:
+        return self._center
+
+    @property
+    def inner_radius(self) -> float:
+        return self.radius / np.sqrt(self._min_side)
+
+    @property
+    def outer_radius(self) -> float:
+        return self.radius
+
+    def tangent_many(self, vectors: np.ndarray) -> np.ndarray:
+        return np.array(self._check_batch(vectors, "vectors"), dtype=float, copy=True)
+
+    def lmo(self, direction: np.ndarray) -> np.ndarray:
+        g = self._check_array(direction, "direction")
+        if not np.any(g):
+            return np.zeros(self.shape)
+        left, right = self._top_singular_pair(g)
+        return (-self.radius) * np.outer(left, right)
+
+    def _top_singular_pair(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Unit vectors u, v with u^T g v = sigma_1(g)."""
+        if self._min_side >= _SVDS_MIN_SIDE:
+            start = self._last_vector if self.warm_start else self._initial_vector
+            try:
+                left, _, right_t = svds(g, k=1, v0=start, tol=0.0, solver="arpack")
+            except (ArpackNoConvergence, ArpackError):
+                pass
+            else:
+                left, right = left[:, 0], right_t[0]
+                self._last_vector = right if self.rows >= self.cols else left
+                return left, right
+        u, _, vt = np.linalg.svd(g, full_matrices=False)
+        return u[:, 0], vt[0]
+
+    def project(self, x: np.ndarray) -> np.ndarray:
+        y = self._check_array(x, "point")
+        u, s, vt = np.linalg.svd(y, full_matrices=False)
+        if s.sum() <= self.radius:
+            return y.copy()
+        w = project_onto_simplex(s, self.radius)
+        return (u * w) @ vt
+
+    def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
+        x = np.asarray(x)
+        if x.shape != self.shape:
+            return f"shape {x.shape}, expected {self.shape}"
+        if not np.all(np.isfinite(x)):
+            return "non-finite entries (NaN or inf)"
+        norm = float(np.linalg.svd(x, compute_uv=False).sum())
+        if norm > self.radius + atol:
+            return f"nuclear norm {norm:.6g}, expected <= {self.radius:g} within {atol:g}"
+        return None
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        """radius * U^(1/(rows*cols)) * Z/||Z||_*, Z standard Gaussian, U ~ U[0, 1]."""
+        z = rng.standard_normal(self.shape)
+        scale = self.radius * rng.uniform() ** (1.0 / self.dim)
+        return (scale / np.linalg.svd(z, compute_uv=False).sum()) * z
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """|X_ij| <= ||X||_op <= ||X||_* <= rho, attained at +-rho e_i e_j^T."""
+        return np.full(self.shape, -self.radius), np.full(self.shape, self.radius)
