@@ -16,6 +16,7 @@ from bco_gym.agents.fkm import FlaxmanAgent
 from bco_gym.agents.ofw import OnlineFrankWolfe
 from bco_gym.agents.ogd import OnlineGradientDescent
 from bco_gym.agents.random import RandomAgent
+from bco_gym.agents.sb3 import SB3_AGENTS, SB3Agent
 from bco_gym.problem import Problem
 
 #: make_agent names -> agent classes.
@@ -30,6 +31,8 @@ AGENTS: dict[str, type[Agent]] = {
         RandomAgent,
     )
 }
+# stable-baselines3 agents: importing them is free; building one needs the `rl` extra.
+AGENTS.update(SB3_AGENTS)
 
 
 def make_agent(name: str, env_or_problem: Any, **overrides: Any) -> Agent:
@@ -74,6 +77,7 @@ __all__ = [
     "OnlineFrankWolfe",
     "OnlineGradientDescent",
     "RandomAgent",
+    "SB3Agent",
     "make_agent",
     "problem_of",
 ]

@@ -1,0 +1,631 @@
+"""stable-baselines3 models as BCO agents: the reinforcement-learning baselines.
+
+A BCO round is a one-step decision: the loss sequence is oblivious, so the action of
+round t changes neither later losses nor the observation t/T. As a Markov decision
+process the problem therefore has a known discount, gamma = 0 (the return of a round
+is its reward -f_t(x_t)), and an SB3 algorithm is a (contextual, continuous-armed)
+bandit learner. The agents here act in SB3's box [-1, 1]^shape and play the image of
+the action under the set's :func:`~bco_gym.sets.box_maps.box_map`, the same map as
+:class:`bco_gym.wrappers.BoxActionAdapter` applies on the env side.
+
+Two modes (:class:`SB3Agent`):
+
+* frozen (``online=False``): a trained model's policy is evaluated; ``update`` only
+  counts rounds.
+* online (``online=True``, and every ``sb3-*`` agent of :data:`SB3_AGENTS`): the model
+  keeps learning during the episode, with SB3's own code paths driven from
+  ``act``/``update`` so the agents are ordinary :class:`~bco_gym.agents.base.Agent`\\ s.
+  Round for round this is ``model.learn(total_timesteps=T)`` on the adapted env:
+  on-policy algorithms (PPO, A2C) sample (action, value, log-probability) from
+  ``model.policy`` in ``act``; ``update`` adds the transition to
+  ``model.rollout_buffer`` and, once it holds ``n_steps`` transitions, bootstraps with
+  the value of the next observation, computes returns and advantages and calls
+  ``model.train()`` (``OnPolicyAlgorithm.collect_rollouts`` + ``learn``). Off-policy
+  algorithms (SAC, TD3) act through ``model._sample_action`` (uniform warm-up for
+  ``learning_starts`` rounds, then the policy plus action noise); ``update`` adds the
+  transition to ``model.replay_buffer`` and every ``train_freq`` rounds, after
+  ``learning_starts``, calls ``model.train(gradient_steps, batch_size)``
+  (``OffPolicyAlgorithm.collect_rollouts`` + ``learn``). Training that would only
+  follow the last round is skipped: it cannot change any play of the episode.
+
+Randomness and reproducibility. SB3 draws from the process-global generators (torch's
+for policy samples and initial weights, numpy's legacy one for minibatches and action
+noise, Python's ``random`` when seeding). Each agent keeps its own copies of those
+three states, seeded from ``reset(seed)``, and swaps them in around the SB3 calls that
+draw from them, so the agent neither disturbs nor depends on the caller's global
+random state. On CPU
+with one torch thread (``torch.set_num_threads(1)``, recommended: the networks are
+tiny and threads only add overhead) the same seed gives the same actions, bit for bit.
+
+Requires the ``rl`` extra: ``pip install 'bco_gym[rl]'`` (stable-baselines3, torch).
+
+References:
+    Raffin et al., Stable-Baselines3: Reliable Reinforcement Learning Implementations,
+    JMLR 22(268), 2021. Schulman et al., Proximal Policy Optimization Algorithms, 2017
+    (PPO). Mnih et al., Asynchronous Methods for Deep RL, ICML 2016 (A2C). Haarnoja
+    et al., Soft Actor-Critic, ICML 2018 (SAC). Fujimoto et al., Addressing Function
+    Approximation Error in Actor-Critic Methods, ICML 2018 (TD3).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import math
+import random
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from bco_gym.agents.base import Agent
+from bco_gym.problem import Problem
+from bco_gym.sets.box_maps import DEFAULT_VERTEX_TOLERANCE, box_map
+
+INSTALL_HINT = "pip install 'bco_gym[rl]'"
+
+
+def import_sb3() -> tuple[ModuleType, ModuleType]:
+    """(stable_baselines3, torch), or an ImportError saying how to install them."""
+    try:
+        import stable_baselines3
+        import torch
+    except ImportError as error:
+        raise ImportError(
+            "the RL baselines (SB3Agent, agents 'sb3-ppo', 'sb3-a2c', 'sb3-sac', 'sb3-td3') "
+            f"need stable-baselines3 and torch, which are not installed; run: {INSTALL_HINT}"
+        ) from error
+    return stable_baselines3, torch
+
+
+def _sb3_class(dotted: str) -> Any:
+    """A class of stable_baselines3 by its dotted path under the package."""
+    module_name, _, class_name = f"stable_baselines3.{dotted}".rpartition(".")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def observation_space() -> gym.spaces.Box:
+    """The observation space of every BCO env: the fraction t/T of rounds played."""
+    return gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+
+
+def action_space(problem: Problem) -> gym.spaces.Box:
+    """SB3's action space for ``problem``: the box [-1, 1]^shape of the set."""
+    return gym.spaces.Box(-1.0, 1.0, problem.set.shape, np.float32)
+
+
+class _PrivateRandomState:
+    """This agent's copies of the global generators SB3 draws from.
+
+    ``with state.torch():`` swaps the agent's torch CPU generator state in (policy
+    samples, weight initialisation) and on leaving saves it and restores the
+    caller's; ``with state.legacy():`` does the same for numpy's legacy global
+    generator and Python's ``random`` (minibatch shuffles, replay sampling, action
+    noise, SB3's own seeding). The two are separate because the numpy swap costs
+    ~100 microseconds, while torch's is ~1: the numpy one wraps only the calls that
+    draw from it.
+    """
+
+    def __init__(self, torch: ModuleType, seed: int):
+        self._torch_module = torch
+        self._torch_state = torch.Generator().manual_seed(seed).get_state()
+        self._legacy_state = (
+            np.random.RandomState(seed).get_state(),
+            random.Random(seed).getstate(),
+        )
+
+    @contextlib.contextmanager
+    def torch(self) -> Iterator[None]:
+        torch = self._torch_module
+        outer = torch.get_rng_state()
+        torch.set_rng_state(self._torch_state)
+        try:
+            yield
+        finally:
+            self._torch_state = torch.get_rng_state()
+            torch.set_rng_state(outer)
+
+    @contextlib.contextmanager
+    def legacy(self) -> Iterator[None]:
+        # the legacy global numpy generator is exactly what SB3 draws from
+        outer = (np.random.get_state(), random.getstate())  # noqa: NPY002
+        np.random.set_state(self._legacy_state[0])  # noqa: NPY002
+        random.setstate(self._legacy_state[1])
+        try:
+            yield
+        finally:
+            self._legacy_state = (np.random.get_state(), random.getstate())  # noqa: NPY002
+            np.random.set_state(outer[0])  # noqa: NPY002
+            random.setstate(outer[1])
+
+    @contextlib.contextmanager
+    def everything(self) -> Iterator[None]:
+        with self.torch(), self.legacy():
+            yield
+
+
+class _SpacesOnlyEnv(gym.Env):
+    """A stand-in env that only carries the spaces an SB3 model is built for."""
+
+    def __init__(self, problem: Problem):
+        self.observation_space = observation_space()
+        self.action_space = action_space(problem)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        raise RuntimeError(
+            "this model was built by a bco_gym sb3-* agent and learns through act/update; "
+            "to call model.learn(), give it a real env: model.set_env(BoxActionAdapter(env))"
+        )
+
+    def step(self, action: np.ndarray):
+        raise RuntimeError("see reset(): this stand-in env cannot be stepped")
+
+
+class _FrozenDriver:
+    """Evaluate the policy of a trained model (``model.predict``)."""
+
+    def __init__(self, model: Any, deterministic: bool):
+        self.model = model
+        self.deterministic = deterministic
+
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        action, _ = self.model.predict(observation, deterministic=self.deterministic)
+        return action
+
+    def observe(self, reward: float, next_observation: np.ndarray, last_round: bool) -> bool:
+        """A frozen policy learns nothing (returns whether the model was trained)."""
+        return False
+
+
+class _OnPolicyDriver:
+    """``OnPolicyAlgorithm.collect_rollouts`` + ``learn`` (PPO, A2C), one round at a time."""
+
+    def __init__(self, model: Any, torch: ModuleType, random_state: _PrivateRandomState):
+        self.model = model
+        self.torch = torch
+        self.random_state = random_state
+        self.steps_in_rollout = 0
+        self._pending: tuple[Any, ...] = ()
+        model.rollout_buffer.reset()
+
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        model, policy = self.model, self.model.policy
+        if self.steps_in_rollout == 0:
+            policy.set_training_mode(False)
+        sde_due = model.sde_sample_freq > 0 and self.steps_in_rollout % model.sde_sample_freq == 0
+        if model.use_sde and (self.steps_in_rollout == 0 or sde_due):
+            policy.reset_noise(1)
+        observations = observation[np.newaxis]
+        with self.torch.no_grad():
+            tensor = self.torch.as_tensor(observations, device=model.device)
+            actions, values, log_probs = policy(tensor)
+        actions = actions.cpu().numpy()
+        self._pending = (observations, actions, values, log_probs)
+        if policy.squash_output:
+            return policy.unscale_action(actions)[0]
+        return np.clip(actions, model.action_space.low, model.action_space.high)[0]
+
+    def observe(self, reward: float, next_observation: np.ndarray, last_round: bool) -> bool:
+        model = self.model
+        observations, actions, values, log_probs = self._pending
+        model.num_timesteps += 1
+        rewards = np.array([reward], dtype=np.float32)
+        model.rollout_buffer.add(
+            observations, actions, rewards, model._last_episode_starts, values, log_probs
+        )
+        model._last_episode_starts = np.zeros(1, dtype=bool)
+        self.steps_in_rollout += 1
+        if self.steps_in_rollout < model.n_steps or last_round:
+            return False
+        with self.torch.no_grad():
+            tensor = self.torch.as_tensor(next_observation[np.newaxis], device=model.device)
+            last_values = model.policy.predict_values(tensor)
+        model.rollout_buffer.compute_returns_and_advantage(
+            last_values=last_values, dones=np.zeros(1, dtype=bool)
+        )
+        model._update_current_progress_remaining(model.num_timesteps, model._total_timesteps)
+        with self.random_state.legacy():  # minibatch shuffles
+            model.train()
+        model.rollout_buffer.reset()
+        self.steps_in_rollout = 0
+        return True
+
+
+class _OffPolicyDriver:
+    """``OffPolicyAlgorithm.collect_rollouts`` + ``learn`` (SAC, TD3), one round at a time."""
+
+    def __init__(self, model: Any, random_state: _PrivateRandomState):
+        self.model = model
+        self.random_state = random_state
+        self.steps_in_rollout = 0
+        self._pending: tuple[Any, ...] = ()
+
+    def act(self, observation: np.ndarray) -> np.ndarray:
+        model = self.model
+        if self.steps_in_rollout == 0:
+            model.policy.set_training_mode(False)
+        sde_due = model.sde_sample_freq > 0 and self.steps_in_rollout % model.sde_sample_freq == 0
+        if model.use_sde and (self.steps_in_rollout == 0 or sde_due):
+            model.actor.reset_noise(1)
+        model._last_obs = observation[np.newaxis]
+        noise = model.action_noise
+        with self.random_state.legacy() if noise is not None else contextlib.nullcontext():
+            actions, buffer_actions = model._sample_action(model.learning_starts, noise, 1)
+        self._pending = (model._last_obs, buffer_actions)
+        return actions[0]
+
+    def observe(self, reward: float, next_observation: np.ndarray, last_round: bool) -> bool:
+        model = self.model
+        observations, buffer_actions = self._pending
+        model.num_timesteps += 1
+        self.steps_in_rollout += 1
+        # the episode ends by truncation at T: SB3 marks it a timeout, not a terminal state
+        infos = [{"TimeLimit.truncated": True}] if last_round else [{}]
+        model.replay_buffer.add(
+            observations,
+            next_observation[np.newaxis],
+            buffer_actions,
+            np.array([reward], dtype=np.float32),
+            np.array([last_round]),
+            infos,
+        )
+        model._update_current_progress_remaining(model.num_timesteps, model._total_timesteps)
+        model._on_step()
+        if self.steps_in_rollout < model.train_freq.frequency:
+            return False
+        self.steps_in_rollout = 0
+        frequency = model.train_freq.frequency
+        gradient_steps = model.gradient_steps if model.gradient_steps >= 0 else frequency
+        if last_round or model.num_timesteps <= model.learning_starts or gradient_steps == 0:
+            return False
+        with self.random_state.legacy():  # replay sampling
+            model.train(batch_size=model.batch_size, gradient_steps=gradient_steps)
+        return True
+
+
+class SB3Agent(Agent):
+    """Run a stable-baselines3 model (PPO, A2C, SAC or TD3) in the BCO act/update loop.
+
+    Each round the model acts in [-1, 1]^shape on the observation t/T and the agent
+    plays the image of that action under the set's box map (see
+    :class:`~bco_gym.wrappers.BoxActionAdapter`). Train the model on
+    ``BoxActionAdapter(env)``, then evaluate it here, frozen or online (module
+    docstring). In online mode ``reset(seed)`` restarts from a copy of the model as
+    given (so every episode starts from the same weights) and ``self.model`` is that
+    working copy; the model passed in is never modified. The observation passed to
+    ``act`` is not needed: the agent recomputes t/T from its round counter, exactly
+    as the env does (float32).
+
+    Args:
+        model: an SB3 ``PPO``, ``A2C``, ``SAC`` or ``TD3`` model with observation space
+            Box(0, 1, (1,)) and action space Box(-1, 1, set.shape), on one env.
+        problem: the BCO problem.
+        online: keep learning during the episode (default: frozen).
+        deterministic: play the policy's mean action (frozen mode only; default True).
+            Online mode samples, as ``learn`` does.
+        vertex_tolerance: the simplex map's reach (see ``SoftmaxMap``).
+
+    Attributes:
+        model: the SB3 model playing the current episode.
+        model_seed: the seed of the episode's SB3 model and random states, drawn from
+            ``reset(seed)`` (the seed ``model.learn`` would need to replay the episode).
+
+    stats: ``rounds``, ``lmo_calls`` (always 0), ``projections`` (one per round for sets
+    mapped through their projection), ``model_updates`` (calls of ``model.train``).
+    """
+
+    name: ClassVar[str] = "sb3"
+
+    def __init__(
+        self,
+        model: Any,
+        problem: Problem,
+        online: bool = False,
+        deterministic: bool | None = None,
+        vertex_tolerance: float = DEFAULT_VERTEX_TOLERANCE,
+    ):
+        super().__init__(problem)
+        self._sb3, self._torch = import_sb3()
+        if online and deterministic:
+            raise ValueError(
+                "SB3Agent: deterministic=True needs online=False; an online model explores by "
+                "sampling its policy, as model.learn() does"
+            )
+        self.online = bool(online)
+        self._check_model(model)
+        self.model = model
+        self.deterministic = (not self.online) if deterministic is None else bool(deterministic)
+        self.box_map = box_map(problem.set, vertex_tolerance)
+        self._initial_model: bytes | None = None  # the model as at the first reset (online)
+        self._random_state = _PrivateRandomState(self._torch, 0)
+        self._driver: Any = None
+        self.model_seed: int | None = None
+        self.params = {
+            "algorithm": type(model).__name__,
+            "online": self.online,
+            "deterministic": self.deterministic,
+            "vertex_tolerance": float(vertex_tolerance),
+        }
+
+    # -- model checks and copies ------------------------------------------------------------
+    def _check_model(self, model: Any) -> None:
+        algorithms = tuple(getattr(self._sb3, name) for name in ("PPO", "A2C", "SAC", "TD3"))
+        if not isinstance(model, algorithms):
+            raise TypeError(
+                f"SB3Agent needs a stable-baselines3 PPO, A2C, SAC or TD3 model, got {model!r}"
+            )
+        expected = action_space(self.problem)
+        space = model.action_space
+        if not (
+            isinstance(space, gym.spaces.Box)
+            and space.shape == expected.shape
+            and np.all(space.low == -1.0)
+            and np.all(space.high == 1.0)
+        ):
+            raise ValueError(
+                f"SB3Agent: the model's action space is {space}, expected {expected} for "
+                f"{self.set!r}; train it on bco_gym.wrappers.BoxActionAdapter(env)"
+            )
+        if model.observation_space.shape != (1,):
+            raise ValueError(
+                f"SB3Agent: the model's observation space is {model.observation_space}, "
+                f"expected {observation_space()} (the round fraction t/T)"
+            )
+        if getattr(model, "n_envs", 1) != 1:
+            raise ValueError(f"SB3Agent: the model runs n_envs={model.n_envs}; expected 1")
+        off_policy = isinstance(model, _sb3_class("common.off_policy_algorithm.OffPolicyAlgorithm"))
+        if self.online and off_policy and model.train_freq.unit.value != "step":
+            raise ValueError(
+                f"SB3Agent: online mode needs train_freq in steps, got {model.train_freq}; "
+                "an episodic schedule would only train after the single episode"
+            )
+
+    def _new_model(self, seed: int) -> Any:
+        """The model for a new episode (called inside the private random state).
+
+        Frozen: the model itself. Online: a copy of the model as it was at the first
+        reset (saved in memory with ``model.save``), seeded with ``seed``.
+        """
+        if not self.online:
+            return self.model
+        if self._initial_model is None:
+            buffer = io.BytesIO()
+            self.model.save(buffer)
+            self._initial_model = buffer.getvalue()
+        model = type(self.model).load(io.BytesIO(self._initial_model), device="cpu")
+        model.set_random_seed(seed)
+        return model
+
+    # -- Agent hooks -------------------------------------------------------------------------
+    def _reset(self) -> None:
+        seed = int(self.rng.integers(0, 2**31 - 1))
+        self.model_seed = seed
+        self._random_state = _PrivateRandomState(self._torch, seed)
+        self.stats["model_updates"] = 0
+        with self._random_state.everything():
+            self.model = self._new_model(seed)
+            if not self.online:
+                self._driver = _FrozenDriver(self.model, self.deterministic)
+                return
+            self._prepare_online(self.model)
+            if isinstance(self.model, _sb3_class("common.on_policy_algorithm.OnPolicyAlgorithm")):
+                self._driver = _OnPolicyDriver(self.model, self._torch, self._random_state)
+            else:
+                self._driver = _OffPolicyDriver(self.model, self._random_state)
+
+    def _prepare_online(self, model: Any) -> None:
+        """What ``model._setup_learn(total_timesteps=T)`` does, minus the env reset."""
+        model.set_logger(_sb3_class("common.logger.Logger")(folder=None, output_formats=[]))
+        model.num_timesteps = 0
+        model._episode_num = 0
+        model._total_timesteps = self.horizon
+        model._num_timesteps_at_start = 0
+        model._current_progress_remaining = 1.0
+        model._last_episode_starts = np.ones(1, dtype=bool)
+        if model.action_noise is not None:
+            model.action_noise.reset()
+
+    def _observation(self, round_index: int) -> np.ndarray:
+        """The env's observation before round ``round_index``: t/T as float32."""
+        return np.array([round_index / self.horizon], dtype=np.float32)
+
+    def _act(self) -> np.ndarray:
+        with self._random_state.torch():
+            action = self._driver.act(self._observation(self._round))
+        if self.box_map.uses_projection:
+            self.stats["projections"] += 1
+        return self.box_map(action)
+
+    def _update(self, loss: float, info: dict[str, Any] | None) -> None:
+        last_round = self._round + 1 == self.horizon
+        with self._random_state.torch():
+            trained = self._driver.observe(-loss, self._observation(self._round + 1), last_round)
+        self.stats["model_updates"] += int(trained)
+
+
+class SB3OnlineAgent(SB3Agent):
+    """A fresh SB3 model built from the problem, learning online over the episode.
+
+    ``reset(seed)`` builds a new model (weights drawn from the seed) with the
+    hyperparameters in ``params``: the class ``DEFAULTS`` tuned for BCO, updated by
+    the keyword arguments. Those are keywords of the SB3 algorithm's constructor,
+    plus ``hidden_sizes`` (the MLP's layer widths, ``policy_kwargs["net_arch"]``),
+    ``vertex_tolerance`` (the simplex map's reach) and,
+    for TD3/SAC, ``action_noise_std`` (sigma of Gaussian action noise in the box;
+    0 for none). Shared defaults: ``gamma = 0`` (exact: plays do not affect later
+    rounds), small networks, device "cpu". ``OPTIONS`` lists the accepted keywords.
+    """
+
+    algorithm: ClassVar[str]
+    DEFAULTS: ClassVar[dict[str, Any]]
+    SCALE_PARAM: ClassVar[str | None] = "learning_rate"
+
+    def __init__(
+        self,
+        problem: Problem,
+        vertex_tolerance: float = DEFAULT_VERTEX_TOLERANCE,
+        **hyperparameters: Any,
+    ):
+        sb3, torch = import_sb3()
+        self._algorithm_class = getattr(sb3, self.algorithm)
+        self.hyperparameters = self._resolve(problem, hyperparameters)
+        with _PrivateRandomState(torch, 0).everything():
+            model = _build_model(self._algorithm_class, problem, self.hyperparameters, 0, None)
+        super().__init__(model, problem, online=True, vertex_tolerance=vertex_tolerance)
+        self.params = {**self.params, **self.hyperparameters}
+
+    def _resolve(self, problem: Problem, overrides: dict[str, Any]) -> dict[str, Any]:
+        """DEFAULTS updated by ``overrides``, whose keys must be in ``OPTIONS``."""
+        unknown = sorted(set(overrides) - set(self.OPTIONS))
+        if unknown:
+            raise ValueError(
+                f"{self.name}: unknown hyperparameter(s) {unknown}; allowed: {sorted(self.OPTIONS)}"
+            )
+        resolved = {**self.DEFAULTS, **overrides}
+        if "buffer_size" in self.OPTIONS:
+            resolved.setdefault("buffer_size", problem.horizon + 1)
+        learning_rate = resolved["learning_rate"]
+        if not callable(learning_rate) and not (
+            isinstance(learning_rate, int | float)
+            and math.isfinite(learning_rate)
+            and learning_rate > 0
+        ):
+            raise ValueError(
+                f"{self.name}: learning_rate={learning_rate!r} must be a finite number > 0 "
+                "(or an SB3 schedule)"
+            )
+        return resolved
+
+    def make_model(self, seed: int, env: gym.Env | None = None) -> Any:
+        """A new SB3 model with this agent's hyperparameters, seeded with ``seed``.
+
+        ``env`` defaults to a stand-in carrying the problem's spaces; pass
+        ``BoxActionAdapter(env)`` to train the very model this agent would build with
+        ``model.learn``. Note that SB3's constructor seeds the global generators.
+        """
+        return _build_model(self._algorithm_class, self.problem, self.hyperparameters, seed, env)
+
+    def _new_model(self, seed: int) -> Any:
+        return self.make_model(seed)
+
+
+def _build_model(
+    algorithm_class: type,
+    problem: Problem,
+    hyperparameters: dict[str, Any],
+    seed: int,
+    env: gym.Env | None,
+) -> Any:
+    """An SB3 model for ``problem`` on CPU with an MLP policy of ``hidden_sizes``."""
+    kwargs = dict(hyperparameters)
+    policy_kwargs = dict(kwargs.pop("policy_kwargs", None) or {})
+    policy_kwargs.setdefault("net_arch", list(kwargs.pop("hidden_sizes")))
+    noise_std = kwargs.pop("action_noise_std", 0.0)
+    if noise_std > 0:
+        shape = problem.set.shape
+        noise_class = _sb3_class("common.noise.NormalActionNoise")
+        kwargs["action_noise"] = noise_class(np.zeros(shape), noise_std * np.ones(shape))
+    stand_in = _SpacesOnlyEnv(problem) if env is None else env
+    return algorithm_class(
+        "MlpPolicy", stand_in, policy_kwargs=policy_kwargs, seed=seed, device="cpu", **kwargs
+    )
+
+
+# the SB3 constructor keywords worth overriding (tests check them against SB3's signatures)
+_ON_POLICY_OPTIONS = (
+    "learning_rate",
+    "n_steps",
+    "gamma",
+    "gae_lambda",
+    "ent_coef",
+    "vf_coef",
+    "max_grad_norm",
+    "normalize_advantage",
+    "use_sde",
+    "sde_sample_freq",
+    "policy_kwargs",
+    "hidden_sizes",
+    "vertex_tolerance",
+)
+_OFF_POLICY_OPTIONS = (
+    "learning_rate",
+    "buffer_size",
+    "learning_starts",
+    "batch_size",
+    "tau",
+    "gamma",
+    "train_freq",
+    "gradient_steps",
+    "policy_kwargs",
+    "hidden_sizes",
+    "action_noise_std",
+    "vertex_tolerance",
+)
+_ON_POLICY_COMMON = {"gamma": 0.0, "gae_lambda": 1.0, "hidden_sizes": [32, 32]}
+_OFF_POLICY_COMMON = {
+    "gamma": 0.0,
+    "learning_starts": 100,
+    "batch_size": 64,
+    "train_freq": 1,
+    "gradient_steps": 1,
+    "hidden_sizes": [64, 64],
+}
+
+
+class PPOAgent(SB3OnlineAgent):
+    """PPO learning online (``sb3-ppo``): rollouts of 64 rounds, 4 epochs over one
+    minibatch (``batch_size`` defaults to ``n_steps``)."""
+
+    name = "sb3-ppo"
+    algorithm = "PPO"
+    OPTIONS = (*_ON_POLICY_OPTIONS, "batch_size", "n_epochs", "clip_range", "target_kl")
+    DEFAULTS: ClassVar[dict[str, Any]] = {
+        **_ON_POLICY_COMMON,
+        "learning_rate": 1e-3,
+        "n_steps": 64,
+        "n_epochs": 4,
+    }
+
+    def _resolve(self, problem: Problem, overrides: dict[str, Any]) -> dict[str, Any]:
+        resolved = super()._resolve(problem, overrides)
+        resolved.setdefault("batch_size", resolved["n_steps"])
+        return resolved
+
+
+class A2CAgent(SB3OnlineAgent):
+    """A2C learning online (``sb3-a2c``): one update every 8 rounds."""
+
+    name = "sb3-a2c"
+    algorithm = "A2C"
+    OPTIONS = (*_ON_POLICY_OPTIONS, "use_rms_prop", "rms_prop_eps")
+    DEFAULTS: ClassVar[dict[str, Any]] = {**_ON_POLICY_COMMON, "learning_rate": 7e-4, "n_steps": 8}
+
+
+class SACAgent(SB3OnlineAgent):
+    """SAC learning online (``sb3-sac``): 100 uniform warm-up rounds, one gradient step a round."""
+
+    name = "sb3-sac"
+    algorithm = "SAC"
+    OPTIONS = (*_OFF_POLICY_OPTIONS, "ent_coef", "target_entropy", "use_sde", "use_sde_at_warmup")
+    DEFAULTS: ClassVar[dict[str, Any]] = {**_OFF_POLICY_COMMON, "learning_rate": 1e-3}
+
+
+class TD3Agent(SB3OnlineAgent):
+    """TD3 learning online (``sb3-td3``): as SAC, with Gaussian action noise of std 0.1."""
+
+    name = "sb3-td3"
+    algorithm = "TD3"
+    OPTIONS = (*_OFF_POLICY_OPTIONS, "policy_delay", "target_policy_noise", "target_noise_clip")
+    DEFAULTS: ClassVar[dict[str, Any]] = {
+        **_OFF_POLICY_COMMON,
+        "learning_rate": 1e-3,
+        "action_noise_std": 0.1,
+    }
+
+
+SB3_AGENTS: dict[str, type[SB3OnlineAgent]] = {
+    agent.name: agent for agent in (PPOAgent, A2CAgent, SACAgent, TD3Agent)
+}
