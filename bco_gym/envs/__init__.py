@@ -1,0 +1,7 @@
+"""Gymnasium environments for bandit convex optimization; importing registers the ids."""
+
+from bco_gym.envs.env import BanditConvexEnv
+from bco_gym.envs.registration import ENV_IDS
+from bco_gym.envs.spaces import ConvexSetSpace
+
+__all__ = ["ENV_IDS", "BanditConvexEnv", "ConvexSetSpace"]

@@ -1,0 +1,257 @@
+"""The bandit convex optimization environment."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import ResetNeeded
+
+from bco_gym.envs.rendering import PlaneView, can_render
+from bco_gym.envs.spaces import ConvexSetSpace
+from bco_gym.errors import InfeasibleActionError
+from bco_gym.losses import LossSequence, make_losses
+from bco_gym.problem import FEEDBACKS, Problem
+from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet
+
+ON_INFEASIBLE = ("raise", "project")
+RENDER_MODES = ("rgb_array",)
+RECENT_PLAYS = 64
+
+
+class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
+    """Bandit convex optimization: play a point of K, see only the loss there.
+
+    ## Description
+
+    Online convex optimization with bandit feedback against an oblivious adversary.
+    Before the first round the adversary fixes convex losses f_0, ..., f_{T-1} on a
+    compact convex set K (a :class:`~bco_gym.losses.LossSequence`, drawn from
+    ``self.np_random`` at reset). In round t the learner plays x_t in K and observes the
+    scalar f_t(x_t) only (``feedback="bandit"``), or also a gradient of f_t at x_t
+    (``feedback="full"``). Performance is the regret
+    R_T = sum_t f_t(x_t) - min_{x in K} sum_t f_t(x), which
+    :class:`~bco_gym.wrappers.RegretRecorder` reports at the end of an episode.
+    ``self.problem`` is the frozen :class:`~bco_gym.problem.Problem` an agent is built from.
+
+    ## Action Space
+
+    :class:`~bco_gym.envs.ConvexSetSpace`: float64 arrays of ``set.shape`` lying in K
+    within ``atol``; its ``low``/``high`` are K's bounding box. Actions are converted to
+    float64 (float32 rounding may exceed a small ``atol``). An action of the wrong shape,
+    with NaN/inf entries, or outside K raises :class:`~bco_gym.InfeasibleActionError`
+    naming the violated constraint; with ``on_infeasible="project"`` a finite action of
+    the right shape outside K is replaced by its Euclidean projection onto K instead.
+
+    ## Observation Space
+
+    ``Box(0, 1, (1,), float32)`` holding t/T, the fraction of rounds played (the round
+    index is public knowledge in BCO). Each call returns a fresh array.
+
+    ## Rewards
+
+    ``reward = -f_t(x_t)``, a Python float. ``info["loss"]`` is f_t(x_t) and
+    ``info["t"]`` the number of rounds played; with ``feedback="full"``,
+    ``info["gradient"]`` is a (sub)gradient of f_t at x_t; when the action was projected,
+    ``info["projected"]`` is True.
+
+    ## Starting State
+
+    Round 0. ``reset(seed=...)`` seeds ``self.np_random`` and draws the whole loss
+    sequence from it; ``reset()`` without a seed draws a fresh sequence.
+
+    ## Episode End
+
+    The episode is truncated by the env itself after ``horizon`` rounds (``terminated``
+    is always False). Stepping before ``reset`` or after truncation raises
+    :class:`gymnasium.error.ResetNeeded`, with or without Gymnasium's wrappers.
+
+    ## Arguments
+
+    * ``convex_set``: the feasible set K (a :class:`~bco_gym.sets.ConvexSet`).
+    * ``losses``: a :class:`~bco_gym.losses.LossSequence` on K, or a family name
+      (``bco_gym.losses.families_for(K)`` lists those valid for K).
+    * ``horizon``: T, the number of rounds (a positive integer).
+    * ``feedback``: ``"bandit"`` (default) or ``"full"``.
+    * ``on_infeasible``: ``"raise"`` (default) or ``"project"`` (needs ``K.has_projection``).
+    * ``render_mode``: None or ``"rgb_array"`` (sets whose affine hull has dimension 1 or
+      2: e.g. ``Simplex(2)``, ``Simplex(3)``, ``L2Ball(2)``), drawing K, the comparator
+      and the last 64 plays.
+    * ``atol``: the feasibility tolerance (default 1e-9).
+    * ``loss_kwargs``: keyword arguments of the family when ``losses`` is a name.
+
+    >>> import gymnasium as gym
+    >>> import bco_gym
+    >>> env = gym.make("BCO-Simplex-v0", n=3, horizon=100)
+    >>> env.action_space
+    ConvexSetSpace(Simplex(n=3), atol=1e-09)
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, info
+    (array([0.], dtype=float32), {'t': 0})
+    >>> obs, reward, terminated, truncated, info = env.step(env.unwrapped.set.center)
+    >>> reward == -info["loss"], info["t"], obs, terminated, truncated
+    (True, 1, array([0.01], dtype=float32), False, False)
+
+    ## Version History
+
+    * v0: initial release.
+    """
+
+    # Per instance, "render_modes" lists only the modes this set supports (see __init__).
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 30}  # noqa: RUF012
+
+    def __init__(
+        self,
+        convex_set: ConvexSet,
+        losses: LossSequence | str,
+        horizon: int,
+        feedback: str = "bandit",
+        on_infeasible: str = "raise",
+        render_mode: str | None = None,
+        atol: float = DEFAULT_ATOL,
+        loss_kwargs: Mapping[str, Any] | None = None,
+    ):
+        if not isinstance(convex_set, ConvexSet):
+            raise TypeError(f"convex_set must be a ConvexSet, got {type(convex_set).__name__}")
+        _check_choice("feedback", feedback, FEEDBACKS)
+        _check_choice("on_infeasible", on_infeasible, ON_INFEASIBLE)
+        if isinstance(horizon, bool) or not isinstance(horizon, int | np.integer) or horizon < 1:
+            raise ValueError(f"horizon={horizon!r} is not allowed; expected an integer >= 1")
+        if on_infeasible == "project" and not convex_set.has_projection:
+            raise ValueError(
+                f"on_infeasible='project' needs a Euclidean projection, which {convex_set!r} "
+                "does not provide; use on_infeasible='raise'"
+            )
+        self.set = convex_set
+        self.horizon = int(horizon)
+        self.losses = _loss_sequence(losses, convex_set, loss_kwargs)
+        self.feedback = feedback
+        self.on_infeasible = on_infeasible
+        self.atol = float(atol)
+        self.problem = Problem(
+            convex_set,
+            self.horizon,
+            lipschitz=self.losses.lipschitz,
+            bound=self.losses.bound,
+            feedback=feedback,
+        )
+        self.action_space = ConvexSetSpace(convex_set, atol=self.atol)
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float32)
+        self._setup_rendering(render_mode)
+        self._shape = convex_set.shape
+        self._full_feedback = feedback == "full"
+        self._project = on_infeasible == "project"
+        self._round: int | None = None
+
+    @property
+    def round(self) -> int:
+        """Rounds played in the current episode (0 before the first reset)."""
+        return 0 if self._round is None else self._round
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.losses.reset(self.np_random)
+        self._round = 0
+        if self._recent is not None:
+            self._recent.clear()
+            self._comparator = None
+        return np.zeros(1, dtype=np.float32), {"t": 0}
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        t = self._round
+        if t is None:
+            raise ResetNeeded("Cannot call env.step() before calling env.reset()")
+        if t >= self.horizon:
+            raise ResetNeeded(
+                f"the episode was truncated after horizon={self.horizon} rounds; call env.reset()"
+            )
+        point, projected = self._feasible_point(action, t)
+        loss = self.losses.loss(t, point)
+        self._round = t + 1
+        info: dict[str, Any] = {"loss": loss, "t": t + 1}
+        if self._full_feedback:
+            info["gradient"] = self.losses.gradient(t, point)
+        if projected:
+            info["projected"] = True
+        if self._recent is not None:
+            self._recent.append(np.array(point, dtype=float))
+        observation = np.array([(t + 1) / self.horizon], dtype=np.float32)
+        return observation, -loss, False, t + 1 == self.horizon, info
+
+    def _feasible_point(self, action: Any, t: int) -> tuple[np.ndarray, bool]:
+        """The action as a float64 point of K (projected if allowed), and whether it was."""
+        try:
+            point = np.asarray(action, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InfeasibleActionError(
+                f"round {t}: action {action!r} is not a numeric array of shape {self._shape}"
+            ) from exc
+        if point.shape != self._shape:
+            raise InfeasibleActionError(
+                f"round {t}: action has shape {point.shape}, expected {self._shape} "
+                f"(a point of {self.set!r})"
+            )
+        reason = self.set.violation(point, self.atol)
+        if reason is None:
+            return point, False
+        if self._project and np.all(np.isfinite(point)):
+            return self.set.project(point), True
+        raise InfeasibleActionError(f"round {t}: action not in {self.set!r}: {reason}")
+
+    # -- rendering ------------------------------------------------------------------------
+    def _setup_rendering(self, render_mode: str | None) -> None:
+        renderable = can_render(self.set)
+        self.metadata = {**self.metadata, "render_modes": list(RENDER_MODES) if renderable else []}
+        _check_choice("render_mode", render_mode, (None, *RENDER_MODES))
+        if render_mode is not None and not renderable:
+            raise ValueError(
+                f"render_mode={render_mode!r} needs a set whose affine hull has dimension 1 or 2 "
+                f"(e.g. Simplex(3), L2Ball(2)); {self.set!r} has aff_dim={self.set.aff_dim}"
+            )
+        self.render_mode = render_mode
+        self._view = PlaneView(self.set) if render_mode is not None else None
+        self._recent: deque[np.ndarray] | None = (
+            deque(maxlen=RECENT_PLAYS) if render_mode is not None else None
+        )
+        self._comparator: np.ndarray | None = None
+
+    def render(self) -> np.ndarray | None:
+        """An RGB array of K (grey), the last plays (blue) and the comparator (red)."""
+        if self._view is None:
+            return None
+        if self._comparator is None and self._round is not None:
+            self._comparator = self.losses.comparator([self.horizon])[0].point
+        return self._view.frame(self._comparator, self._recent or ())
+
+
+def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
+    if value not in allowed:
+        shown = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"{name}={value!r} is not allowed; allowed: {shown}")
+
+
+def _loss_sequence(
+    losses: LossSequence | str, convex_set: ConvexSet, loss_kwargs: Mapping[str, Any] | None
+) -> LossSequence:
+    """The loss sequence on K: given, or built from a family name and its kwargs."""
+    if isinstance(losses, LossSequence):
+        if loss_kwargs:
+            raise ValueError("loss_kwargs apply to a family name only; got a LossSequence")
+        if losses.set is not convex_set and (
+            type(losses.set) is not type(convex_set) or repr(losses.set) != repr(convex_set)
+        ):
+            raise ValueError(
+                f"the loss sequence is defined on {losses.set!r}, the env's set is {convex_set!r}"
+            )
+        return losses
+    if not isinstance(losses, str):
+        raise TypeError(
+            f"losses must be a LossSequence or a family name, got {type(losses).__name__}"
+        )
+    return make_losses(losses, convex_set, **dict(loss_kwargs or {}))

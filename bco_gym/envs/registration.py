@@ -1,0 +1,166 @@
+"""The registered environment ids and the make-functions behind them.
+
+Every id accepts the common ``gym.make`` keyword arguments
+
+* ``horizon``: T, a positive integer (defaults keep a default episode to seconds);
+* ``loss``: the loss family (``bco_gym.losses.families_for(K)`` lists the valid ones);
+* ``loss_kwargs``: a dict of the family's parameters;
+* ``feedback``: ``"bandit"`` or ``"full"``;
+* ``on_infeasible``: ``"raise"`` or ``"project"``;
+* ``render_mode``: None or ``"rgb_array"`` (sets of affine dimension 1 or 2),
+
+plus the size of the set (``n``; ``rows``/``cols``; ``grid``). An unknown or invalid
+value raises a ``ValueError`` naming the value and what is allowed. The env truncates
+itself after T rounds, so no ``TimeLimit`` is added (``max_episode_steps=None``).
+Entry points are import strings, so ``gym.make("bco_gym:BCO-Simplex-v0")`` works in a
+fresh interpreter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium.envs.registration import register
+
+from bco_gym.envs.env import BanditConvexEnv
+from bco_gym.sets import (
+    BirkhoffPolytope,
+    FlowPolytope,
+    Hypercube,
+    L1Ball,
+    L2Ball,
+    NuclearNormBall,
+    Simplex,
+)
+from bco_gym.sets.base import ConvexSet
+
+VECTOR_HORIZON = 10_000
+STRUCTURED_HORIZON = 2_000
+
+
+def _size(env_id: str, name: str, value: Any, minimum: int) -> int:
+    """``value`` as an integer >= ``minimum``; ValueError naming the id otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(
+            f"{env_id}: {name}={value!r} is not allowed; expected an integer >= {minimum}"
+        )
+    return int(value)
+
+
+def _env(
+    convex_set: ConvexSet,
+    horizon: int,
+    loss: str,
+    loss_kwargs: Mapping[str, Any] | None,
+    **options: Any,
+) -> BanditConvexEnv:
+    return BanditConvexEnv(convex_set, loss, horizon, loss_kwargs=loss_kwargs, **options)
+
+
+def make_simplex(
+    n: int = 10,
+    horizon: int = VECTOR_HORIZON,
+    loss: str = "linear",
+    loss_kwargs: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> BanditConvexEnv:
+    """BCO-Simplex-v0: the probability simplex in R^n."""
+    return _env(Simplex(_size("BCO-Simplex-v0", "n", n, 2)), horizon, loss, loss_kwargs, **options)
+
+
+def make_ball(
+    n: int = 10,
+    horizon: int = VECTOR_HORIZON,
+    loss: str = "linear",
+    loss_kwargs: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> BanditConvexEnv:
+    """BCO-Ball-v0: the Euclidean unit ball in R^n."""
+    return _env(L2Ball(_size("BCO-Ball-v0", "n", n, 1)), horizon, loss, loss_kwargs, **options)
+
+
+def make_l1_ball(
+    n: int = 10,
+    horizon: int = VECTOR_HORIZON,
+    loss: str = "linear",
+    loss_kwargs: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> BanditConvexEnv:
+    """BCO-L1Ball-v0: the l1 unit ball (cross-polytope) in R^n."""
+    return _env(L1Ball(_size("BCO-L1Ball-v0", "n", n, 1)), horizon, loss, loss_kwargs, **options)
+
+
+def make_hypercube(
+    n: int = 10,
+    horizon: int = VECTOR_HORIZON,
+    loss: str = "linear",
+    loss_kwargs: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> BanditConvexEnv:
+    """BCO-Hypercube-v0: the box [-1, 1]^n."""
+    size = _size("BCO-Hypercube-v0", "n", n, 1)
+    return _env(Hypercube(-1.0, 1.0, n=size), horizon, loss, loss_kwargs, **options)
+
+
+def make_nuclear_ball(
+    rows: int = 10,
+    cols: int = 10,
+    horizon: int = STRUCTURED_HORIZON,
+    loss: str = "completion",
+    loss_kwargs: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> BanditConvexEnv:
+    """BCO-NuclearBall-v0: rows x cols matrices of nuclear norm <= 1."""
+    rows = _size("BCO-NuclearBall-v0", "rows", rows, 1)
+    cols = _size("BCO-NuclearBall-v0", "cols", cols, 1)
+    convex_set = NuclearNormBall(rows, cols, radius=1.0)
+    return _env(convex_set, horizon, loss, loss_kwargs, **options)
+
+
+def make_shortest_path(
+    grid: int = 5,
+    horizon: int = STRUCTURED_HORIZON,
+    loss: str = "edge-costs",
+    loss_kwargs: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> BanditConvexEnv:
+    """BCO-ShortestPath-v0: unit s-t flows on the grid x grid DAG (edges right/down)."""
+    size = _size("BCO-ShortestPath-v0", "grid", grid, 2)
+    return _env(FlowPolytope.grid(size, size), horizon, loss, loss_kwargs, **options)
+
+
+def make_birkhoff(
+    n: int = 5,
+    horizon: int = STRUCTURED_HORIZON,
+    loss: str = "assignment",
+    loss_kwargs: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> BanditConvexEnv:
+    """BCO-Birkhoff-v0: n x n doubly stochastic matrices."""
+    size = _size("BCO-Birkhoff-v0", "n", n, 2)
+    return _env(BirkhoffPolytope(size), horizon, loss, loss_kwargs, **options)
+
+
+_ENTRY = "bco_gym.envs.registration:"
+
+register(id="BCO-Simplex-v0", entry_point=_ENTRY + "make_simplex", max_episode_steps=None)
+register(id="BCO-Ball-v0", entry_point=_ENTRY + "make_ball", max_episode_steps=None)
+register(id="BCO-L1Ball-v0", entry_point=_ENTRY + "make_l1_ball", max_episode_steps=None)
+register(id="BCO-Hypercube-v0", entry_point=_ENTRY + "make_hypercube", max_episode_steps=None)
+register(id="BCO-NuclearBall-v0", entry_point=_ENTRY + "make_nuclear_ball", max_episode_steps=None)
+register(
+    id="BCO-ShortestPath-v0", entry_point=_ENTRY + "make_shortest_path", max_episode_steps=None
+)
+register(id="BCO-Birkhoff-v0", entry_point=_ENTRY + "make_birkhoff", max_episode_steps=None)
+
+ENV_IDS = (
+    "BCO-Simplex-v0",
+    "BCO-Ball-v0",
+    "BCO-L1Ball-v0",
+    "BCO-Hypercube-v0",
+    "BCO-NuclearBall-v0",
+    "BCO-ShortestPath-v0",
+    "BCO-Birkhoff-v0",
+)
