@@ -1,0 +1,124 @@
+"""Sweeps: the grid, resuming after a crash, refusing a different sweep, backends agree."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from experiment_helpers import ENV_ID, ENV_KWARGS
+
+from bco_gym.experiment import Cell, SweepMismatchError, cells, load_sweep, sweep
+
+sweep_module = importlib.import_module("bco_gym.experiment.sweep")  # the name is the function
+
+GRID = {"envs": ENV_ID, "agents": ["bbcg", "random"], "horizons": 60, "seeds": 2}
+
+
+def small_sweep(out, **kwargs):
+    return sweep(**GRID, out=out, env_kwargs=ENV_KWARGS, progress=False, **kwargs)
+
+
+def test_the_grid_nests_envs_agents_horizons_seeds():
+    grid = cells(ENV_ID, ["bbcg", "fkm"], [10, 20], [3, 1], agent_kwargs={"fkm": {"c": 0.5}})
+    assert [(c.agent, c.horizon, c.seed) for c in grid] == [
+        ("bbcg", 10, 3),
+        ("bbcg", 10, 1),
+        ("bbcg", 20, 3),
+        ("bbcg", 20, 1),
+        ("fkm", 10, 3),
+        ("fkm", 10, 1),
+        ("fkm", 20, 3),
+        ("fkm", 20, 1),
+    ]
+    assert {c.constants for c in grid if c.agent == "fkm"} == {"custom"}
+    assert {c.constants for c in grid if c.agent == "bbcg"} == {"theory"}
+    assert [c.seed for c in cells(ENV_ID, "bbcg", 10, 3)] == [0, 1, 2]
+    assert len({c.key for c in grid}) == len(grid)
+
+
+def test_cell_keys_are_stable_and_depend_on_every_field():
+    cell = Cell(ENV_ID, "bbcg", 100, 0)
+    assert cell.key == Cell.from_dict(cell.to_dict()).key
+    assert cell.key.startswith("BCO-Ball-v0_bbcg_T100_s0_")
+    assert cell.key != Cell(ENV_ID, "bbcg", 100, 0, agent_kwargs={"c": 1.0}).key
+    assert cell.key != Cell(ENV_ID, "bbcg", 100, 0, env_kwargs={"n": 4}).key
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"seeds": 0}, "seeds=0 must be a positive count"),
+        ({"seeds": [1, 1]}, "contain duplicates"),
+        ({"seeds": [-2]}, "seed -2 must be a non-negative integer"),
+        ({"horizons": [0]}, "horizon=0 must be a positive integer"),
+        ({"agents": []}, "at least one value"),
+        ({"agent_kwargs": {"ogd": {"c": 1}}}, r"names agents \['ogd'\] that are not in"),
+    ],
+)
+def test_bad_grids_are_refused(kwargs, message):
+    arguments = {**GRID, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        cells(arguments.pop("envs"), arguments.pop("agents"), **arguments)
+
+
+def test_unknown_backend_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="backend='gpu'; allowed: serial, process, ray"):
+        small_sweep(tmp_path, backend="gpu")
+
+
+def test_resume_recomputes_only_unfinished_cells(tmp_path, monkeypatch):
+    first = small_sweep(tmp_path)
+    assert len(first) == 4
+    cell_files = sorted((tmp_path / "cells").glob("*.json"))
+    assert len(cell_files) == 4
+    # Simulated crash: one cell left as an NPZ without its JSON, one with a truncated JSON,
+    # and a temp file of an interrupted write.
+    cell_files[0].unlink()
+    cell_files[1].write_text(cell_files[1].read_text()[:40])
+    (tmp_path / "cells" / "x.npz.99.tmp").write_bytes(b"\x00" * 10)
+    untouched = {path: path.stat().st_mtime_ns for path in cell_files[2:]}
+
+    computed = []
+    original = sweep_module.run_cell
+
+    def counting_run_cell(cell):
+        computed.append(cell.key)
+        return original(cell)
+
+    monkeypatch.setattr(sweep_module, "run_cell", counting_run_cell)
+    second = small_sweep(tmp_path)
+    assert sorted(computed) == sorted(path.stem for path in cell_files[:2])
+    assert {path: path.stat().st_mtime_ns for path in cell_files[2:]} == untouched
+    assert not list((tmp_path / "cells").glob("*.tmp"))
+    assert all(a.same_outcome(b) for a, b in zip(first, second, strict=True))
+    computed.clear()
+    third = small_sweep(tmp_path)
+    assert computed == []
+    assert third == second == load_sweep(tmp_path)
+
+
+def test_a_different_sweep_in_the_same_directory_is_refused(tmp_path):
+    small_sweep(tmp_path)
+    with pytest.raises(SweepMismatchError, match="holds a different sweep"):
+        sweep(ENV_ID, ["bbcg"], 60, 3, out=tmp_path, env_kwargs=ENV_KWARGS, progress=False)
+
+
+@pytest.fixture
+def shutdown_ray():
+    yield
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+
+
+def test_backends_give_bit_identical_results(tmp_path, shutdown_ray):
+    serial = small_sweep(tmp_path / "serial", backend="serial")
+    process = small_sweep(tmp_path / "process", backend="process")
+    on_ray = small_sweep(tmp_path / "ray", backend="ray")
+    import ray
+
+    assert not ray.is_initialized()  # the local instance it started was shut down
+    for a, b, c in zip(serial, process, on_ray, strict=True):
+        assert a.same_outcome(b) and a.same_outcome(c)
+    assert load_sweep(tmp_path / "ray") == on_ray
