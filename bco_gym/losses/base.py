@@ -1,10 +1,14 @@
 """The oblivious adversary: loss sequences generated in seeded chunks.
 
-A :class:`LossSequence` is the whole sequence f_1, f_2, ... on a set K, fixed by one
+A :class:`LossSequence` is the whole sequence f_0, f_1, ... on a set K, fixed by one
 seed drawn at :meth:`LossSequence.reset` before any action is seen. Round t's
 parameters live in chunk k = t // chunk_size, drawn from its own generator
-``default_rng([seed, 1, k])``; so memory stays flat in the horizon and the same seed
+``default_rng([seed, 1, k])``; parameters shared by all rounds come from
+``default_rng([seed, 0])``. So memory stays flat in the horizon and the same seed
 gives the same losses whatever order or batch size the rounds are read in.
+
+The chunk size depends only on the family and the set (about 2^19 floats of
+per-round parameters per chunk, at most 4096 rounds), never on how rounds are read.
 
 Rounds are numbered from 0 in code (round t here is f_{t+1} in the paper).
 """
@@ -12,7 +16,8 @@ Rounds are numbered from 0 in code (round t here is f_{t+1} in the paper).
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Sequence
+import numbers
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -21,6 +26,9 @@ import numpy as np
 from bco_gym.sets.base import ConvexSet
 
 Params = dict[str, np.ndarray]
+
+MAX_CHUNK_ROUNDS = 4096
+CHUNK_FLOATS = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -40,6 +48,12 @@ class Comparator:
     gap: float
 
 
+def chunk_size_for(floats_per_round: int) -> int:
+    """Rounds per chunk: a power of two with about CHUNK_FLOATS floats, in [16, 4096]."""
+    rounds = CHUNK_FLOATS // max(1, int(floats_per_round))
+    return int(min(MAX_CHUNK_ROUNDS, max(16, 1 << max(0, rounds.bit_length() - 1))))
+
+
 class LossSequence(abc.ABC):
     """An oblivious loss sequence f_0, f_1, ... on a convex set.
 
@@ -47,20 +61,40 @@ class LossSequence(abc.ABC):
     per-round parameters of one chunk (:meth:`_draw_chunk`), evaluate losses for a
     slice of a chunk at a batch of points (:meth:`_evaluate`) and gradients
     (:meth:`_gradient`), state ``lipschitz`` (G) and ``bound`` (M) over K, and compute the
-    offline comparator (:meth:`comparator`).
+    offline comparator (:meth:`comparator`). ``supports`` says on which sets the
+    family is defined; the registry (:func:`bco_gym.losses.make_losses`) checks it.
+
+    Attributes:
+        set: the feasible set K.
+        chunk_size: rounds per generated chunk (fixed by the family and the set).
     """
 
     name: ClassVar[str]
-    chunk_size: ClassVar[int] = 1024
 
     def __init__(self, convex_set: ConvexSet):
         if not isinstance(convex_set, ConvexSet):
             raise TypeError(f"loss family needs a ConvexSet, got {type(convex_set).__name__}")
+        if not self.supports(convex_set):
+            raise ValueError(
+                f"loss family {self.name!r} is not defined on {convex_set!r}; {self.support_note()}"
+            )
         self.set = convex_set
+        self.chunk_size = chunk_size_for(self._floats_per_round())
         self._seed: int | None = None
         self._globals: Params = {}
         self._cached_index = -1
         self._cached: Params = {}
+
+    # -- which sets ---------------------------------------------------------------------
+    @classmethod
+    def supports(cls, convex_set: ConvexSet) -> bool:
+        """Whether the family is defined on ``convex_set`` (default: every set)."""
+        return isinstance(convex_set, ConvexSet)
+
+    @classmethod
+    def support_note(cls) -> str:
+        """Which sets the family supports, in words (for error messages)."""
+        return "it is defined on every convex set"
 
     # -- constants ----------------------------------------------------------------------
     @property
@@ -95,7 +129,7 @@ class LossSequence(abc.ABC):
         """Per-round parameters of rounds [index*chunk_size, (index+1)*chunk_size)."""
         if index != self._cached_index:
             rng = np.random.default_rng([self.seed, 1, index])
-            self._cached = self._draw_chunk(rng, self.chunk_size)
+            self._cached = self._draw_chunk(rng, index * self.chunk_size, self.chunk_size)
             self._cached_index = index
         return self._cached
 
@@ -110,13 +144,20 @@ class LossSequence(abc.ABC):
 
     def loss(self, t: int, x: np.ndarray) -> float:
         """f_t(x) for one round."""
-        index, offset = divmod(t, self.chunk_size)
-        values = self._evaluate(self.chunk(index), slice(offset, offset + 1), x[np.newaxis])
+        index, offset = divmod(_check_round(t), self.chunk_size)
+        point = self._check_point(x)
+        values = self._evaluate(self.chunk(index), slice(offset, offset + 1), point[np.newaxis])
         return float(values[0])
 
     def losses(self, start: int, points: np.ndarray) -> np.ndarray:
         """f_t(points[t - start]) for t = start, ..., start + len(points) - 1 (float64)."""
+        start = _check_round(start)
         points = np.asarray(points, dtype=float)
+        if points.shape[1:] != self.set.shape:
+            raise ValueError(
+                f"{self.name} loss: points have shape {points.shape}, expected "
+                f"(k, {', '.join(map(str, self.set.shape))}) for k rounds"
+            )
         out = np.empty(len(points))
         for t0, t1, params, part in self.chunks(start, start + len(points)):
             out[t0 - start : t1 - start] = self._evaluate(
@@ -126,22 +167,72 @@ class LossSequence(abc.ABC):
 
     def gradient(self, t: int, x: np.ndarray) -> np.ndarray:
         """A (sub)gradient of f_t at x, shaped like x."""
-        index, offset = divmod(t, self.chunk_size)
-        return self._gradient(self.chunk(index), offset, x)
+        index, offset = divmod(_check_round(t), self.chunk_size)
+        return self._gradient(self.chunk(index), offset, self._check_point(x))
+
+    def cumulative_loss(self, point: np.ndarray, checkpoints: Sequence[int]) -> np.ndarray:
+        """sum_{t < T'} f_t(point) for each prefix length T' (sorted), streamed by chunk."""
+        point = self._check_point(point)
+        stops = check_checkpoints(checkpoints)
+        totals = self.prefix_sums(
+            stops,
+            lambda params, part: (
+                self._evaluate(
+                    params, part, np.broadcast_to(point, (_length(part), *point.shape))
+                ).sum(keepdims=True),
+            ),
+        )
+        return np.array([float(total[0][0]) for total in totals])
+
+    def prefix_sums(
+        self,
+        checkpoints: Sequence[int],
+        statistic: Callable[[Params, slice], tuple[np.ndarray, ...]],
+    ) -> list[tuple[np.ndarray, ...]]:
+        """Running sums of ``statistic(params, part)`` over rounds [0, T') for each T'.
+
+        One pass over the rounds, chunk by chunk (memory flat in T'); ``statistic``
+        returns a tuple of arrays already summed over the rounds in ``part``.
+        """
+        totals: tuple[np.ndarray, ...] | None = None
+        results, done = [], 0
+        for stop in check_checkpoints(checkpoints):
+            for _, _, params, part in self.chunks(done, stop):
+                values = statistic(params, part)
+                totals = (
+                    tuple(np.array(v, dtype=float) for v in values)
+                    if totals is None
+                    else tuple(a + b for a, b in zip(totals, values, strict=True))
+                )
+            assert totals is not None
+            results.append(tuple(a.copy() for a in totals))
+            done = stop
+        return results
 
     # -- offline comparator ----------------------------------------------------------------
     @abc.abstractmethod
     def comparator(self, checkpoints: Sequence[int]) -> list[Comparator]:
-        """min_{x in K} sum_{t < T'} f_t(x) for each prefix length T' in ``checkpoints``."""
+        """min_{x in K} sum_{t < T'} f_t(x) for each prefix length T' in ``checkpoints``.
+
+        Returns one :class:`Comparator` per distinct prefix length, in increasing order.
+        """
 
     # -- hooks for subclasses ------------------------------------------------------------
+    def _floats_per_round(self) -> int:
+        """Floats of per-round parameters (sets the chunk size; default: K's dimension)."""
+        return self.set.dim
+
     def _draw_globals(self, rng: np.random.Generator) -> Params:
         """Sequence-level parameters (default: none)."""
         return {}
 
     @abc.abstractmethod
-    def _draw_chunk(self, rng: np.random.Generator, size: int) -> Params:
-        """Per-round parameters for ``size`` consecutive rounds (arrays with leading axis size)."""
+    def _draw_chunk(self, rng: np.random.Generator, first: int, size: int) -> Params:
+        """Per-round parameters of rounds first, ..., first + size - 1 (leading axis size).
+
+        ``rng`` is the chunk's own generator; ``first`` (a multiple of ``chunk_size``) is
+        there for families whose rounds depend on absolute time (e.g. switching means).
+        """
 
     @abc.abstractmethod
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:
@@ -151,10 +242,56 @@ class LossSequence(abc.ABC):
     def _gradient(self, params: Params, offset: int, x: np.ndarray) -> np.ndarray:
         """Gradient of the loss of round ``offset`` of the chunk at x."""
 
+    # -- validation ----------------------------------------------------------------------
+    def _check_point(self, x: np.ndarray) -> np.ndarray:
+        point = np.asarray(x, dtype=float)
+        if point.shape != self.set.shape:
+            raise ValueError(
+                f"{self.name} loss: point has shape {point.shape}, expected {self.set.shape}"
+            )
+        return point
+
+
+def _check_round(t: int) -> int:
+    if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 0:
+        raise ValueError(f"round t={t!r} must be an integer >= 0 (rounds are numbered from 0)")
+    return int(t)
+
+
+def _length(part: slice) -> int:
+    return int(part.stop - part.start)
+
 
 def check_checkpoints(checkpoints: Sequence[int]) -> list[int]:
     """Sorted unique positive prefix lengths; ValueError otherwise."""
-    values = sorted({int(c) for c in checkpoints})
+    try:
+        values = sorted({_check_round(c) for c in checkpoints})
+    except (TypeError, ValueError):
+        values = []
     if not values or values[0] < 1:
-        raise ValueError(f"checkpoints {list(checkpoints)!r} must be positive prefix lengths")
+        raise ValueError(
+            f"checkpoints {list(checkpoints)!r} must be a non-empty list of prefix lengths >= 1"
+        )
     return values
+
+
+def check_number(
+    family: str,
+    label: str,
+    value: float,
+    low: float = 0.0,
+    *,
+    strict: bool = False,
+    high: float | None = None,
+) -> float:
+    """``value`` as a finite float in [low, high] ((low, high] if ``strict``); else ValueError."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    below = number <= low if strict else number < low
+    above = high is not None and number > high
+    if not np.isfinite(number) or below or above:
+        interval = f"{'(' if strict else '['}{low:g}, {'inf)' if high is None else f'{high:g}]'}"
+        raise ValueError(f"{family} loss: {label}={value!r} must be a finite number in {interval}")
+    return number

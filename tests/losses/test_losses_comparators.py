@@ -1,0 +1,342 @@
+"""The offline comparator against independent solves, for full horizons and prefixes."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from losses_helpers import CASE_IDS, CASES, SETS, feasible_points, sequence, sum_over_rounds
+from scipy.optimize import linprog, minimize
+
+import bco_gym.losses.absolute as absolute_module
+import bco_gym.losses.portfolio as portfolio_module
+from bco_gym.losses import make_losses
+from bco_gym.sets import ConvexSet, Simplex
+
+# -- properties every comparator has ----------------------------------------------------
+
+
+@pytest.mark.parametrize(("family", "set_name"), CASES, ids=CASE_IDS)
+def test_comparator_is_certified_on_prefixes(family: str, set_name: str):
+    convex_set = SETS[set_name]
+    losses = sequence(family, set_name, seed=11)
+    stops = [1, 7, 60, losses.chunk_size + 5]  # the last prefix crosses a chunk boundary
+    results = losses.comparator([60, stops[-1], 7, 1, 60])
+    assert [r.horizon for r in results] == stops
+    candidates = feasible_points(convex_set, np.random.default_rng(11), 25)
+    for result in results:
+        scale = result.horizon * losses.bound
+        assert result.point.shape == convex_set.shape
+        assert convex_set.contains(result.point, atol=1e-7)
+        exact = sum_over_rounds(losses, result.point, result.horizon)
+        assert result.value == pytest.approx(exact, rel=1e-9, abs=1e-9 * scale)
+        assert 0.0 <= result.gap <= 1e-6 * scale
+        others = [losses.cumulative_loss(x, [result.horizon])[0] for x in candidates]
+        assert min(others) >= result.value - result.gap - 1e-9 * scale
+
+
+def test_cumulative_loss_matches_round_by_round_sums():
+    losses = sequence("quadratic", "ball", seed=2)
+    point = np.array([0.3, -0.2, 0.5])
+    stops = [3, 50, losses.chunk_size + 1]
+    expected = [sum(losses.loss(t, point) for t in range(stop)) for stop in stops]
+    np.testing.assert_allclose(losses.cumulative_loss(point, stops), expected, rtol=1e-12)
+
+
+# -- linear families: brute force over vertices / closed forms ---------------------------
+
+
+def _paths(convex_set) -> list[np.ndarray]:
+    """Indicator vectors of every s-t path of a FlowPolytope (depth-first search)."""
+    found = []
+
+    def extend(node, used):
+        if node == convex_set.sink:
+            vector = np.zeros(len(convex_set.edges))
+            vector[used] = 1.0
+            found.append(vector)
+            return
+        for e, (tail, head) in enumerate(convex_set.edges):
+            if tail == node:
+                extend(head, [*used, e])
+
+    extend(convex_set.source, [])
+    return found
+
+
+def _vertices(set_name: str) -> list[np.ndarray]:
+    convex_set = SETS[set_name]
+    if set_name == "simplex":
+        return list(np.eye(4))
+    if set_name == "l1":
+        return [sign * 2.0 * e for e in np.eye(3) for sign in (1.0, -1.0)]
+    if set_name == "box":
+        return [
+            np.array(corner)
+            for corner in itertools.product(*zip(convex_set.low, convex_set.high, strict=True))
+        ]
+    if set_name == "flow":
+        return _paths(convex_set)
+    if set_name == "birkhoff":
+        return [np.eye(3)[list(p)] for p in itertools.permutations(range(3))]
+    raise AssertionError(set_name)
+
+
+LINEAR_ON_POLYTOPES = [
+    ("linear", "simplex"),
+    ("linear", "l1"),
+    ("linear", "box"),
+    ("linear-switching", "flow"),
+    ("linear", "birkhoff"),
+    ("edge-costs", "flow"),
+    ("assignment", "birkhoff"),
+]
+
+
+@pytest.mark.parametrize(("family", "set_name"), LINEAR_ON_POLYTOPES)
+def test_linear_comparators_match_brute_force_over_vertices(family: str, set_name: str):
+    losses = sequence(family, set_name, seed=5, **({"period": 13} if "switching" in family else {}))
+    vertices = _vertices(set_name)
+    assert len(vertices) >= 3
+    for result in losses.comparator([9, 40]):
+        best = min(sum_over_rounds(losses, v, result.horizon) for v in vertices)
+        assert result.gap == 0.0
+        assert result.value == pytest.approx(best, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("set_name", ["ball", "nuclear"])
+def test_linear_comparator_matches_the_closed_form_on_balls(set_name: str):
+    convex_set = SETS[set_name]
+    losses = sequence("linear", set_name, seed=6)
+    center = np.zeros(convex_set.shape)
+    for result in losses.comparator([5, 33]):
+        total = sum(losses.gradient(t, center) for t in range(result.horizon))
+        if set_name == "ball":  # min over ||x|| <= rho of <S, x> is at -rho S/||S||
+            best_point = -1.5 * total / np.linalg.norm(total)
+        else:  # nuclear ball: -rho u_1 v_1^T
+            u, _, vt = np.linalg.svd(total)
+            best_point = -2.0 * np.outer(u[:, 0], vt[0])
+        best = sum_over_rounds(losses, best_point, result.horizon)
+        assert result.value == pytest.approx(best, rel=1e-10, abs=1e-10)
+
+
+# -- smooth families: scipy's SLSQP with the set's constraints written here -------------
+
+
+def _description(set_name: str):
+    """K = {E z : A_eq z = b_eq, A_ub z <= b_ub, bounds}, written here independently.
+
+    Returns (E, A_eq, b_eq, A_ub, b_ub, bounds); the ball is handled by the caller.
+    """
+    convex_set = SETS[set_name]
+    dim = convex_set.dim
+    none = (None, None, None, None)
+    if set_name == "simplex":
+        return np.eye(4), np.ones((1, 4)), np.ones(1), None, None, [(0, None)] * 4
+    if set_name == "box":
+        return np.eye(3), *none, list(zip(convex_set.low, convex_set.high, strict=True))
+    if set_name == "l1":  # x = u - v with u, v >= 0 and sum(u + v) <= rho
+        expand = np.hstack([np.eye(3), -np.eye(3)])
+        return expand, None, None, np.ones((1, 6)), np.array([2.0]), [(0, None)] * 6
+    if set_name == "flow":
+        nodes = sorted({node for edge in convex_set.edges for node in edge})
+        incidence = np.zeros((len(nodes), dim))
+        for e, (tail, head) in enumerate(convex_set.edges):
+            incidence[nodes.index(tail), e] = 1.0
+            incidence[nodes.index(head), e] = -1.0
+        supply = np.zeros(len(nodes))
+        supply[nodes.index(convex_set.source)] = 1.0
+        supply[nodes.index(convex_set.sink)] = -1.0
+        return np.eye(dim), incidence, supply, None, None, [(0, None)] * dim
+    if set_name == "birkhoff":
+        sums = np.vstack([np.kron(np.eye(3), np.ones(3)), np.kron(np.ones(3), np.eye(3))])
+        return np.eye(9), sums, np.ones(6), None, None, [(0, None)] * 9
+    raise AssertionError(set_name)
+
+
+def _slsqp_minimum(losses, set_name: str, stop: int) -> float:
+    convex_set = SETS[set_name]
+    if set_name == "ball":
+        expand, constraints, bounds = (
+            np.eye(3),
+            [{"type": "ineq", "fun": lambda z: 2.25 - z @ z}],
+            None,
+        )
+    else:
+        expand, a_eq, b_eq, a_ub, b_ub, bounds = _description(set_name)
+        constraints = []
+        if a_eq is not None:
+            constraints.append({"type": "eq", "fun": lambda z: a_eq @ z - b_eq})
+        if a_ub is not None:
+            constraints.append({"type": "ineq", "fun": lambda z: b_ub - a_ub @ z})
+    best = np.inf
+    for start in feasible_points(convex_set, np.random.default_rng(0), 2)[:3]:
+        flat = start.ravel()
+        z0 = (
+            np.concatenate([np.maximum(flat, 0), np.maximum(-flat, 0)])
+            if set_name == "l1"
+            else flat
+        )
+        solution = minimize(
+            lambda z: sum_over_rounds(losses, (expand @ z).reshape(convex_set.shape), stop),
+            z0,
+            method="SLSQP",
+            constraints=constraints,
+            bounds=bounds,
+            options={"ftol": 1e-13, "maxiter": 500},
+        )
+        point = (expand @ solution.x).reshape(convex_set.shape)
+        best = min(best, sum_over_rounds(losses, point, stop))
+    return best
+
+
+SMOOTH_CASES = [
+    ("quadratic", "simplex"),
+    ("quadratic", "box"),
+    ("quadratic", "l1"),
+    ("quadratic", "birkhoff"),
+    ("regression", "simplex"),
+    ("regression", "ball"),
+    ("regression", "l1"),
+    ("regression", "flow"),
+    ("congestion", "flow"),
+    ("portfolio", "simplex"),
+]
+
+
+@pytest.mark.parametrize(("family", "set_name"), SMOOTH_CASES)
+def test_smooth_comparators_match_slsqp(family: str, set_name: str):
+    losses = sequence(family, set_name, seed=8)
+    for result in losses.comparator([12, 40]):
+        independent = _slsqp_minimum(losses, set_name, result.horizon)
+        scale = result.horizon * losses.bound
+        assert result.value <= independent + 1e-7 * scale
+        assert result.value - result.gap <= independent + 1e-12 * scale
+
+
+def test_portfolio_ladder_of_warm_starts_matches_slsqp(monkeypatch):
+    monkeypatch.setattr(portfolio_module, "LADDER_BASE", 50)
+    losses = sequence("portfolio", "simplex", seed=9, drift=0.02, volatility=0.1)
+    (result,) = losses.comparator([1500])
+    independent = _slsqp_minimum(losses, "simplex", 1500)
+    assert result.value == pytest.approx(independent, abs=1e-7 * 1500 * losses.bound)
+    assert result.gap <= 1e-8 * 1500 * losses.bound
+
+
+def _project_nuclear(x: np.ndarray, radius: float) -> np.ndarray:
+    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    if s.sum() <= radius:
+        return x
+    shifts = (np.cumsum(s) - radius) / np.arange(1, len(s) + 1)
+    threshold = shifts[np.nonzero(s > shifts)[0][-1]]
+    return (u * np.maximum(s - threshold, 0.0)) @ vt
+
+
+def test_completion_comparator_matches_projected_gradient_written_here():
+    losses = sequence("completion", "nuclear", seed=10, noise=2.0)
+    zeros, ones = np.zeros((3, 4)), np.ones((3, 4))
+    for result in losses.comparator([8, 150]):
+        # The objective's data, read off the per-round gradients: grad at 0 is -y_t e_ij,
+        # and grad at 1 minus grad at 0 is e_ij.
+        counts = sum(
+            losses.gradient(t, ones) - losses.gradient(t, zeros) for t in range(result.horizon)
+        )
+        sums = -sum(losses.gradient(t, zeros) for t in range(result.horizon))
+        x = np.zeros((3, 4))
+        for _ in range(3000):
+            x = _project_nuclear(x - (counts * x - sums) / counts.max(), 2.0)
+        independent = sum_over_rounds(losses, x, result.horizon)
+        assert result.value == pytest.approx(independent, abs=1e-7 * result.horizon * losses.bound)
+
+
+# -- absolute: the primal LP with one slack per round, written here -----------------------
+
+
+def _absolute_lp_minimum(losses, set_name: str, stop: int) -> float:
+    convex_set = SETS[set_name]
+    center = np.asarray(convex_set.center, dtype=float)
+    # Each loss is |s_t r_t| with s_t r_t(x) = f_t(c) + <g_t, x - c>, g_t = grad f_t(c).
+    features = np.array([losses.gradient(t, center).ravel() for t in range(stop)])
+    offsets = np.array([features[t] @ center.ravel() - losses.loss(t, center) for t in range(stop)])
+    expand, a_eq, b_eq, a_ub, b_ub, bounds = _description(set_name)
+    variables = expand.shape[1]
+    rows = features @ expand
+    slack = -np.eye(stop)
+    upper = np.block([[rows, slack], [-rows, slack]])
+    upper_rhs = np.concatenate([offsets, -offsets])
+    if a_ub is not None:
+        upper = np.vstack([upper, np.hstack([a_ub, np.zeros((len(a_ub), stop))])])
+        upper_rhs = np.concatenate([upper_rhs, b_ub])
+    equal = None if a_eq is None else np.hstack([a_eq, np.zeros((len(a_eq), stop))])
+    cost = np.concatenate([np.zeros(variables), np.ones(stop)])
+    solution = linprog(
+        cost, upper, upper_rhs, equal, b_eq, bounds=[*bounds, *[(0, None)] * stop], method="highs"
+    )
+    assert solution.status == 0
+    point = (expand @ solution.x[:variables]).reshape(convex_set.shape)
+    return sum_over_rounds(losses, point, stop)
+
+
+@pytest.mark.parametrize("set_name", ["simplex", "l1", "box", "flow", "birkhoff"])
+def test_absolute_comparator_matches_the_primal_lp(set_name: str):
+    losses = sequence("absolute", set_name, seed=12)
+    for result in losses.comparator([15, 70]):
+        independent = _absolute_lp_minimum(losses, set_name, result.horizon)
+        assert result.value == pytest.approx(independent, abs=1e-8 * result.horizon * losses.bound)
+        assert result.gap <= 1e-8 * result.horizon * losses.bound
+
+
+@pytest.mark.parametrize("set_name", ["simplex", "flow"])
+def test_absolute_trust_region_scheme_matches_the_primal_lp(monkeypatch, set_name: str):
+    """Prefixes longer than EXACT_ROUNDS go through the ladder and the trust region."""
+    monkeypatch.setattr(absolute_module, "EXACT_ROUNDS", 40)
+    monkeypatch.setattr(absolute_module, "NEAR_ROUNDS", 60)
+    losses = sequence("absolute", set_name, seed=13)
+    results = losses.comparator([900, 2000])
+    for result in results:
+        independent = _absolute_lp_minimum(losses, set_name, result.horizon)
+        scale = result.horizon * losses.bound
+        assert result.value == pytest.approx(independent, abs=1e-7 * scale)
+        assert result.gap <= 1e-7 * scale
+        assert result.value - result.gap <= independent + 1e-12 * scale
+
+
+# -- a set known only through its oracles ---------------------------------------------------
+
+
+class OracleOnlySimplex(ConvexSet):
+    """The simplex without a projection (as a user-defined set might be)."""
+
+    def __init__(self, n: int):
+        self.inner = Simplex(n)
+        self.shape = self.inner.shape
+
+    aff_dim = property(lambda self: self.inner.aff_dim)
+    center = property(lambda self: self.inner.center)
+    inner_radius = property(lambda self: self.inner.inner_radius)
+    outer_radius = property(lambda self: self.inner.outer_radius)
+
+    def tangent(self, v):
+        return self.inner.tangent(v)
+
+    def lmo(self, direction):
+        return self.inner.lmo(direction)
+
+    def contains(self, x, atol=1e-9):
+        return self.inner.contains(x, atol)
+
+
+@pytest.mark.parametrize("family", ["quadratic", "regression"])
+def test_frank_wolfe_comparator_without_projection_agrees(family: str):
+    plain = OracleOnlySimplex(4)
+    assert not plain.has_projection
+    with_projection = sequence(family, "simplex", seed=14)
+    oracle_only = make_losses(family, plain)
+    oracle_only.reset(np.random.default_rng(14))
+    for a, b in zip(
+        with_projection.comparator([30, 500]), oracle_only.comparator([30, 500]), strict=True
+    ):
+        scale = a.horizon * with_projection.bound
+        assert b.value == pytest.approx(a.value, abs=1e-8 * scale)
+        assert b.gap <= 1e-8 * scale
