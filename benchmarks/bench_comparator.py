@@ -34,7 +34,7 @@ cases = [
     ("edge-costs", FlowPolytope.grid(5, 5)),
 ]
 print(f"comparator time at T = {horizon:,} (one call; then 40 log-spaced prefixes)")
-print(f"{'family':<12} {"set":<44} {'full T (s)':>10} {'40 prefixes (s)':>16} {'gap':>9}")
+print(f"{'family':<12} {'set':<44} {'full T (s)':>10} {'40 prefixes (s)':>16} {'gap':>9}")
 for family, convex_set in cases:
     losses = make_losses(family, convex_set)
     losses.reset(np.random.default_rng(0))
