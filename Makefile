@@ -43,6 +43,9 @@ format: $(STAMP)
 test: lint
 	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# Benchmarks 0-5 of issue 7 (peer FKM loop, loop overhead, fast path, projection-free
+# payoff, memory at T=10^7, scaling in n): each ratio printed beside its target; JSON,
+# summary.md and scaling.png in benchmarks/out/. About 10 minutes on 2 cores.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 

@@ -142,6 +142,15 @@ def _add_common(command: argparse.ArgumentParser, *, sweep: bool) -> None:
         )
 
 
+def _add_loop_flag(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--gym-loop",
+        action="store_true",
+        help="play every round through the Gymnasium loop (env.step + RegretRecorder) instead "
+        "of the runner's fast path (block agents) or lean per-round loop; same results, slower",
+    )
+
+
 def _add_run(commands: Any) -> None:
     command = commands.add_parser("run", help="one agent, one env, one seed")
     command.add_argument("--env", default="BCO-Simplex-v0", help="env id (see `bco-gym list`)")
@@ -155,6 +164,7 @@ def _add_run(commands: Any) -> None:
     )
     command.add_argument("--out", type=Path, default=None, help="save the result as this .json")
     _add_common(command, sweep=False)
+    _add_loop_flag(command)
     command.set_defaults(handler=command_run)
 
 
@@ -189,6 +199,7 @@ def _add_compare(commands: Any) -> None:
         "--tuned", type=Path, default=None, help="tuned-constants JSON written by `bco-gym tune`"
     )
     _add_common(command, sweep=True)
+    _add_loop_flag(command)
     command.set_defaults(handler=command_compare)
 
 
@@ -226,6 +237,7 @@ def _add_exponents(commands: Any) -> None:
     )
     command.add_argument("--tuned", type=Path, default=None, help="tuned-constants JSON")
     _add_common(command, sweep=True)
+    _add_loop_flag(command)
     command.set_defaults(handler=command_exponents)
 
 
@@ -358,6 +370,11 @@ def _progress(args: argparse.Namespace) -> bool | None:
     return False if args.quiet else None
 
 
+def _fast(args: argparse.Namespace) -> bool | None:
+    """run()'s ``fast``: False with --gym-loop, else None (the fastest loop that applies)."""
+    return False if args.gym_loop else None
+
+
 # -- commands -------------------------------------------------------------------------------------
 def command_run(args: argparse.Namespace) -> int:
     from bco_gym.experiment import run, save_result
@@ -373,6 +390,7 @@ def command_run(args: argparse.Namespace) -> int:
         env_kwargs=env_kwargs,
         agent_kwargs=args.agent_kwargs,
         progress=_progress(args),
+        fast=_fast(args),
     )
     horizon = result.horizon
     scale = f"{result.scale_param}={result.scale_value:.4g}" if result.scale_value else ""
@@ -391,7 +409,8 @@ def command_run(args: argparse.Namespace) -> int:
     )
     print(
         f"time: agent {result.agent_seconds:.3g} s, env {result.env_seconds:.3g} s, "
-        f"comparator {result.comparator_seconds:.3g} s ({result.rounds_per_second:,.0f} rounds/s)"
+        f"comparator {result.comparator_seconds:.3g} s ({result.rounds_per_second:,.0f} rounds/s, "
+        f"{result.loop} loop)"
     )
     if args.out is not None:
         print(f"wrote {save_result(args.out, result)}")
@@ -419,6 +438,7 @@ def command_compare(args: argparse.Namespace) -> int:
         constants=labels,
         progress=_progress(args),
         ray_address=args.ray_address,
+        fast=_fast(args),
     )
     report_warnings(results)
     report_compare(results, args.out)
@@ -447,6 +467,7 @@ def command_exponents(args: argparse.Namespace) -> int:
         constants=labels,
         progress=_progress(args),
         ray_address=args.ray_address,
+        fast=_fast(args),
     )
     report_warnings(results)
     report_exponents(results, args.out)

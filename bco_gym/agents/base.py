@@ -10,7 +10,10 @@ feedback (BBCG, the random agent) sets ``supports_blocks = True`` and implements
 ``_block_actions``/``_update_block``; then ``block_actions()`` returns the next k >= 1
 plays at once (up to the end of the agent's current block) and ``update_block(losses)``
 absorbs their k losses. The two give actions and state bit-identical to k rounds of
-``act``/``update``, and the two paths may be mixed freely within an episode.
+``act``/``update``, and the two paths may be mixed freely within an episode. Such an
+agent may also name an anchor of its pending block (``block_anchor()``: a point a and
+a radius delta with every play within delta of a, a claimed in the shrunk set
+K_delta), which lets a caller certify the block's feasibility cheaply.
 """
 
 from __future__ import annotations
@@ -122,6 +125,17 @@ class Agent(abc.ABC):
         self._awaiting_update = True
         return actions
 
+    def block_anchor(self) -> tuple[np.ndarray, float] | None:
+        """(a, delta) for the plays of the pending ``block_actions()``, or None.
+
+        A claim a caller may verify instead of testing every play for membership:
+        every play y satisfies ||y - a|| <= delta, and a lies in the shrunk set
+        K_delta = c + (1 - delta/r)(K - c), so each y is in K. None when the agent
+        names no anchor, or when no block is pending. ``a`` is the agent's own array:
+        read it, do not modify it.
+        """
+        return self._block_anchor() if self._pending_block else None
+
     def update_block(self, losses: np.ndarray) -> None:
         """Learn from the losses of the plays returned by the last ``block_actions``."""
         k = self._pending_block
@@ -213,3 +227,7 @@ class Agent(abc.ABC):
     def _update_block(self, losses: np.ndarray) -> None:
         """Absorb the losses of the plays returned by ``_block_actions``."""
         raise NotImplementedError
+
+    def _block_anchor(self) -> tuple[np.ndarray, float] | None:
+        """The anchor of the pending block (see ``block_anchor``); default: none."""
+        return None

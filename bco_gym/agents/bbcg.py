@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from bco_gym.agents.base import Agent
-from bco_gym.agents.estimators import block_estimate, sphere_directions
+from bco_gym.agents.estimators import block_estimate, tangent_gaussians
 from bco_gym.agents.frank_wolfe import ConditionalGradientResult, conditional_gradient
 from bco_gym.agents.schedules import block_length, positive, smoothing_radius_for
 from bco_gym.problem import Problem
@@ -46,7 +46,8 @@ class BlockBanditCG(Agent):
 
     Block fast path: a block's plays are fixed at its start (all its directions are drawn
     at once), so ``block_actions()`` returns the rest of the current block and
-    ``update_block(losses)`` absorbs them, bit-identical to round-by-round play.
+    ``update_block(losses)`` absorbs them, bit-identical to round-by-round play;
+    ``block_anchor()`` is (x_{m-1}, delta).
 
     Theorem 1 parameters (d in place of n): K_b = round(sqrt(T)),
     eta = 2cR/(dM) T^(-3/4), delta = c T^(-1/4), eps = 16 R^2 T^(-1/2), for any c > 0 with
@@ -182,8 +183,10 @@ class BlockBanditCG(Agent):
         self._block_rounds = 0  # rounds in the current block
         self._position = 0  # rounds of the current block already played
         self._losses = np.empty(self.params["block_size"])
-        self._directions = np.empty((0, *self.set.shape))
-        self._plays = self._directions
+        # The block's u_t = P_V g_t / ||P_V g_t||, kept as P_V g_t and its norms.
+        self._tangent = np.empty((0, *self.set.shape))
+        self._norms = np.empty(0)
+        self._plays = self._tangent
         self.stats.update(lmo_calls_per_block=[], cg_gap=None)
 
     def _act(self) -> np.ndarray:
@@ -198,7 +201,13 @@ class BlockBanditCG(Agent):
 
     def _block_actions(self) -> np.ndarray:
         self._start_block_if_needed()
-        return self._plays[self._position :].copy()
+        # No copy: the rest of the block is handed over whole, and update_block must
+        # follow and end the block, so these rows of _plays are never read again.
+        return self._plays[self._position :]
+
+    def _block_anchor(self) -> tuple[np.ndarray, float]:
+        """x_{m-1} and delta: the block plays x_{m-1} + delta*u_t, x_{m-1} in K_delta."""
+        return self._point, self.params["smoothing_radius"]
 
     def _update_block(self, losses: np.ndarray) -> None:
         self._losses[self._position : self._position + len(losses)] = losses
@@ -215,8 +224,11 @@ class BlockBanditCG(Agent):
         self._block_start += self._block_rounds
         k = min(self.params["block_size"], self.horizon - self._block_start)
         self._block_rounds, self._position = k, 0
-        self._directions = sphere_directions(self.set, self.rng, k)
-        self._plays = self._point + self.params["smoothing_radius"] * self._directions
+        self._tangent, self._norms = tangent_gaussians(self.set, self.rng, k)
+        # y_t = x_{m-1} + delta * u_t = x_{m-1} + (delta/||P_V g_t||) P_V g_t, in two passes.
+        scale = self.params["smoothing_radius"] / self._norms
+        self._plays = self._tangent * scale.reshape((k,) + (1,) * len(self.set.shape))
+        self._plays += self._point
         if self._block > 1 and self.params["background"]:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bbcg")
@@ -227,8 +239,12 @@ class BlockBanditCG(Agent):
     def _finish_block(self) -> None:
         """End block m: g_hat_m from the block's losses; x_m from the routine (m > 1)."""
         k = self._block_rounds
+        # sum_s f_s u_s = sum_s (f_s / ||P_V g_s||) P_V g_s: one product over the block.
         estimate = block_estimate(
-            self._losses[:k], self._directions, self.params["smoothing_radius"], self._dimension
+            self._losses[:k] / self._norms,
+            self._tangent,
+            self.params["smoothing_radius"],
+            self._dimension,
         )
         calls = 0
         if self._block > 1:

@@ -35,17 +35,39 @@ def sphere_directions(convex_set: ConvexSet, rng: np.random.Generator, count: in
 
     Draws one standard normal batch, maps it onto V with ``tangent_many`` and normalises
     each row (a row with zero tangent component, an event of probability zero, is
-    redrawn).
+    redrawn): u = P_V g / ||P_V g||, from :func:`tangent_gaussians`.
+    """
+    directions, norms = tangent_gaussians(convex_set, rng, count)
+    directions /= norms.reshape((count,) + (1,) * len(convex_set.shape))
+    return directions
+
+
+def tangent_gaussians(
+    convex_set: ConvexSet, rng: np.random.Generator, count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(P_V g_s, ||P_V g_s||) for ``count`` standard normals g_s: directions not yet normalised.
+
+    u_s = P_V g_s / ||P_V g_s|| is uniform on the unit sphere of V. Callers that only
+    scale the directions (a play x + delta*u, an estimate sum f_s u_s) fold 1/||P_V g_s||
+    into that scalar and skip a pass over the batch. Rows with zero norm (probability
+    zero) are redrawn, so every norm is > 0.
     """
     shape = convex_set.shape
-    directions = convex_set.tangent_many(rng.standard_normal((count, *shape)))
-    norms = _row_norms(directions)
-    while np.any(norms == 0.0):
+    # V is the whole space for a full-dimensional set: P_V is the identity, and the
+    # fresh Gaussian batch needs no copy through tangent_many.
+    project = _fresh_batch if convex_set.aff_dim == convex_set.dim else convex_set.tangent_many
+    vectors = project(rng.standard_normal((count, *shape)))
+    norms = _row_norms(vectors)
+    while not np.all(norms):
         bad = np.flatnonzero(norms == 0.0)
-        directions[bad] = convex_set.tangent_many(rng.standard_normal((len(bad), *shape)))
-        norms = _row_norms(directions)
-    directions /= norms.reshape((count,) + (1,) * len(shape))
-    return directions
+        vectors[bad] = project(rng.standard_normal((len(bad), *shape)))
+        norms = _row_norms(vectors)
+    return vectors, norms
+
+
+def _fresh_batch(vectors: np.ndarray) -> np.ndarray:
+    """P_V for V = the whole space, on a batch the caller owns: the batch itself."""
+    return vectors
 
 
 def one_point_estimate(
@@ -92,4 +114,5 @@ class DirectionStream:
 
 
 def _row_norms(rows: np.ndarray) -> np.ndarray:
-    return np.sqrt(np.sum(rows * rows, axis=tuple(range(1, rows.ndim))))
+    flat = rows.reshape(len(rows), -1)
+    return np.sqrt(np.einsum("ij,ij->i", flat, flat))  # one pass, no squared copy

@@ -99,7 +99,9 @@ class FlaxmanAgent(Agent):
 
     def _act(self) -> np.ndarray:
         self._current = self._directions.next()
-        return self._point + self.params["smoothing_radius"] * self._current
+        play = self._current * self.params["smoothing_radius"]  # y_t = x_t + delta u_t,
+        play += self._point  # one new array (the same sums as x_t + delta*u_t)
+        return play
 
     def _update(self, loss: float, info: dict[str, Any] | None) -> None:
         eta, delta = self.params["step_size"], self.params["smoothing_radius"]

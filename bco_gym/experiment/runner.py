@@ -1,13 +1,33 @@
 """One run: an agent against an environment for one horizon and one seed.
 
-:func:`run` plays the Gymnasium loop of DESIGN.md's public contract through a
-:class:`~bco_gym.wrappers.RegretRecorder` (the reference semantics),
+:func:`run` resets env and agent, plays T rounds, then asks the loss sequence for the
+offline comparator once, at every checkpoint together, and returns a typed
+:class:`RunResult`. The rounds are played by one of three loops with the same outcome
+(``RunResult.loop`` says which ran):
 
-    obs, info = env.reset(seed=seed); agent.reset(seed=agent_seed)
-    repeat T times: action = agent.act(obs); obs, ... = env.step(action); agent.update(loss, info)
+* ``"gym"`` -- the reference semantics, the Gymnasium loop of DESIGN.md's public
+  contract through a :class:`~bco_gym.wrappers.RegretRecorder`:
 
-then asks the loss sequence for the offline comparator once, at every checkpoint
-together, and returns a typed :class:`RunResult`.
+      obs, info = env.reset(seed=seed); agent.reset(seed=agent_seed)
+      repeat T times: action = agent.act(obs); obs, ... = env.step(action)
+                      agent.update(info["loss"], info)
+
+* ``"block"`` -- the fast path, for agents whose plays within a block do not depend on
+  that block's feedback (``agent.supports_blocks``: BBCG, random). Per block:
+  ``plays = agent.block_actions()`` (k rounds at once); the block's feasibility is
+  checked vectorised (:class:`_BlockChecker`); ``losses.losses(t, plays)`` evaluates the
+  k losses in one call; ``agent.update_block(losses)``. Actions and losses are those of
+  the Gymnasium loop bit for bit (tests/experiment/test_fast_path.py). The env is not
+  stepped: afterwards ``env.unwrapped.round`` is 0 and the recorder holds no losses.
+* ``"lean"`` -- every other agent: the Gymnasium loop on ``env.unwrapped`` itself,
+  without the wrappers' per-round calls (the runner records the losses), so the env's
+  own semantics (feasibility, projection, gradients, rendering) are untouched.
+
+``fast=None`` (default) picks ``"block"`` where the agent supports it and ``"lean"``
+otherwise; both need an env whose only wrappers are the RegretRecorder and those
+``gym.make`` adds (order enforcing, the passive checker), and ``"block"`` also an env
+with ``on_infeasible="raise"`` and no render mode -- otherwise the Gymnasium loop runs.
+``fast=False`` forces the Gymnasium loop; ``fast=True`` requires a runner loop.
 
 Seeding. The adversary's stream is the env's ``np_random`` seeded by
 ``env.reset(seed=seed)`` (numpy's ``SeedSequence(seed)``). The agent gets
@@ -22,12 +42,15 @@ each segment between checkpoints summed exactly (:func:`math.fsum`) and the segm
 sums added with ``fsum`` again (the final sum is the correctly rounded sum of all
 rounds, as the RegretRecorder's); and the per-round losses themselves while
 T <= ``ROUND_LOSSES_LIMIT`` (above it only the checkpoint curve is kept, so a result
-stays small whatever T is).
+stays small whatever T is). The block and lean loops do not keep the losses above that
+limit either: each segment's sum is kept exactly as it streams in (:class:`_LossTally`),
+so memory stays flat in T and the sums equal the stored-losses ones bit for bit.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import platform
 import time
@@ -41,6 +64,13 @@ import numpy as np
 
 ROUND_LOSSES_LIMIT = 100_000
 DEFAULT_CHECKPOINT_COUNT = 40
+LOOPS = ("block", "lean", "gym")
+# Floats per slice of a block in the anchor certificate (a cache-sized temporary).
+CERTIFICATE_FLOATS = 1 << 16
+# Rounds of losses the lean loop buffers before tallying them (memory flat in T).
+LEAN_BUFFER = 4096
+# Rounds of losses a streaming tally buffers before adding them to its exact sum.
+TALLY_BUFFER = 1 << 16
 AGENT_STREAM = 1
 CONSTANTS_LABELS = ("theory", "tuned", "custom")
 
@@ -65,10 +95,15 @@ class RunResult:
     ``comparator_gap[k]`` above it. ``round_losses`` holds every f_t(y_t) when
     T <= ROUND_LOSSES_LIMIT, else None.
 
-    Times are wall-clock seconds: ``agent_seconds`` inside ``act``/``update``,
-    ``env_seconds`` inside ``env.step`` (which includes the recorder's end-of-episode
-    comparator), ``comparator_seconds`` for the checkpoint comparator, ``wall_seconds``
-    for the whole call. ``warnings`` lists the distinct warnings raised during the run
+    ``loop`` names the loop that played the rounds: "block", "lean" or "gym" (see the
+    module docstring); the outcome does not depend on it.
+
+    Times are wall-clock seconds: ``agent_seconds`` inside ``act``/``update`` (or
+    ``block_actions``/``update_block``), ``env_seconds`` inside ``env.step`` (which in
+    the Gymnasium loop includes the recorder's end-of-episode comparator; in the block
+    loop: the feasibility check and the batched loss evaluation),
+    ``comparator_seconds`` for the checkpoint comparator, ``wall_seconds`` for the whole
+    call. ``warnings`` lists the distinct warnings raised during the run
     (e.g. a theory parameter capped at tiny T), as "Category: message".
     """
 
@@ -189,8 +224,11 @@ def run(
         constants: label saying where the agent's constants come from: "theory",
             "tuned" or "custom"; default "theory" without overrides, else "custom".
         progress: show a tqdm bar over rounds (None: only on a terminal and T >= 10^5).
-        fast: reserved for the vectorised fast path (issue 7). None picks the fastest
-            available loop, False forces the Gymnasium loop, True requires the fast path.
+        fast: None (default) plays the fastest loop that applies: "block" for agents
+            with ``supports_blocks``, else "lean"; False forces the Gymnasium loop; True
+            requires a runner loop ("block" or "lean") and raises ValueError when only
+            the Gymnasium loop applies (an env with other wrappers). See the module
+            docstring; every loop gives the same outcome.
 
     Returns:
         A :class:`RunResult`.
@@ -244,15 +282,21 @@ def _run_recorded(
         problem = env.unwrapped.problem
         points = resolve_checkpoints(checkpoints, problem.horizon)
         label = _constants_label(constants, agent_name_or_agent, agent_kwargs)
-        play, loop = _select_loop(agent, fast)
+        play, loop = _select_loop(env, agent, fast)
         agent_seed = agent_seed_for(seed)
         observation, _ = env.reset(seed=seed)
         agent.reset(seed=agent_seed)
-        played = play(env, agent, observation, progress=_want_progress(progress, problem.horizon))
+        played = play(
+            env,
+            agent,
+            observation,
+            checkpoints=points,
+            progress=_want_progress(progress, problem.horizon),
+        )
         comparator_start = time.perf_counter()
         comparators = env.unwrapped.losses.comparator(points)
         comparator_seconds = time.perf_counter() - comparator_start
-        curve = _regret_curve(played.round_losses, points, comparators)
+        curve = _regret_curve(played.tally, points, comparators)
         return RunResult(
             env_id=env_id,
             agent=agent_name,
@@ -260,7 +304,7 @@ def _run_recorded(
             agent_seed=agent_seed,
             horizon=problem.horizon,
             **curve,
-            round_losses=(played.round_losses if problem.horizon <= ROUND_LOSSES_LIMIT else None),
+            round_losses=played.tally.round_losses(),
             lmo_calls=int(agent.stats.get("lmo_calls", 0)),
             projections=int(agent.stats.get("projections", 0)),
             regret_bound=_optional_float(agent.regret_bound()),
@@ -286,15 +330,137 @@ def _run_recorded(
 
 @dataclass
 class _Played:
-    """What a loop hands back: the per-round losses and where the time went."""
+    """What a loop hands back: the tallied per-round losses and where the time went."""
 
-    round_losses: np.ndarray
+    tally: _LossTally
     agent_seconds: float
     env_seconds: float
 
 
+class _LossTally:
+    """The per-round losses of a run, summed per checkpoint segment.
+
+    While T <= ``ROUND_LOSSES_LIMIT`` the losses themselves are kept (they go into the
+    result). Beyond, each segment keeps only its exact sum (:class:`_ExactSum`, O(1)
+    memory; the losses pass through a buffer of ``TALLY_BUFFER`` rounds), so memory is
+    flat in T and the correctly rounded segment sums and total equal those of the
+    stored losses bit for bit.
+    """
+
+    def __init__(self, horizon: int, checkpoints: Sequence[int], losses: np.ndarray | None = None):
+        self._stops = list(checkpoints)
+        keep = losses is not None or horizon <= ROUND_LOSSES_LIMIT
+        self._values = losses if losses is not None else (np.empty(horizon) if keep else None)
+        self._filled = 0 if losses is None else len(losses)
+        self._buffer = np.empty(0 if keep else min(horizon, TALLY_BUFFER))
+        self._buffered = 0  # rounds in the buffer, all of the current segment
+        self._segment = _ExactSum()
+        self._segments: list[int] = []  # exact sums of the finished segments (scaled ints)
+
+    def add(self, values: np.ndarray) -> None:
+        """Append the losses of the next ``len(values)`` rounds."""
+        if self._values is not None:
+            self._values[self._filled : self._filled + len(values)] = values
+            self._filled += len(values)
+            return
+        while len(values):
+            stop = self._stops[len(self._segments)]
+            room = min(stop - self._filled, len(self._buffer) - self._buffered)
+            piece, values = values[:room], values[room:]
+            self._buffer[self._buffered : self._buffered + len(piece)] = piece
+            self._buffered += len(piece)
+            self._filled += len(piece)
+            if self._filled == stop or self._buffered == len(self._buffer):
+                self._segment.add(self._buffer[: self._buffered])
+                self._buffered = 0
+            if self._filled == stop:
+                self._segments.append(self._segment.scaled())
+                self._segment = _ExactSum()
+
+    def round_losses(self) -> np.ndarray | None:
+        """The stored losses when T <= ROUND_LOSSES_LIMIT, else None."""
+        if self._values is None or len(self._values) > ROUND_LOSSES_LIMIT:
+            return None
+        return self._values
+
+    def segment_sums(self) -> list[float]:
+        """The correctly rounded sum of the losses of each checkpoint segment."""
+        if self._values is not None:
+            from bco_gym.wrappers.regret import exact_sum
+
+            bounds = itertools.pairwise([0, *self._stops])
+            return [exact_sum(self._values[start:stop]) for start, stop in bounds]
+        return [_ExactSum.rounded(scaled) for scaled in self._segments]
+
+    def total(self) -> float:
+        """The correctly rounded sum of all the losses."""
+        if self._values is not None:
+            from bco_gym.wrappers.regret import exact_sum
+
+            return exact_sum(self._values)
+        return _ExactSum.rounded(sum(self._segments))
+
+
+class _ExactSum:
+    """The exact sum of a stream of finite floats in O(1) memory (a superaccumulator).
+
+    Every float is v = m 2^(e - 53) with m an integer of at most 53 bits (``np.frexp``).
+    Split m = h 2^27 + l (0 <= l < 2^27); per exponent e, the h's and the l's are summed
+    as integers: exactly, as float64 ``bincount`` sums of fewer than 2^26 terms stay
+    below 2^53, and the int64 totals below 2^63 for fewer than 2^36 terms in all. The
+    total is then sum_e (H_e 2^27 + L_e) 2^(e - 53), an exact Python integer times
+    2^-(1074 + 53), rounded once by integer true division: the correctly rounded sum,
+    the value ``math.fsum`` gives, at a few numpy calls per batch.
+    """
+
+    OFFSET = 1074  # np.frexp exponents of finite float64 lie in [-1073, 1024]
+    SIZE = OFFSET + 1025
+    SPLIT = 27
+    BATCH = 1 << 26  # terms per bincount
+
+    def __init__(self) -> None:
+        self._high = np.zeros(self.SIZE, dtype=np.int64)
+        self._low = np.zeros(self.SIZE, dtype=np.int64)
+
+    def add(self, values: np.ndarray) -> None:
+        if len(values) >= self.BATCH:  # keep each bincount's float64 sums exact
+            for start in range(0, len(values), self.BATCH - 1):
+                self.add(values[start : start + self.BATCH - 1])
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = np.add.reduce(values, initial=0.0)
+        if not math.isfinite(total) and not np.isfinite(values).all():
+            raise ValueError("exact sum: the losses must be finite")
+        mantissas, exponents = np.frexp(values)
+        integers = np.ldexp(mantissas, 53).astype(np.int64)  # exact: m < 2^53
+        buckets = exponents + self.OFFSET
+        for accumulator, part in (
+            (self._high, integers >> self.SPLIT),  # h, |h| < 2^26 (an arithmetic shift)
+            (self._low, integers & ((1 << self.SPLIT) - 1)),  # l = m - h 2^27 in [0, 2^27)
+        ):
+            counts = np.bincount(buckets, weights=part, minlength=self.SIZE)
+            accumulator += counts.astype(np.int64)
+
+    def scaled(self) -> int:
+        """The exact sum times 2^(1074 + 53), a Python integer."""
+        scaled = 0
+        for index in np.flatnonzero(self._high | self._low).tolist():
+            scaled += ((int(self._high[index]) << self.SPLIT) + int(self._low[index])) << index
+        return scaled
+
+    @classmethod
+    def rounded(cls, scaled: int) -> float:
+        """``scaled`` / 2^(1074 + 53), correctly rounded (Python's int true division)."""
+        return scaled / (1 << (cls.OFFSET + 53))
+
+
 def _play_gym_loop(
-    env: gym.Env, agent: Any, observation: Any, *, progress: bool = False
+    env: gym.Env,
+    agent: Any,
+    observation: Any,
+    *,
+    checkpoints: Sequence[int],
+    progress: bool = False,
 ) -> _Played:
     """The reference loop: act / step / update through the RegretRecorder, T rounds.
 
@@ -328,22 +494,220 @@ def _play_gym_loop(
         played = stop
     if bar is not None:
         bar.close()
-    return _Played(np.array(recorder.round_losses, dtype=np.float64), agent_seconds, env_seconds)
+    losses = np.array(recorder.round_losses, dtype=np.float64)
+    return _Played(_LossTally(horizon, checkpoints, losses), agent_seconds, env_seconds)
 
 
-def _select_loop(agent: Any, fast: bool | None) -> tuple[Callable[..., _Played], str]:
-    """The loop to play: (function, name). The fast path of issue 7 plugs in here.
+def _play_lean_loop(
+    env: gym.Env,
+    agent: Any,
+    observation: Any,
+    *,
+    checkpoints: Sequence[int],
+    progress: bool = False,
+) -> _Played:
+    """The Gymnasium loop on ``env.unwrapped``: the env's own step, no wrapper calls.
 
-    A loop is called as ``loop(env, agent, observation, progress=...)`` on a freshly
-    reset env (wrapped in a RegretRecorder) and agent, plays all T rounds and returns
-    a :class:`_Played`; the runner does the rest (comparator, curve, metadata).
+    The losses are buffered ``LEAN_BUFFER`` rounds at a time and tallied by the runner
+    (the RegretRecorder is not stepped), so memory stays flat in T.
     """
-    if fast:
-        raise NotImplementedError(
-            "fast=True asks for the vectorised fast path, which is not available yet; "
-            "use fast=None (auto) or fast=False (the Gymnasium loop)"
-        )
-    return _play_gym_loop, "gym"
+    base = env.unwrapped
+    horizon = base.problem.horizon
+    tally = _LossTally(horizon, checkpoints)
+    buffer = np.empty(min(horizon, LEAN_BUFFER))
+    env_step, act, update = base.step, agent.act, agent.update
+    agent_seconds = env_seconds = 0.0
+    bar = _progress_bar(horizon, progress)
+    played = 0
+    tick = time.perf_counter()
+    while played < horizon:
+        count = min(horizon - played, len(buffer))
+        for index in range(count):
+            action = act(observation)
+            acted = time.perf_counter()
+            observation, _, _, _, info = env_step(action)
+            stepped = time.perf_counter()
+            loss = info["loss"]
+            update(loss, info)
+            done = time.perf_counter()
+            buffer[index] = loss
+            agent_seconds += (acted - tick) + (done - stepped)
+            env_seconds += stepped - acted
+            tick = done
+        tally.add(buffer[:count])
+        if bar is not None:
+            bar.update(count)
+        played += count
+    if bar is not None:
+        bar.close()
+    return _Played(tally, agent_seconds, env_seconds)
+
+
+def _play_block_loop(
+    env: gym.Env,
+    agent: Any,
+    observation: Any,
+    *,
+    checkpoints: Sequence[int],
+    progress: bool = False,
+) -> _Played:
+    """The fast path: whole blocks of plays, checked and evaluated vectorised.
+
+    Per block: ``agent.block_actions()`` (k plays), the feasibility check of
+    :class:`_BlockChecker` (what ``env.step`` checks, for all k at once), the k losses
+    by ``losses.losses(t, plays)`` and ``agent.update_block``. ``observation`` is not
+    needed (a block agent's plays ignore it).
+    """
+    base = env.unwrapped
+    horizon = base.problem.horizon
+    losses = base.losses
+    checker = _BlockChecker(base.set, base.atol)
+    tally = _LossTally(horizon, checkpoints)
+    agent_seconds = env_seconds = 0.0
+    bar = _progress_bar(horizon, progress)
+    played = 0
+    tick = time.perf_counter()
+    while played < horizon:
+        plays = agent.block_actions()
+        acted = time.perf_counter()
+        plays = checker.check(plays, played, agent.block_anchor() if checker.uses_anchors else None)
+        values = losses.losses(played, plays)
+        stepped = time.perf_counter()
+        agent.update_block(values)
+        done = time.perf_counter()
+        tally.add(values)
+        agent_seconds += (acted - tick) + (done - stepped)
+        env_seconds += stepped - acted
+        played += len(values)
+        if bar is not None:
+            bar.update(len(values))
+        tick = time.perf_counter()
+    if bar is not None:
+        bar.close()
+    return _Played(tally, agent_seconds, env_seconds)
+
+
+class _BlockChecker:
+    """The feasibility check of a block of plays: what ``env.step`` checks, vectorised.
+
+    A play of the wrong shape, non-finite or outside K (within the env's ``atol``)
+    raises :class:`~bco_gym.InfeasibleActionError` with the env's message for that
+    round. Two ways to accept a block:
+
+    * exact: ``set.violation_many(plays, atol)`` -- the verdict of ``set.violation`` on
+      every play, with a vectorised screen (O(k * dim) for the built-in polytopes and
+      balls; the nuclear-norm ball needs an SVD for each play the screen cannot clear);
+    * an anchor certificate, for full-dimensional sets, when the agent names one
+      (``agent.block_anchor()`` = (a, delta), e.g. BBCG's x_{m-1} and its smoothing
+      radius): a lies in the shrunk set K_delta (one exact test, tolerance atol/2) and
+      every play is within delta + atol*r/(4R) of a (r, R: K's inner/outer radii). As
+      x + delta*u is in K for x in K_delta and ||u|| <= 1 (DESIGN.md, shrunk set), the
+      block is in K up to the tolerance, at O(k * dim) plus one exact test per block.
+
+    The certificate only ever accepts; a block it does not certify gets the exact check
+    (which alone rejects), so a block is refused exactly when the env would refuse a
+    play, up to the rounding of the tolerances.
+    """
+
+    def __init__(self, convex_set: Any, atol: float):
+        self.set = convex_set
+        self.atol = float(atol)
+        #: Whether an agent's anchor can certify a block (full-dimensional sets only).
+        self.uses_anchors = convex_set.aff_dim == convex_set.dim
+        self._shrunk: dict[float, Any] = {}
+
+    def check(
+        self, plays: np.ndarray, start: int, anchor: tuple[np.ndarray, float] | None
+    ) -> np.ndarray:
+        """The block as a float64 array once its plays (rounds start, ...) pass the check."""
+        from bco_gym.errors import InfeasibleActionError
+
+        shape = self.set.shape
+        plays = np.asarray(plays, dtype=np.float64)
+        if plays.ndim == 0 or plays.shape[1:] != shape:
+            raise InfeasibleActionError(
+                f"round {start}: action has shape {plays.shape[1:]}, expected {shape} "
+                f"(a point of {self.set!r})"
+            )
+        if anchor is not None and self._certified(plays, *anchor):
+            return plays
+        found = self.set.violation_many(plays, self.atol)
+        if found is not None:
+            index, reason = found
+            raise InfeasibleActionError(
+                f"round {start + index}: action not in {self.set!r}: {reason}"
+            )
+        return plays
+
+    def _certified(self, plays: np.ndarray, anchor: np.ndarray, radius: float) -> bool:
+        """Whether the anchor certificate (class docstring) holds for this block."""
+        convex_set = self.set
+        if not self.uses_anchors or not 0.0 <= radius <= convex_set.inner_radius:
+            return False
+        if radius not in self._shrunk:
+            self._shrunk[radius] = convex_set.shrink(radius)
+        if self._shrunk[radius].violation(anchor, self.atol / 2) is not None:
+            return False
+        slack = self.atol * convex_set.inner_radius / (4.0 * convex_set.outer_radius)
+        limit = (radius + slack) ** 2
+        rows = max(1, CERTIFICATE_FLOATS // max(1, anchor.size))  # temporaries stay in cache
+        for start in range(0, len(plays), rows):
+            offsets = (plays[start : start + rows] - anchor).reshape(-1, anchor.size)
+            if not np.all(np.einsum("ij,ij->i", offsets, offsets) <= limit):
+                return False
+        return True
+
+
+def _select_loop(env: gym.Env, agent: Any, fast: bool | None) -> tuple[Callable[..., _Played], str]:
+    """The loop to play, (function, name): see the module docstring for the rules.
+
+    A loop is called as ``loop(env, agent, observation, checkpoints=..., progress=...)``
+    on a freshly reset env (wrapped in a RegretRecorder) and agent, plays all T rounds
+    and returns a :class:`_Played`; the runner does the rest (comparator, curve, metadata).
+    """
+    if fast is False:
+        return _play_gym_loop, "gym"
+    obstacle = _wrapper_obstacle(env)
+    if obstacle is not None:
+        if fast:
+            raise ValueError(
+                f"fast=True needs the runner's own loop, but {obstacle}; use fast=None "
+                "(falls back to the Gymnasium loop) or fast=False"
+            )
+        return _play_gym_loop, "gym"
+    if getattr(agent, "supports_blocks", False) and _block_ready(env.unwrapped):
+        return _play_block_loop, "block"
+    return _play_lean_loop, "lean"
+
+
+def _wrapper_obstacle(env: gym.Env) -> str | None:
+    """Why the runner may not bypass ``env``'s wrappers (None when it may)."""
+    from gymnasium.wrappers.common import OrderEnforcing, PassiveEnvChecker
+
+    from bco_gym.envs import BanditConvexEnv
+    from bco_gym.wrappers import RegretRecorder
+
+    transparent = (RegretRecorder, OrderEnforcing, PassiveEnvChecker)
+    current = env
+    while isinstance(current, gym.Wrapper):
+        if type(current) not in transparent:
+            return f"the env is wrapped in {type(current).__name__}, whose step must run"
+        current = current.env
+    if not isinstance(current, BanditConvexEnv):
+        return f"{type(current).__name__} is not a BanditConvexEnv"
+    return None
+
+
+def _block_ready(base: Any) -> bool:
+    """Whether the block loop reproduces ``base.step``: the stock step, raising on
+    infeasible plays (no projection to replay) and not rendering."""
+    from bco_gym.envs import BanditConvexEnv
+
+    return (
+        type(base).step is BanditConvexEnv.step
+        and base.on_infeasible == "raise"
+        and base.render_mode is None
+    )
 
 
 # -- preparing env and agent ----------------------------------------------------------------------
@@ -444,7 +808,7 @@ def resolve_checkpoints(checkpoints: Sequence[int] | None, horizon: int) -> list
 
 
 def _regret_curve(
-    round_losses: np.ndarray, points: list[int], comparators: Sequence[Any]
+    tally: _LossTally, points: list[int], comparators: Sequence[Any]
 ) -> dict[str, Any]:
     """Cumulative loss, comparator value and gap, and regret at each checkpoint."""
     if [c.horizon for c in comparators] != points:
@@ -452,14 +816,9 @@ def _regret_curve(
             f"the comparator answered for prefixes {[c.horizon for c in comparators]}, "
             f"asked {points}"
         )
-    from bco_gym.wrappers.regret import exact_sum
-
-    segment_sums, start = [], 0
-    for stop in points:
-        segment_sums.append(exact_sum(round_losses[start:stop]))
-        start = stop
+    segment_sums = tally.segment_sums()
     cumulative = np.array([math.fsum(segment_sums[: k + 1]) for k in range(len(points))])
-    cumulative[-1] = exact_sum(round_losses)
+    cumulative[-1] = tally.total()
     comparator_loss = np.array([float(c.value) for c in comparators])
     gap = np.array([float(c.gap) for c in comparators])
     regret = cumulative - comparator_loss

@@ -14,9 +14,11 @@ method (Duchi et al. 2008), O(n log n).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet, check_radius, check_size
+from bco_gym.sets.base import DEFAULT_ATOL, SCREEN_SLACK, ConvexSet, check_radius, check_size
 from bco_gym.sets.simplex import project_onto_simplex
 
 
@@ -50,12 +52,35 @@ class _CenteredBall(ConvexSet):
     def _norm_violation(self, x: np.ndarray, order: int, name: str, atol: float) -> str | None:
         if x.shape != self.shape:
             return f"shape {x.shape}, expected {self.shape}"
+        if x.dtype == np.float64 and self._norm(x, order) <= self.radius + atol:
+            return None  # the common case (NaN/inf fail the test and are diagnosed below)
         if not np.all(np.isfinite(x)):
             return "non-finite entries (NaN or inf)"
         norm = float(np.linalg.norm(x, ord=order))
         if norm > self.radius + atol:
             return f"{name} norm {norm:.6g}, expected <= {self.radius:g} within {atol:g}"
         return None
+
+    @staticmethod
+    def _norm(x: np.ndarray, order: int) -> float:
+        """``np.linalg.norm(x, ord=order)`` of a float64 vector, without its dispatch:
+        sqrt(x.x) for order 2 and sum |x_i| for order 1, the very operations it runs."""
+        if order == 2:
+            return math.sqrt(x.dot(x))
+        return float(np.add.reduce(np.abs(x)))
+
+    def _norms_violation_many(
+        self, points: np.ndarray, order: int, atol: float
+    ) -> tuple[int, str] | None:
+        points = np.asarray(points)
+        if points.ndim != 2 or points.shape[1:] != self.shape:
+            return super().violation_many(points, atol)
+        if order == 2:
+            norms = np.sqrt(np.einsum("ij,ij->i", points, points))
+        else:
+            norms = np.abs(points).sum(axis=1)
+        clear = norms <= (self.radius + atol) * (1.0 - SCREEN_SLACK)
+        return self._screened(points, clear, atol)
 
 
 class L2Ball(_CenteredBall):
@@ -81,11 +106,16 @@ class L2Ball(_CenteredBall):
 
     def project(self, x: np.ndarray) -> np.ndarray:
         y = self._check_array(x, "point")
-        norm = np.linalg.norm(y)
+        norm = self._norm(y, 2)
         return y.copy() if norm <= self.radius else (self.radius / norm) * y
 
     def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
         return self._norm_violation(np.asarray(x), 2, "Euclidean", atol)
+
+    def violation_many(
+        self, points: np.ndarray, atol: float = DEFAULT_ATOL
+    ) -> tuple[int, str] | None:
+        return self._norms_violation_many(points, 2, atol)
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         """Uniform in the ball: a uniform direction times radius * U^(1/n)."""
@@ -126,6 +156,11 @@ class L1Ball(_CenteredBall):
 
     def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
         return self._norm_violation(np.asarray(x), 1, "l1", atol)
+
+    def violation_many(
+        self, points: np.ndarray, atol: float = DEFAULT_ATOL
+    ) -> tuple[int, str] | None:
+        return self._norms_violation_many(points, 1, atol)
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         """Uniform in the ball: random signs times the first n entries of a

@@ -14,11 +14,32 @@ the geometry; a Euclidean projection is optional (``has_projection``).
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 DEFAULT_ATOL = 1e-9
+# Relative slack of the vectorised membership screens: a point within this fraction of
+# a constraint's bound is re-checked one at a time, so rounding differences between a
+# batched reduction and the single-point one cannot change a verdict.
+SCREEN_SLACK = 1e-10
+_SMALL_ARRAY = 1024
+
+
+def all_finite(array: np.ndarray) -> bool:
+    """Whether every entry of a float array is finite, in one pass without a temporary.
+
+    A sum of the entries (of their squares, for small arrays) is finite exactly when
+    every entry is, unless finite terms overflow: only then is the entrywise test run.
+    Small arrays use the BLAS dot product, the cheapest call; large ones numpy's own
+    sum, as OpenBLAS may thread a long dot product, which is slow on a busy machine.
+    """
+    flat = array if array.ndim == 1 else array.reshape(-1)
+    total = flat.dot(flat) if flat.size <= _SMALL_ARRAY else np.add.reduce(flat)
+    if math.isfinite(total):
+        return True
+    return bool(np.isfinite(flat).all())
 
 
 class ConvexSet(abc.ABC):
@@ -27,7 +48,8 @@ class ConvexSet(abc.ABC):
     Subclasses set ``shape`` and implement ``center``, ``inner_radius``,
     ``outer_radius``, ``lmo`` and ``contains`` (or ``violation``); they override
     ``aff_dim`` and ``tangent`` when K is not full-dimensional, and ``project`` when a
-    Euclidean projection is available.
+    Euclidean projection is available. ``tangent_many`` and ``violation_many`` act on
+    batches (the runner's block fast path); the defaults loop, built-in sets vectorise.
 
     Geometry contract (agents' step sizes depend on it):
 
@@ -86,6 +108,40 @@ class ConvexSet(abc.ABC):
         The default loops; sets override it with a vectorised form for the fast path.
         """
         return np.stack([self.tangent(v) for v in vectors]) if len(vectors) else vectors.copy()
+
+    def violation_many(
+        self, points: np.ndarray, atol: float = DEFAULT_ATOL
+    ) -> tuple[int, str] | None:
+        """The first point of a batch (shape (k, *shape)) outside K, as (index, reason).
+
+        None when every point is in K within ``atol``. The verdict and the reason are
+        those of :meth:`violation` on each point; the default calls it point by point,
+        and sets override this with a vectorised screen that sends only the doubtful
+        points (outside, or within a relative ``SCREEN_SLACK`` of a bound) to
+        :meth:`violation`.
+        """
+        points = np.asarray(points)
+        if points.shape[1:] != self.shape:
+            return (0, f"shape {points.shape[1:]}, expected {self.shape}") if len(points) else None
+        return self._first_violation(points, range(len(points)), atol)
+
+    def _first_violation(
+        self, points: np.ndarray, candidates: Sequence[int] | np.ndarray, atol: float
+    ) -> tuple[int, str] | None:
+        """(index, reason) of the first of ``points[candidates]`` outside K, or None."""
+        for index in candidates:
+            reason = self.violation(points[int(index)], atol)
+            if reason is not None:
+                return int(index), reason
+        return None
+
+    def _screened(
+        self, points: np.ndarray, clear: np.ndarray, atol: float
+    ) -> tuple[int, str] | None:
+        """:meth:`violation_many` given a mask of points a vectorised screen cleared."""
+        if clear.all():
+            return None
+        return self._first_violation(points, np.flatnonzero(~clear), atol)
 
     # -- oracles ----------------------------------------------------------------------
     @abc.abstractmethod
@@ -164,7 +220,7 @@ class ConvexSet(abc.ABC):
             raise ValueError(
                 f"{type(self).__name__}: {what} has shape {array.shape}, expected {self.shape}"
             )
-        if not np.all(np.isfinite(array)):
+        if not all_finite(array):
             raise ValueError(f"{type(self).__name__}: {what} has non-finite entries (NaN or inf)")
         return array
 
@@ -176,7 +232,7 @@ class ConvexSet(abc.ABC):
                 f"{type(self).__name__}: {what} has shape {array.shape}, expected "
                 f"(k, {', '.join(map(str, self.shape))}) for a batch of k"
             )
-        if not np.all(np.isfinite(array)):
+        if not all_finite(array):
             raise ValueError(f"{type(self).__name__}: {what} has non-finite entries (NaN or inf)")
         return array
 
@@ -197,6 +253,7 @@ class ShrunkSet(ConvexSet):
         self.delta = float(min(delta, r))
         self.scale = 1.0 - self.delta / r
         self.shape = base.shape
+        self._centered_at_origin = not np.any(base.center)
 
     def __repr__(self) -> str:
         return f"ShrunkSet({self.base!r}, delta={self.delta:g})"
@@ -236,7 +293,18 @@ class ShrunkSet(ConvexSet):
         x = self._check_array(x, "point")
         if self.scale == 0.0:
             return np.array(c, dtype=float, copy=True)
-        return c + self.scale * (self.base.project(c + (x - c) / self.scale) - c)
+        # c + a(Pi_K(c + (x - c)/a) - c) on the per-round path of projected agents: one
+        # temporary per side, the operations of the formula in its order, and none of
+        # the translations when c = 0 (they are exact then, up to the sign of a zero).
+        if self._centered_at_origin:
+            return np.multiply(self.base.project(x / self.scale), self.scale)
+        inner = np.subtract(x, c)
+        inner /= self.scale
+        inner += c
+        result = np.subtract(self.base.project(inner), c)
+        result *= self.scale
+        result += c
+        return result
 
     def contains(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> bool:
         return self.violation(np.asarray(x), atol) is None
@@ -251,6 +319,19 @@ class ShrunkSet(ConvexSet):
             return None if distance <= atol else f"distance {distance:g} from the centre of {{c}}"
         reason = self.base.violation(c + (x - c) / self.scale, atol / self.scale)
         return None if reason is None else f"(scaled back to the base set) {reason}"
+
+    def violation_many(
+        self, points: np.ndarray, atol: float = DEFAULT_ATOL
+    ) -> tuple[int, str] | None:
+        points = np.asarray(points, dtype=float)
+        if self.scale == 0.0 or points.shape[1:] != self.shape:
+            return super().violation_many(points, atol)
+        c = self.base.center
+        found = self.base.violation_many(c + (points - c) / self.scale, atol / self.scale)
+        if found is None:
+            return None
+        index, reason = found
+        return index, f"(scaled back to the base set) {reason}"
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         c = self.base.center

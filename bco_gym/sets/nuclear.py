@@ -27,10 +27,18 @@ Oracles.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, svds
 
-from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet, check_radius, check_size
+from bco_gym.sets.base import (
+    DEFAULT_ATOL,
+    SCREEN_SLACK,
+    ConvexSet,
+    check_radius,
+    check_size,
+)
 from bco_gym.sets.simplex import project_onto_simplex
 
 _SVDS_MIN_SIDE = 3
@@ -115,12 +123,32 @@ class NuclearNormBall(ConvexSet):
         x = np.asarray(x)
         if x.shape != self.shape:
             return f"shape {x.shape}, expected {self.shape}"
+        if x.dtype == np.float64:
+            flat = x.reshape(-1)
+            if self._frobenius_clears(np.sqrt(flat.dot(flat)), atol):
+                return None  # certified without an SVD (see _frobenius_clears)
         if not np.all(np.isfinite(x)):
             return "non-finite entries (NaN or inf)"
         norm = float(np.linalg.svd(x, compute_uv=False).sum())
         if norm > self.radius + atol:
             return f"nuclear norm {norm:.6g}, expected <= {self.radius:g} within {atol:g}"
         return None
+
+    def violation_many(
+        self, points: np.ndarray, atol: float = DEFAULT_ATOL
+    ) -> tuple[int, str] | None:
+        points = np.asarray(points)
+        if points.ndim != 3 or points.shape[1:] != self.shape:
+            return super().violation_many(points, atol)
+        frobenius = np.sqrt(np.einsum("ijk,ijk->i", points, points))
+        return self._screened(points, self._frobenius_clears(frobenius, atol), atol)
+
+    def _frobenius_clears(self, frobenius: Any, atol: float) -> Any:
+        """The SVD-free sufficient test ||X||_* <= sqrt(min(rows, cols)) ||X||_F <= rho + atol
+        (Cauchy-Schwarz on the singular values), with a relative SCREEN_SLACK margin for
+        the rounding of the SVD it stands for. NaN/inf fail it."""
+        bound = (self.radius + atol) * (1.0 - SCREEN_SLACK)
+        return np.sqrt(self._min_side) * frobenius <= bound
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         """radius * U^(1/(rows*cols)) * Z/||Z||_*, Z standard Gaussian, U ~ U[0, 1]."""

@@ -123,7 +123,7 @@ def test_metadata_and_labels():
     assert theory.regret_bound is not None and theory.regret_bound > 0
     assert set(theory.versions) == {"bco_gym", "numpy", "scipy", "gymnasium", "python"}
     assert theory.problem["aff_dim"] == 3 and theory.loss["name"] == "linear"
-    assert theory.loop == "gym"
+    assert theory.loop == "block"  # the fast path, picked by default for bbcg
     assert 0 <= theory.agent_seconds + theory.env_seconds <= theory.wall_seconds
     custom = tiny_run("bbcg", agent_kwargs={"c": 0.5})
     assert custom.constants == "custom" and custom.params["c"] == 0.5
@@ -164,8 +164,9 @@ def test_unknown_ids_and_names_list_the_valid_ones():
         run("BCO-Nope-v0", "bbcg", horizon=10)
     with pytest.raises(ValueError, match="valid names: bbcg"):
         run(ENV_ID, "nope", horizon=10)
-    with pytest.raises(NotImplementedError, match="fast path"):
-        tiny_run(fast=True)
+    wrapped = gym.wrappers.RecordEpisodeStatistics(gym.make(ENV_ID, horizon=HORIZON, **ENV_KWARGS))
+    with pytest.raises(ValueError, match="fast=True needs the runner's own loop"):
+        run(wrapped, "bbcg", fast=True)
     env = gym.make(ENV_ID, horizon=HORIZON, **ENV_KWARGS)
     with pytest.raises(ValueError, match="differs from the given env's horizon 200"):
         run(env, "bbcg", horizon=100)
