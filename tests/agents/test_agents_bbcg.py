@@ -55,8 +55,34 @@ def test_smoothing_radius_is_capped_at_r_with_a_warning():
     np.testing.assert_allclose(
         np.linalg.norm(plays - simplex.center, axis=1), simplex.inner_radius, rtol=1e-12
     )
-    # Outside the theorem's range the bound falls back to Lemma 3 at the capped delta.
-    assert agent.regret_bound() > 0
+    # Outside the theorem's range both bounds are the paper's lemmas at the capped delta,
+    # which exceed the closed forms the theorem would give for this c.
+    c, T, d, G = agent.params["c"], 1000, 9, 1.0
+    M, r, R = simplex.outer_radius, simplex.inner_radius, simplex.outer_radius
+    closed_lmo = (0.75 + G * c / (2 * d * M) + (G * c / (d * M)) ** 2 / 4) * T
+    assert agent.lmo_call_bound() > closed_lmo
+    closed_regret = (3 * c * G + c * R * G / r + 6 * G * R + 4 * c * G**2 * R / (d * M)) * T**0.75
+    assert agent.regret_bound() > closed_regret + 4 * R * d * M / c * T**0.75
+
+
+def test_bounds_never_fall_below_lemma_3_when_the_block_size_is_rounded():
+    # T = 13: K_b = round(sqrt(13)) = 4, where the theorem's closed form is below Lemma 3.
+    problem = Problem(L2Ball(2), 13, lipschitz=50.0, bound=1.0)
+    agent = make_agent("bbcg", problem)
+    T, K, d, G, M = 13, 4, 2, 50.0, 1.0
+    delta, eta, eps = (agent.params[k] for k in ("smoothing_radius", "step_size", "tolerance"))
+    lemma = (
+        3 * delta * G
+        + delta * G
+        + G * math.sqrt(eps)
+        + eta * G * math.sqrt(K) * d * M / delta
+        + eta * (d * M / delta) ** 2
+        + 2 * eta * K * G**2
+    ) * T + 4 / eta
+    c = agent.params["c"]
+    closed = (3 * c * G + c * G + 6 * G + 4 * c * G**2 / (d * M) + 4 * d * M / c) * T**0.75
+    assert closed < lemma
+    assert agent.regret_bound() == pytest.approx(lemma)
 
 
 def test_overrides_and_their_validation():
