@@ -35,7 +35,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bco_gym.losses.base import Comparator, LossSequence, Params, check_checkpoints, check_number
+from bco_gym.losses.base import (
+    Comparator,
+    LossSequence,
+    Params,
+    check_checkpoints,
+    check_number,
+    row_dot,
+)
 from bco_gym.losses.linear import linear_comparators
 from bco_gym.losses.solvers import Quadratic, quadratic_comparators, try_project
 from bco_gym.sets import BirkhoffPolytope, FlowPolytope
@@ -108,7 +115,7 @@ class NonnegativeCostLoss(LossSequence):
         return {"costs": self._globals["mean"] + perturbation}
 
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:
-        return np.einsum("ij,ij->i", params["costs"][part], points.reshape(len(points), -1))
+        return row_dot(params["costs"][part], points.reshape(len(points), -1))
 
     def _gradient(self, params: Params, offset: int, x: np.ndarray) -> np.ndarray:
         return params["costs"][offset].reshape(self.set.shape).copy()
@@ -181,7 +188,7 @@ class CongestionLoss(NonnegativeCostLoss):
 
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:
         flat = points.reshape(len(points), -1)
-        penalty = 0.5 * self.beta * np.einsum("ij,ij->i", flat, flat)
+        penalty = 0.5 * self.beta * row_dot(flat, flat)
         return super()._evaluate(params, part, points) + penalty
 
     def _gradient(self, params: Params, offset: int, x: np.ndarray) -> np.ndarray:

@@ -38,6 +38,7 @@ from bco_gym.losses.base import (
     Params,
     check_checkpoints,
     check_number,
+    row_dot,
 )
 from bco_gym.sets.base import ConvexSet
 
@@ -46,7 +47,7 @@ def unit_ball_in_tangent(convex_set: ConvexSet, rng: np.random.Generator, size: 
     """``size`` i.i.d. points uniform in the unit ball of V, flattened to (size, dim)."""
     g = convex_set.tangent_many(rng.standard_normal((size, *convex_set.shape)))
     g = g.reshape(size, -1)
-    norms = np.sqrt(np.einsum("ij,ij->i", g, g))[:, np.newaxis]
+    norms = np.sqrt(row_dot(g, g))[:, np.newaxis]
     radii = rng.uniform(size=(size, 1)) ** (1.0 / convex_set.aff_dim)
     return g * (radii / np.maximum(norms, np.finfo(float).tiny))
 
@@ -102,7 +103,7 @@ class LinearLoss(LossSequence):
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:
         theta = params["theta"][part]
         flat = points.reshape(len(points), -1)
-        return np.einsum("ij,ij->i", theta, flat) - params["offset"][part]
+        return row_dot(theta, flat) - params["offset"][part]
 
     def _gradient(self, params: Params, offset: int, x: np.ndarray) -> np.ndarray:
         return params["theta"][offset].reshape(self.set.shape).copy()

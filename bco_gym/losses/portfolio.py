@@ -38,7 +38,14 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.losses.base import Comparator, LossSequence, Params, check_checkpoints, check_number
+from bco_gym.losses.base import (
+    Comparator,
+    LossSequence,
+    Params,
+    check_checkpoints,
+    check_number,
+    row_dot,
+)
 from bco_gym.losses.solvers import Quadratic, frank_wolfe_gap, minimize_quadratic
 from bco_gym.sets import Simplex
 from bco_gym.sets.base import ConvexSet
@@ -116,7 +123,7 @@ class PortfolioLoss(LossSequence):
         return {"relatives": np.clip(relatives, self.r_min, self.r_max)}
 
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:
-        return -np.log(np.einsum("ij,ij->i", params["relatives"][part], points))
+        return -np.log(row_dot(params["relatives"][part], points))
 
     def _gradient(self, params: Params, offset: int, x: np.ndarray) -> np.ndarray:
         relatives = params["relatives"][offset]

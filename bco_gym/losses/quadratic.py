@@ -31,7 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.losses.base import Comparator, LossSequence, Params, check_checkpoints, check_number
+from bco_gym.losses.base import (
+    Comparator,
+    LossSequence,
+    Params,
+    check_checkpoints,
+    check_number,
+    row_dot,
+)
 from bco_gym.losses.linear import unit_ball_in_tangent, unit_direction_in_tangent
 from bco_gym.losses.solvers import Quadratic, quadratic_comparators, try_project
 from bco_gym.sets.base import ConvexSet
@@ -79,7 +86,7 @@ class QuadraticLoss(LossSequence):
 
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:
         difference = points.reshape(len(points), -1) - self._center_flat - params["target"][part]
-        return 0.5 * np.einsum("ij,ij->i", difference, difference)
+        return 0.5 * row_dot(difference, difference)
 
     def _gradient(self, params: Params, offset: int, x: np.ndarray) -> np.ndarray:
         target = self._center_flat + params["target"][offset]

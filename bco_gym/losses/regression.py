@@ -36,7 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.losses.base import Comparator, LossSequence, Params, check_checkpoints, check_number
+from bco_gym.losses.base import (
+    Comparator,
+    LossSequence,
+    Params,
+    check_checkpoints,
+    check_number,
+    row_dot,
+)
 from bco_gym.losses.linear import unit_ball_in_tangent, unit_direction_in_tangent
 from bco_gym.losses.solvers import Quadratic, quadratic_comparators
 from bco_gym.sets.base import ConvexSet
@@ -113,7 +120,7 @@ class RegressionModel(LossSequence):
     def residuals(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:
         """r_t(x_t) for the rounds in ``part`` at ``points`` (one point per round)."""
         shifted = points.reshape(len(points), -1) - self._center_flat
-        return np.einsum("ij,ij->i", params["features"][part], shifted) - params["targets"][part]
+        return row_dot(params["features"][part], shifted) - params["targets"][part]
 
 
 class RegressionLoss(RegressionModel):
