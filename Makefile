@@ -19,16 +19,16 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# BBCG, FKM, BFW and random on BCO-Simplex-v0 (n=10, linear losses), T=40000, seeds 0..4:
+# BBCG, FKM, BFW and random on BCO-Simplex-v0 (n=10, linear losses), T=100000, seeds 0..4:
 # constants tuned on seeds 100..102 first, then compared with theory defaults and tuned
-# ones. About two minutes on 2 cores; re-running resumes (finished cells are kept).
+# ones. About three minutes on 2 cores; re-running resumes (finished cells are kept).
 demo: $(STAMP)
-	$(BIN)/bco-gym tune --env BCO-Simplex-v0 --agents bbcg,fkm,bfw --horizon 40000 \
-		--tune-seeds 100:103 --grid 0.03:30 --points 6 --backend process --quiet \
+	$(BIN)/bco-gym tune --env BCO-Simplex-v0 --agents bbcg,fkm,bfw --horizon 100000 \
+		--tune-seeds 100:103 --grid 0.1:10 --points 9 --backend process --quiet \
 		--out results/tuned_constants.json
-	$(BIN)/bco-gym compare --env BCO-Simplex-v0 --agents bbcg,fkm,bfw,random --horizon 40000 \
+	$(BIN)/bco-gym compare --env BCO-Simplex-v0 --agents bbcg,fkm,bfw,random --horizon 100000 \
 		--seeds 0:5 --backend process --quiet --out results/theory
-	$(BIN)/bco-gym compare --env BCO-Simplex-v0 --agents bbcg,fkm,bfw,random --horizon 40000 \
+	$(BIN)/bco-gym compare --env BCO-Simplex-v0 --agents bbcg,fkm,bfw,random --horizon 100000 \
 		--seeds 0:5 --backend process --quiet --out results/tuned \
 		--tuned results/tuned_constants.json
 
