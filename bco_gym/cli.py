@@ -418,43 +418,35 @@ def command_run(args: argparse.Namespace) -> int:
 
 
 def command_compare(args: argparse.Namespace) -> int:
-    from bco_gym.experiment import sweep
-
     check_env(args.env)
     agents = check_agents(args.agents)
-    env_kwargs = env_kwargs_for(agents, args.env_kwargs)
-    overrides, labels = tuned_overrides(
-        args.tuned, args.env, env_kwargs, args.horizon, agents, args.seeds
-    )
-    results = sweep(
-        [args.env],
-        agents,
-        [args.horizon],
-        args.seeds,
-        out=args.out,
-        backend=args.backend,
-        env_kwargs=env_kwargs,
-        agent_kwargs=overrides,
-        constants=labels,
-        progress=_progress(args),
-        ray_address=args.ray_address,
-        fast=_fast(args),
-    )
-    report_warnings(results)
+    results = _sweep_agents(args, agents, [args.horizon], tuned_horizon=args.horizon)
     report_compare(results, args.out)
     return 0
 
 
 def command_exponents(args: argparse.Namespace) -> int:
-    from bco_gym.experiment import sweep
-
     check_env(args.env)
     agents = check_agents(args.agents)
     if args.points < 2:
         raise UsageError(f"--points {args.points}: an exponent needs at least 2 horizons")
     horizons = log_horizons(*args.horizons, args.points)
+    results = _sweep_agents(args, agents, horizons, tuned_horizon=None)
+    report_exponents(results, args.out)
+    return 0
+
+
+def _sweep_agents(
+    args: argparse.Namespace, agents: list[str], horizons: list[int], tuned_horizon: int | None
+) -> list:
+    """The sweep behind ``compare`` and ``exponents``: one env, the agents (with tuned
+    constants from --tuned), the horizons and --seeds; prints the runs' warnings."""
+    from bco_gym.experiment import sweep
+
     env_kwargs = env_kwargs_for(agents, args.env_kwargs)
-    overrides, labels = tuned_overrides(args.tuned, args.env, env_kwargs, None, agents, args.seeds)
+    overrides, labels = tuned_overrides(
+        args.tuned, args.env, env_kwargs, tuned_horizon, agents, args.seeds
+    )
     results = sweep(
         [args.env],
         agents,
@@ -470,8 +462,7 @@ def command_exponents(args: argparse.Namespace) -> int:
         fast=_fast(args),
     )
     report_warnings(results)
-    report_exponents(results, args.out)
-    return 0
+    return results
 
 
 def log_horizons(low: float, high: float, points: int) -> list[int]:
