@@ -5,7 +5,7 @@ Importing the package registers every ``BCO-*-v0`` environment id.
 
 from bco_gym import agents, envs, losses, sets, wrappers
 from bco_gym.envs import ENV_IDS, BanditConvexEnv, ConvexSetSpace
-from bco_gym.errors import InfeasibleActionError
+from bco_gym.errors import InfeasibleActionError, InvalidLossError
 from bco_gym.problem import Problem
 
 __version__ = "0.1.0"
@@ -14,6 +14,7 @@ __all__ = [
     "BanditConvexEnv",
     "ConvexSetSpace",
     "InfeasibleActionError",
+    "InvalidLossError",
     "Problem",
     "__version__",
     "agents",

@@ -3,3 +3,10 @@
 
 class InfeasibleActionError(ValueError):
     """An action outside the feasible set, non-finite, or of the wrong shape."""
+
+
+class InvalidLossError(ValueError):
+    """A loss sequence returned a value that is not a finite number (NaN, inf, empty).
+
+    The message names the loss sequence and the round (and, for a batch, the row).
+    """

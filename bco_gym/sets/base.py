@@ -148,6 +148,30 @@ class ConvexSet(abc.ABC):
     def lmo(self, direction: np.ndarray) -> np.ndarray:
         """A minimiser over K of the linear function x -> <direction, x> (a new array)."""
 
+    def lmo_many(self, directions: np.ndarray) -> np.ndarray:
+        """:meth:`lmo` applied to each row of ``directions`` (shape (k, *shape)).
+
+        Row i equals ``lmo(directions[i])``. The default loops (so a user-defined set
+        works unchanged); built-in sets override it with a vectorised form.
+        """
+        batch = self._check_batch(directions, "directions")
+        if not len(batch):
+            return np.empty((0, *self.shape))
+        return np.stack([np.asarray(self.lmo(row), dtype=float) for row in batch])
+
+    def project_many(self, points: np.ndarray) -> np.ndarray:
+        """:meth:`project` applied to each row of ``points`` (shape (k, *shape)).
+
+        Row i equals ``project(points[i])``. The default loops; built-in sets with a
+        projection override it with a vectorised form.
+        """
+        if not self.has_projection:
+            self.project(np.asarray(self.center))  # raises the set's NotImplementedError
+        batch = self._check_batch(points, "points")
+        if not len(batch):
+            return np.empty((0, *self.shape))
+        return np.stack([np.asarray(self.project(row), dtype=float) for row in batch])
+
     @property
     def has_projection(self) -> bool:
         """Whether :meth:`project` is available for this set."""
@@ -283,6 +307,11 @@ class ShrunkSet(ConvexSet):
     def lmo(self, direction: np.ndarray) -> np.ndarray:
         c = self.base.center
         return c + self.scale * (self.base.lmo(direction) - c)
+
+    def lmo_many(self, directions: np.ndarray) -> np.ndarray:
+        """Row-wise ``lmo``: c + a(lmo_K(g_i) - c) for each row, from K's ``lmo_many``."""
+        c = self.base.center
+        return c + self.scale * (self.base.lmo_many(directions) - c)
 
     @property
     def has_projection(self) -> bool:
