@@ -205,7 +205,8 @@ class SweepStore:
             found = document.get("format") if isinstance(document, dict) else None
             raise SweepMismatchError(
                 f"{str(self.manifest_path)!r} is not a format-{FORMAT_VERSION} bco_gym manifest "
-                f"(format {found!r}); re-run the sweep into a new directory"
+                f"(format {found!r}, written by another bco_gym version); delete it or pick a new "
+                "output directory"
             )
         spec = document.get("spec")
         cells = spec.get("cells") if isinstance(spec, dict) else None
