@@ -29,9 +29,10 @@ replaced, never written through), then the directory is fsynced. A process kille
 mid-write (SIGKILL included) leaves at worst a ``*.tmp`` file or an NPZ without its
 JSON, and the cell counts as not done. Nothing is ever pickled.
 
-A sweep directory (:class:`SweepStore`) holds ``manifest.json`` (the cells), ``cells/``
-(one result per finished cell, named by the cell's key) and ``.lock`` (see
-:class:`DirectoryLock`: one writer at a time).
+A sweep directory (:class:`~bco_gym.experiment.store.SweepStore`) holds
+``manifest.json`` (the cells), ``cells/`` (one result per finished cell, named by the
+cell's key) and ``.lock`` (:class:`~bco_gym.experiment.store.DirectoryLock`: one writer
+at a time).
 """
 
 from __future__ import annotations
