@@ -59,11 +59,6 @@ def _integer(text: str, low: int, high: int, what: str) -> int:
     return exact
 
 
-def positive_int(text: str) -> int:
-    """An integer >= 1 (at most MAX_HORIZON); scientific notation such as 1e5 accepted."""
-    return _integer(text, 1, MAX_HORIZON, "a positive integer")
-
-
 def horizon_int(text: str) -> int:
     """A horizon T in 1..MAX_HORIZON."""
     return _integer(text, 1, MAX_HORIZON, "a positive integer (rounds)")

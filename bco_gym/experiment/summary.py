@@ -351,8 +351,8 @@ def render_csv(rows: Sequence[AgentSummary | ExponentFit]) -> str:
     """CSV text of summary rows with full-precision numbers (one column per field).
 
     Text cells are sanitised: control characters escaped, and a cell a spreadsheet would
-    run as a formula (starting with = + - @, tab or CR, and not a number) gets a
-    leading apostrophe.
+    run as a formula (longer than one character, starting with = + - @, tab or CR, and
+    not a number) gets a leading apostrophe.
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -385,4 +385,4 @@ def csv_safe(text: str) -> str:
         return text
     except ValueError:
         pass
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    return "'" + text if len(text) > 1 and text.startswith(_FORMULA_START) else text

@@ -98,12 +98,13 @@ def tune(
     out: str | os.PathLike,
     backend: str = "serial",
     env_kwargs: Mapping[str, Any] | None = None,
-    progress: bool | None = None,
+    progress: bool | str | None = None,
     ray_address: str | None = None,
 ) -> Tuning:
     """Pick each agent's constant from ``grid`` by mean final regret on ``tune_seeds``.
 
-    ``out`` is the sweep directory of the tuning runs (resumable like any sweep).
+    ``out`` is the sweep directory of the tuning runs (resumable like any sweep);
+    ``progress`` as in :func:`~bco_gym.experiment.sweep.run_cells`.
     Agents without a free constant are listed in ``Tuning.skipped``.
     """
     horizon = check_horizon(horizon)

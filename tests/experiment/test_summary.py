@@ -133,6 +133,7 @@ def test_csv_cells_a_spreadsheet_would_run_are_made_inert(tiny_results, text):
         assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")) and "\t" not in cell
         assert cell in ("'" + text, "\\x09x")
     assert float(values[header.index("regret_mean")]) == row.regret_mean
-    negative = dataclasses.replace(row, regret_mean=-1.5)
+    negative = dataclasses.replace(row, regret_mean=-1.5, scale="-")
     values = list(csv.reader(io.StringIO(render_csv([negative]))))[1]
     assert values[header.index("regret_mean")] == "-1.5"
+    assert values[header.index("scale")] == "-"
