@@ -10,7 +10,9 @@ sweep is the same experiment with more seeds or more agents: the same env ids, e
 kwargs, horizons, checkpoints and loop choice, and for every agent already present the
 same agent kwargs and constants label. The manifest then lists the union (old cells
 first) and only the new cells are computed. Anything else is refused with
-:class:`SweepMismatchError` naming the fields that differ.
+:class:`SweepMismatchError` naming the fields that differ, unless no cell of the
+stored sweep has a result yet (a mistyped command or an early crash): then the new
+sweep replaces it.
 """
 
 from __future__ import annotations
@@ -158,7 +160,8 @@ class SweepStore:
         spec = json.loads(json.dumps(spec))
         if os.path.lexists(self.manifest_path):
             stored = self.read_manifest()["spec"]
-            merged = merge_specs(stored, spec, self.directory)
+            # A sweep that never finished a cell (a typo, an early crash) blocks nothing.
+            merged = merge_specs(stored, spec, self.directory) if self.has_results() else spec
             if merged != stored:
                 write_json(self.manifest_path, {"format": FORMAT_VERSION, "spec": merged})
         else:
@@ -192,6 +195,13 @@ class SweepStore:
                 "refusing to read or write through it"
             )
         return True
+
+    def has_results(self) -> bool:
+        """Whether any cell's result file is present (finished or not, valid or not)."""
+        try:
+            return any(self.cells_directory.glob("*.json"))
+        except OSError:
+            return True
 
     def read_manifest(self) -> dict[str, Any]:
         """The manifest document, checked: format, and a list of cell dicts."""

@@ -20,6 +20,7 @@ from bco_gym.experiment import (
     load_sweep,
     sweep,
 )
+from bco_gym.experiment.store import SweepStore
 from bco_gym.experiment.sweep import CorruptCellWarning
 
 sweep_module = importlib.import_module("bco_gym.experiment.sweep")  # the name is the function
@@ -249,3 +250,10 @@ def test_backends_give_bit_identical_results(tmp_path, shutdown_ray):
     for a, b, c in zip(serial, process, on_ray, strict=True):
         assert a.same_outcome(b) and a.same_outcome(c)
     assert load_sweep(tmp_path / "ray") == on_ray
+
+
+def test_a_sweep_that_never_finished_a_cell_blocks_nothing(tmp_path):
+    SweepStore(tmp_path).open({"cells": [Cell(ENV_ID, "bbcg", 60, 0, ENV_KWARGS).to_dict()]})
+    results = sweep(ENV_ID, "random", 80, 1, out=tmp_path, env_kwargs=ENV_KWARGS, progress=False)
+    assert [(r.agent, r.horizon) for r in load_sweep(tmp_path)] == [("random", 80)]
+    assert results[0].same_outcome(load_sweep(tmp_path)[0])
