@@ -4,6 +4,8 @@ Families (``FAMILIES``: name -> class; each class says on which sets it is defin
 ``supports``):
 
 * ``linear``, ``linear-switching``: <theta_t, x - c> (every set);
+* ``linear-drift``, ``linear-adversarial``: <theta_t, x - c> with a rotating mean, or
+  alternating swings around a small bias (sets of affine dimension >= 2);
 * ``quadratic``: ||x - z_t||^2/2; ``regression``: (<a_t, x - c> - b_t)^2 (every set);
 * ``absolute``: |<a_t, x - c> - b_t| (polytopes with a linear description);
 * ``portfolio``: -log <r_t, x> (simplex);
@@ -18,6 +20,7 @@ import inspect
 from typing import Any
 
 from bco_gym.losses.absolute import AbsoluteLoss
+from bco_gym.losses.adversaries import LinearAdversarialLoss, LinearDriftLoss
 from bco_gym.losses.base import Comparator, LossSequence
 from bco_gym.losses.completion import CompletionLoss
 from bco_gym.losses.costs import AssignmentLoss, CongestionLoss, EdgeCostLoss
@@ -32,6 +35,8 @@ FAMILIES: dict[str, type[LossSequence]] = {
     for family in (
         LinearLoss,
         LinearSwitchingLoss,
+        LinearDriftLoss,
+        LinearAdversarialLoss,
         QuadraticLoss,
         RegressionLoss,
         AbsoluteLoss,
@@ -87,6 +92,8 @@ __all__ = [
     "CompletionLoss",
     "CongestionLoss",
     "EdgeCostLoss",
+    "LinearAdversarialLoss",
+    "LinearDriftLoss",
     "LinearLoss",
     "LinearSwitchingLoss",
     "LossSequence",

@@ -11,7 +11,14 @@ from bco_gym.sets import Simplex
 
 
 def test_families_for_each_set():
-    everywhere = ["linear", "linear-switching", "quadratic", "regression"]
+    everywhere = [
+        "linear",
+        "linear-switching",
+        "linear-drift",
+        "linear-adversarial",
+        "quadratic",
+        "regression",
+    ]
     expected = {
         "simplex": [*everywhere, "absolute", "portfolio"],
         "ball": everywhere,
