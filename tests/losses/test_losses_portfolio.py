@@ -42,4 +42,4 @@ def test_a_point_off_the_simplex_gets_a_negative_gap_and_is_refused_as_certified
         certified_gap(simplex, gradient, off)
     inside = np.array([0.25, 0.25, 0.5])
     gap, _ = certified_gap(simplex, gradient, inside)
-    assert gap == pytest.approx(0.5, rel=1e-9)
+    assert 0.5 <= gap <= 0.5 + 1e-8  # the exact 0.5 plus its rounding allowance
