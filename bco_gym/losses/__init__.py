@@ -12,6 +12,9 @@ Families (``FAMILIES``: name -> class; each class says on which sets it is defin
 * ``completion``: one observed entry of a low-rank matrix per round (nuclear-norm ball);
 * ``edge-costs``, ``congestion``: path costs (flow polytope);
 * ``assignment``: <C_t, X> (Birkhoff polytope).
+
+Beyond the families: :class:`PortfolioDataLoss` (-log <r_t, x> on a real price data set,
+``gym.make("BCO-Portfolio-v0", dataset=...)``) with :func:`wealth`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from bco_gym.losses.base import Comparator, LossSequence
 from bco_gym.losses.completion import CompletionLoss
 from bco_gym.losses.costs import AssignmentLoss, CongestionLoss, EdgeCostLoss
 from bco_gym.losses.linear import LinearLoss, LinearSwitchingLoss
+from bco_gym.losses.market import PortfolioDataLoss, wealth
 from bco_gym.losses.portfolio import PortfolioLoss
 from bco_gym.losses.quadratic import QuadraticLoss
 from bco_gym.losses.regression import RegressionLoss
@@ -97,9 +101,11 @@ __all__ = [
     "LinearLoss",
     "LinearSwitchingLoss",
     "LossSequence",
+    "PortfolioDataLoss",
     "PortfolioLoss",
     "QuadraticLoss",
     "RegressionLoss",
     "families_for",
     "make_losses",
+    "wealth",
 ]
