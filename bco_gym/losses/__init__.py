@@ -14,7 +14,11 @@ Families (``FAMILIES``: name -> class; each class says on which sets it is defin
 * ``assignment``: <C_t, X> (Birkhoff polytope).
 
 Beyond the families: :class:`PortfolioDataLoss` (-log <r_t, x> on a real price data set,
-``gym.make("BCO-Portfolio-v0", dataset=...)``) with :func:`wealth`.
+``gym.make("BCO-Portfolio-v0", dataset=...)``) with :func:`wealth`; and the user's own
+losses, :func:`from_array` (linear, <theta_t, x> + b_t from an array or memmap, exact
+comparator) and :func:`from_function` (convex callables, certified Frank-Wolfe
+comparator). These three have a finite ``horizon``; ``BanditConvexEnv(K, losses)``
+takes it.
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ from typing import Any
 
 from bco_gym.losses.absolute import AbsoluteLoss
 from bco_gym.losses.adversaries import LinearAdversarialLoss, LinearDriftLoss
+from bco_gym.losses.arrays import ArrayLoss, from_array
 from bco_gym.losses.base import Comparator, LossSequence
 from bco_gym.losses.completion import CompletionLoss
 from bco_gym.losses.costs import AssignmentLoss, CongestionLoss, EdgeCostLoss
+from bco_gym.losses.functions import FunctionLoss, from_function
 from bco_gym.losses.linear import LinearLoss, LinearSwitchingLoss
 from bco_gym.losses.market import PortfolioDataLoss, wealth
 from bco_gym.losses.portfolio import PortfolioLoss
@@ -91,11 +97,13 @@ def make_losses(name: str, convex_set: ConvexSet, **kwargs: Any) -> LossSequence
 __all__ = [
     "FAMILIES",
     "AbsoluteLoss",
+    "ArrayLoss",
     "AssignmentLoss",
     "Comparator",
     "CompletionLoss",
     "CongestionLoss",
     "EdgeCostLoss",
+    "FunctionLoss",
     "LinearAdversarialLoss",
     "LinearDriftLoss",
     "LinearLoss",
@@ -106,6 +114,8 @@ __all__ = [
     "QuadraticLoss",
     "RegressionLoss",
     "families_for",
+    "from_array",
+    "from_function",
     "make_losses",
     "wealth",
 ]
