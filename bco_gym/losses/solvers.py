@@ -130,7 +130,9 @@ def frank_wolfe_gap(
 
     gap is the computed <g, x - v> plus a bound on its rounding error,
     (dim + 2) * eps * sum_i |g_i (x_i - v_i)| (the bound for a dot product of dim terms,
-    with the subtraction's rounding), so it is at least the exact <g, x - v>. By
+    with the subtraction's rounding), plus eps * sum_i |g_i| (|x_i| + |v_i|) for x and v
+    being points of K only to one rounding per coordinate (an LMO answer on a curved
+    boundary is computed, not exact); so it bounds the exact gap of the exact points. By
     convexity f(x) - min_K f <= <g, x - v> for any x where f is defined; for x in K
     the gap is >= 0. A negative gap says x lies outside K (by rounding, e.g. off the
     affine hull) on a side where f is below its minimum over K: as a stopping test it
@@ -138,9 +140,10 @@ def frank_wolfe_gap(
     """
     vertex = np.asarray(convex_set.lmo(gradient.reshape(convex_set.shape)), dtype=float).ravel()
     difference = x - vertex
-    allowance = (
-        (len(difference) + 2) * np.finfo(float).eps * float(np.abs(gradient * difference).sum())
-    )
+    eps = np.finfo(float).eps
+    dot_error = (len(difference) + 2) * eps * float(np.abs(gradient * difference).sum())
+    point_error = eps * float(np.abs(gradient) @ (np.abs(x) + np.abs(vertex)))
+    allowance = dot_error + point_error
     return float(gradient @ difference) + allowance, vertex
 
 
