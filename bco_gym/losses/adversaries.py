@@ -25,10 +25,11 @@ mu, v orthonormal in V. The swings' running sum sum_{u <= t} s_u stays in
 the recent past (e.g. updates once per block from the last block's losses, or any
 recency scale of about ``block`` rounds) is pushed to the side of v the next block
 punishes and pays about swing * (width of K along v) per round: linear regret. Its
-loss along the bias is what the best fixed action collects: the comparator is the
-bias direction, min_K <T bias mu + O(block) v, x - c>. A follower of the whole past
-(follow the leader) is trapped only while T bias < block swing / 2 (the classic trap,
-bias = 0 and block = 1, traps it for ever); after that the bias dominates its sum.
+loss along the bias is what the best fixed action collects: the comparator minimises
+<T bias mu + O(block swing) v, x - c>, the bias direction once T bias >> block swing.
+A follower of the whole past (follow the leader) is trapped only while
+T bias < block swing / 2; after that the bias dominates its sum (with bias = 0, the
+classic trap, it is trapped for ever).
 
 Constants (true bounds over K). ||theta_t|| <= mean_norm + noise (drift) and
 sqrt(bias^2 + swing^2) + noise (adversarial: mu and v orthogonal, |s_t| <= 1); the

@@ -153,3 +153,21 @@ def test_drift_bad_rate_and_sets_of_dimension_one():
     for family in ("linear-drift", "linear-adversarial"):
         with pytest.raises(ValueError, match="affine hull has dimension >= 2"):
             make_losses(family, Simplex(2))
+
+
+@pytest.mark.parametrize("family", ["linear-drift", "linear-adversarial"])
+def test_sequences_are_oblivious_to_the_plays(family: str):
+    """Fixed at reset: a reader that evaluated other points first sees the same rounds."""
+    simplex = Simplex(4)
+    played, untouched = (make_losses(family, simplex, noise=0.2) for _ in range(2))
+    for losses in (played, untouched):
+        losses.reset(np.random.default_rng(9))
+    rng = np.random.default_rng(10)
+    for t in range(300):  # a learner's plays, some chasing the last gradient
+        x = simplex.lmo(played.gradient(t - 1, simplex.center)) if t % 2 else simplex.sample(rng)
+        played.loss(t, x)
+    center = np.asarray(simplex.center)
+    np.testing.assert_array_equal(
+        [played.gradient(t, center) for t in range(300, 320)],
+        [untouched.gradient(t, center) for t in range(300, 320)],
+    )
