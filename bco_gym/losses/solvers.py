@@ -356,7 +356,8 @@ def minimize_quadratic(
         method: "frank-wolfe", "projected-gradient", or "auto" (projected gradient when
             K has a projection, else Frank-Wolfe). If the chosen method stops short of
             ``tolerance``, the other one (when available) continues from its point and the
-            better-certified answer is returned.
+            better-certified answer is returned. A projected-gradient point outside K
+            (its certificate refused by :func:`certified_gap`) is dropped for Frank-Wolfe.
     """
     methods = ("auto", "frank-wolfe", "projected-gradient")
     if method not in methods:
@@ -388,6 +389,11 @@ def minimize_quadratic(
                     max_iterations=max_iterations,
                 )
             except (ImportError, NotImplementedError):  # e.g. the optional QP solver is absent
+                continue
+            except ArithmeticError:
+                # An iterative projection (a QP solver) left the last point outside K on
+                # the side where q is below its minimum: Frank-Wolfe, whose iterates are
+                # combinations of LMO answers, takes over from the start instead.
                 continue
         if best is None or result.gap < best.gap:
             best = result
