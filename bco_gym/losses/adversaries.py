@@ -119,9 +119,11 @@ class LinearAdversarialLoss(_PlaneLinearLoss):
         convex_set: the feasible set K (aff_dim >= 2).
         bias: ||bias * mu||, the persistent signal the comparator exploits (default 0.1).
         swing: amplitude of the alternating part along v (default 0.9).
-        block: rounds per sign (an integer >= 1, default 100; the first block has
-            half amplitude): the recency scale of the learners it traps; 1 alternates
-            every round.
+        block: rounds per sign (an integer >= 1; the first block has half amplitude):
+            the recency scale of the learners it traps. Default 1, the classic sequence
+            1/2, -1, 1, -1, ...; a learner that reacts within a block follows each
+            block's sign instead and is not trapped, so set it to the reaction time of
+            the learner to trap.
         noise: radius of i.i.d. per-round noise in V (default 0.0).
     """
 
@@ -132,7 +134,7 @@ class LinearAdversarialLoss(_PlaneLinearLoss):
         convex_set: ConvexSet,
         bias: float = 0.1,
         swing: float = 0.9,
-        block: int = 100,
+        block: int = 1,
         noise: float = 0.0,
     ):
         LossSequence.__init__(self, convex_set)
