@@ -143,6 +143,22 @@ def make_birkhoff(
     return _env(BirkhoffPolytope(size), horizon, loss, loss_kwargs, **options)
 
 
+def make_portfolio(
+    dataset: str = "nyse_o", horizon: int | None = None, **options: Any
+) -> BanditConvexEnv:
+    """BCO-Portfolio-v0: online portfolio selection, -log <r_t, x> on real price data.
+
+    ``dataset``: ``nyse_o``, ``nyse_n``, ``tse``, ``sp500``, ``msci`` or ``djia``; the
+    set is the simplex over its assets, the horizon defaults to its number of days (a
+    smaller one uses the first days). No ``loss``/``loss_kwargs``: the data are the losses.
+    """
+    from bco_gym.losses.market import PortfolioDataLoss, dataset_shape
+
+    convex_set = Simplex(dataset_shape(dataset)[1])
+    losses = PortfolioDataLoss(convex_set, dataset=dataset, horizon=horizon)
+    return BanditConvexEnv(convex_set, losses, horizon, **options)
+
+
 _ENTRY = "bco_gym.envs.registration:"
 
 register(id="BCO-Simplex-v0", entry_point=_ENTRY + "make_simplex", max_episode_steps=None)
@@ -154,6 +170,7 @@ register(
     id="BCO-ShortestPath-v0", entry_point=_ENTRY + "make_shortest_path", max_episode_steps=None
 )
 register(id="BCO-Birkhoff-v0", entry_point=_ENTRY + "make_birkhoff", max_episode_steps=None)
+register(id="BCO-Portfolio-v0", entry_point=_ENTRY + "make_portfolio", max_episode_steps=None)
 
 ENV_IDS = (
     "BCO-Simplex-v0",
@@ -163,4 +180,5 @@ ENV_IDS = (
     "BCO-NuclearBall-v0",
     "BCO-ShortestPath-v0",
     "BCO-Birkhoff-v0",
+    "BCO-Portfolio-v0",
 )
