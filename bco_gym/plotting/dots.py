@@ -1,0 +1,198 @@
+"""Final regret per agent: a dot plot against a reference, and regret against the constant.
+
+* :func:`final_regret_figure` -- two horizontal dot plots, one row per series (random
+  on top): left the final regret R_T, one small dot per seed and the mean with its 95%
+  Student-t interval; right the paired difference R_T - R^ref_T on the same seeds,
+  drawn the same way, with 0 marked (left of 0: better than the reference).
+  Full-information agents have hollow markers and "(full info)" in their label.
+* :func:`tuning_figure` -- mean final regret (95% band over seeds) against the value
+  of each agent's scale constant (``SCALE_PARAM``, log axis), one line per agent; a
+  star marks the theory value's run where the results hold one; an agent without a
+  constant (random) is a horizontal line with its band, drawn first.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bco_gym.experiment.paired import find_reference, paired_differences, t_interval
+from bco_gym.experiment.runner import RunResult
+from bco_gym.plotting.style import (
+    Series,
+    agent_color,
+    legend_outside,
+    new_figure,
+    save,
+    series_of,
+    single_horizon,
+    title_of,
+)
+
+JITTER = 0.18
+
+
+def _dot_row(axes: Any, row: int, values: np.ndarray, series: Series) -> None:
+    """One row of a dot plot: a dot per seed, then the mean with its 95% interval."""
+    face = "none" if series.full_information else series.color
+    offsets = np.linspace(-JITTER, JITTER, len(values)) if len(values) > 1 else np.zeros(1)
+    axes.scatter(
+        values,
+        row + offsets,
+        s=14,
+        facecolors=face,
+        edgecolors=series.color,
+        alpha=0.7,
+        zorder=series.zorder,
+    )
+    mean, low, high = t_interval(values)
+    error = None if not np.isfinite(low) else [[mean - low], [high - mean]]
+    axes.errorbar(
+        [mean],
+        [row],
+        xerr=error,
+        fmt="D",
+        markersize=7,
+        color=series.color,
+        markerfacecolor=face,
+        capsize=4,
+        linewidth=2,
+        zorder=series.zorder + 0.5,
+    )
+
+
+def _label_rows(axes: Any, series: Sequence[Series]) -> None:
+    axes.set_yticks(range(len(series)), [one.label for one in series])
+    axes.set_ylim(len(series) - 0.5, -0.5)  # first series on top
+    axes.grid(True, axis="x", alpha=0.3)
+
+
+def final_regret_figure(
+    results: Sequence[RunResult], reference: str = "random", *, title: str | None = None
+) -> Any:
+    """Final regret and paired difference to ``reference``, per seed and mean with 95% CI."""
+    series = series_of(results)
+    if not series:
+        raise ValueError("final_regret_figure: no results to draw")
+    single_horizon(results, "final_regret_figure")
+    by_label = {one.label: one for one in series}
+    found = find_reference(by_label, reference)
+    figure = new_figure(10.0, 1.6 + 0.45 * len(series) + 1.2)
+    regret_axes, difference_axes = figure.subplots(1, 2, sharey=True)
+    for row, one in enumerate(series):
+        _dot_row(regret_axes, row, np.array([r.final_regret for r in one.results]), one)
+        if found is None or one.label == found:
+            continue
+        seeds, differences = paired_differences(one.results, by_label[found].results)
+        if seeds:
+            _dot_row(difference_axes, row, differences[:, -1], one)
+    _label_rows(regret_axes, series)
+    _label_rows(difference_axes, series)
+    regret_axes.set_xlabel("final regret R_T (dots: seeds; diamond: mean, 95% CI)")
+    difference_axes.axvline(0, color="black", linewidth=1, zorder=0.5)
+    name = found or reference
+    difference_axes.set_xlabel(f"R_T minus {name}'s R_T, same seed (left of 0: better)")
+    difference_axes.set_title(
+        f"paired difference to {name}" if found else f"no {reference!r} runs to pair with",
+        fontsize="small",
+    )
+    regret_axes.set_title("final regret", fontsize="small")
+    figure.suptitle(title or title_of("Final regret", results), fontsize="medium")
+    return figure
+
+
+def plot_final_regret(
+    results: Sequence[RunResult],
+    path: str | os.PathLike,
+    reference: str = "random",
+    *,
+    title: str | None = None,
+) -> Path:
+    """Save :func:`final_regret_figure` to ``path``."""
+    return save(final_regret_figure(results, reference, title=title), path)
+
+
+# -- tuning ---------------------------------------------------------------------------------------
+def _by_scale(results: Sequence[RunResult]) -> dict[float, list[RunResult]]:
+    groups: dict[float, list[RunResult]] = {}
+    for result in results:
+        groups.setdefault(float(result.scale_value), []).append(result)
+    return dict(sorted(groups.items()))
+
+
+def tuning_figure(results: Sequence[RunResult], *, title: str | None = None) -> Any:
+    """Mean final regret against each agent's scale constant, 95% bands (module doc)."""
+    if not results:
+        raise ValueError("tuning_figure: no results to draw")
+    single_horizon(results, "tuning_figure")
+    agents = list(dict.fromkeys(r.agent for r in results))
+    agents.sort(key=lambda agent: agent != "random")
+    figure = new_figure(7.0, 5.4)
+    axes = figure.add_subplot()
+    axes.set_xscale("log")
+    for order, agent in enumerate(agents):
+        runs = [r for r in results if r.agent == agent]
+        color = agent_color(agent, agents)
+        if any(r.scale_param is None or r.scale_value is None for r in runs):
+            _draw_flat_line(axes, agent, runs, color, order)
+        else:
+            _draw_tuning_line(axes, agent, runs, color, order)
+    params = sorted({r.scale_param for r in results if r.scale_param})
+    axes.set_xlabel(f"scale constant ({', '.join(params) or 'none'}), absolute value")
+    axes.set_ylabel("final regret (mean over seeds, 95% CI)")
+    axes.set_title(
+        title or title_of("Final regret against the scale constant", results), fontsize="medium"
+    )
+    axes.grid(True, which="major", alpha=0.3)
+    legend_outside(figure, axes)
+    return figure
+
+
+def _draw_flat_line(
+    axes: Any, agent: str, runs: Sequence[RunResult], color: str, order: int
+) -> None:
+    """An agent without a constant: its mean final regret as a horizontal line and band."""
+    mean, low, high = t_interval([r.final_regret for r in runs])
+    axes.axhline(mean, color=color, zorder=1 + order, label=f"{agent} (no constant)")
+    if np.isfinite(low):
+        axes.axhspan(low, high, color=color, alpha=0.2, linewidth=0, zorder=order)
+
+
+def _draw_tuning_line(
+    axes: Any, agent: str, runs: Sequence[RunResult], color: str, order: int
+) -> None:
+    groups = _by_scale(runs)
+    scales = np.array(list(groups))
+    intervals = np.array([t_interval([r.final_regret for r in g]) for g in groups.values()])
+    mean, low, high = intervals.T
+    full = any(r.problem.get("feedback") == "full" for r in runs)
+    label = agent + (" (full info)" if full else "")
+    axes.plot(
+        scales,
+        mean,
+        marker="o",
+        color=color,
+        linestyle="--" if full else "-",
+        zorder=2 + order,
+        label=label,
+    )
+    if np.isfinite(low).any():
+        axes.fill_between(scales, low, high, color=color, alpha=0.2, linewidth=0, zorder=1 + order)
+    theory = [r for r in runs if r.constants == "theory"]
+    if theory:
+        value = float(theory[0].scale_value)
+        axes.plot(
+            [value],
+            [mean[scales == value].mean()],
+            marker="*",
+            markersize=14,
+            color=color,
+            markeredgecolor="black",
+            linestyle="none",
+            zorder=3 + order,
+            label=f"{agent}: theory value",
+        )
