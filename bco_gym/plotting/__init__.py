@@ -10,6 +10,7 @@ intervals over seeds unless a figure says bootstrap.
 * :func:`paired_difference_figure` -- regret minus a reference agent's on the same seed;
 * :func:`final_regret_figure` / :func:`plot_final_regret` -- final regret dot plot and
   paired final differences;
+* :func:`overview_figure` -- one final-regret dot plot per scenario (the report's headline);
 * :func:`tuning_figure` -- final regret against each agent's scale constant;
 * :func:`exponents_figure` / :func:`plot_exponents` -- regret against T, the fitted
   exponents with their bootstrap band, and the local slopes (the ``exponents`` figure).
@@ -21,7 +22,12 @@ from bco_gym.plotting.curves import (
     plot_regret,
     regret_figure,
 )
-from bco_gym.plotting.dots import final_regret_figure, plot_final_regret, tuning_figure
+from bco_gym.plotting.dots import (
+    final_regret_figure,
+    overview_figure,
+    plot_final_regret,
+    tuning_figure,
+)
 from bco_gym.plotting.exponents import exponents_figure, plot_exponents
 from bco_gym.plotting.style import save
 
@@ -29,6 +35,7 @@ __all__ = [
     "exponents_figure",
     "final_regret_figure",
     "normalized_regret_figure",
+    "overview_figure",
     "paired_difference_figure",
     "plot_exponents",
     "plot_final_regret",

@@ -34,6 +34,7 @@ from bco_gym.plotting.style import (
 )
 
 JITTER = 0.18
+OVERVIEW_MIN_ROWS = 4
 
 
 def _dot_row(axes: Any, row: int, values: np.ndarray, series: Series) -> None:
@@ -196,3 +197,37 @@ def _draw_tuning_line(
             zorder=3 + order,
             label=f"{agent}: theory value",
         )
+
+
+# -- overview -------------------------------------------------------------------------------------
+def overview_figure(panels: Sequence[tuple[str, Sequence[RunResult]]], *, columns: int = 3) -> Any:
+    """One final-regret dot plot per (title, results) panel: the report's headline figure.
+
+    Each panel's results share one horizon; its x axis is its own (regret scales
+    differ between scenarios); random is the top row, full-information agents hollow.
+    """
+    if not panels:
+        raise ValueError("overview_figure: no panels to draw")
+    columns = max(1, min(columns, len(panels)))
+    rows = -(-len(panels) // columns)
+    tallest = max(len(series_of(results)) for _, results in panels)
+    figure = new_figure(4.2 * columns, rows * (1.0 + 0.32 * tallest) + 0.6)
+    grid = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
+    for axes, (panel_title, results) in zip(grid, panels, strict=False):
+        horizon = single_horizon(results, f"overview_figure panel {panel_title!r}")
+        series = series_of(results)
+        for row, one in enumerate(series):
+            _dot_row(axes, row, np.array([r.final_regret for r in one.results]), one)
+        _label_rows(axes, series)
+        axes.set_ylim(max(len(series), OVERVIEW_MIN_ROWS) - 0.5, -0.5)
+        axes.set_xlabel("final regret R_T", fontsize="small")
+        seeds = len({r.seed for r in results})
+        axes.set_title(f"{panel_title}\nT = {horizon:,}, {seeds} seeds", fontsize="small")
+        axes.tick_params(labelsize="small")
+    for axes in grid[len(panels) :]:
+        axes.set_visible(False)
+    figure.suptitle(
+        "Final regret per agent (dots: seeds; diamond: mean, 95% CI; hollow: full information)",
+        fontsize="medium",
+    )
+    return figure

@@ -37,6 +37,7 @@ SPARE_COLORS = ("tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
 FIRST_AGENT = "random"
 FULL_INFO_LINESTYLE = "--"
 DPI = 120
+MAX_SHADE = 0.6
 LEGEND_COLUMNS = 6
 
 
@@ -103,24 +104,41 @@ class Series:
     full_information: bool
 
 
+def _order(groups: dict[str, list[RunResult]]) -> list[str]:
+    """Random first; agents in order of first appearance; theory constants, then by value."""
+    first_seen = list(dict.fromkeys(group[0].agent for group in groups.values()))
+
+    def key(label: str) -> tuple:
+        result = groups[label][0]
+        value = result.scale_value if isinstance(result.scale_value, int | float) else 0.0
+        return (
+            result.agent != FIRST_AGENT,
+            first_seen.index(result.agent),
+            result.constants != "theory",
+            float(value),
+            label,
+        )
+
+    return sorted(groups, key=key)
+
+
 def series_of(results: Iterable[RunResult]) -> list[Series]:
-    """The results' series, random first, then in order of first appearance."""
+    """The results' series in :func:`_order`; an agent's k-th of n series is shaded lighter."""
     groups = group_series(results)
-    labels = sorted(groups, key=lambda label: groups[label][0].agent != FIRST_AGENT)
+    labels = _order(groups)
     agents = [groups[label][0].agent for label in labels]
     series = []
     for index, label in enumerate(labels):
         group = groups[label]
         agent = group[0].agent
         full = is_full_information(group[0])
-        repeat = agents[:index].count(agent)
-        color = agent_color(agent, agents)
+        shade = MAX_SHADE * agents[:index].count(agent) / max(1, agents.count(agent) - 1)
         series.append(
             Series(
                 label=label,
                 agent=agent,
                 results=group,
-                color=lighter(color, min(0.6, 0.3 * repeat)) if repeat else color,
+                color=lighter(agent_color(agent, agents), shade),
                 linestyle=FULL_INFO_LINESTYLE if full else "-",
                 zorder=1.0 if agent == FIRST_AGENT else 2.0 + index,
                 full_information=full,
