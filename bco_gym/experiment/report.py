@@ -12,7 +12,8 @@ relatively:
 * per scenario: its text and setting; with several horizons, the exponents table and
   figure (fitted slopes, bootstrap band, local slopes), the rest at the largest
   horizon; the paired table against each reference (random and FKM by default, where
-  the scenario has them); the final-regret dot plot, the paired-difference curves,
+  the scenario has them); the warnings the runs raised (a capped theory parameter
+  explains many a tie); the final-regret dot plot, the paired-difference curves,
   the normalised regret (regret / t^(3/4) and regret / t: the plain log-log regret
   curves, the ``compare`` figure, hide the differences and are left out), and the
   tuning figure where an agent ran with several values of its constant.
@@ -158,6 +159,7 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
         lines += _exponents_part(directory, results, stem, final[0].horizon)
     for reference in scenario.references:
         lines += _table_part(final, reference)
+    lines += _warnings_part(results)
     lines += _figures_part(directory, final, stem, scenario.references)
     return lines
 
@@ -186,6 +188,21 @@ def _table_part(final: list[RunResult], reference: str) -> list[str]:
     if not any(row.reference for row in rows):
         return [f"### Paired against {reference}", "", f"No {reference} runs here.", ""]
     return [f"### Paired against {reference}", "", render_markdown(*paired_columns(rows)), ""]
+
+
+def _warnings_part(results: list[RunResult]) -> list[str]:
+    """Each distinct warning the runs raised, once, with the agents and horizons concerned."""
+    seen: dict[str, list[str]] = {}
+    for result in results:
+        for message in result.warnings:
+            seen.setdefault(message, []).append(f"{result.agent} (T = {result.horizon:,})")
+    if not seen:
+        return []
+    lines = ["### Warnings raised by the runs", ""]
+    for message, runs in seen.items():
+        where = ", ".join(dict.fromkeys(runs))
+        lines.append(f"- {where}, {len(runs)} run{'s' if len(runs) > 1 else ''}: {message}")
+    return [*lines, ""]
 
 
 def _figures_part(

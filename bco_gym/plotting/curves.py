@@ -164,6 +164,21 @@ def normalized_regret_figure(results: Sequence[RunResult], *, title: str | None 
     return figure
 
 
+def _fit_to_means(axes: Any, means: Sequence[float]) -> None:
+    """Y limits from the mean curves (plus 10%): the first rounds' wide bands are clipped."""
+    low, high = float(np.min(means)), float(np.max(means))
+    pad = 0.1 * (high - low) or 1.0
+    axes.set_ylim(low - pad, high + pad)
+    axes.text(
+        0.01,
+        0.01,
+        "bands clipped to the range of the means",
+        transform=axes.transAxes,
+        fontsize="x-small",
+        va="bottom",
+    )
+
+
 # -- paired differences ---------------------------------------------------------------------------
 def paired_difference_figure(
     results: Sequence[RunResult], reference: str = "random", *, title: str | None = None
@@ -172,7 +187,8 @@ def paired_difference_figure(
 
     The differences open late (after the degenerate early rounds), so the left panel's
     linear t axis shows their size at the horizon and the right panel's log t axis shows
-    when they open, per round.
+    when they open, per round; its y range is that of the mean curves (the bands of the
+    first few rounds, wide and uninformative, are clipped).
     """
     series = _nonempty_series(results, "paired_difference_figure")
     by_label = {one.label: one for one in series}
@@ -183,6 +199,7 @@ def paired_difference_figure(
     total, per_round = figure.subplots(1, 2)
     for axes in (total, per_round):
         axes.axhline(0, color="black", linewidth=1, zorder=0.5, label=f"{found} (reference)")
+    per_round_means = [0.0]
     for one in series:
         if one.label == found:
             continue
@@ -191,7 +208,9 @@ def paired_difference_figure(
             t = one.results[0].checkpoints.astype(float)
             _draw_band(total, one, t, differences)
             _draw_band(per_round, one, t, differences / t)
+            per_round_means += list((differences / t).mean(axis=0))
     per_round.set_xscale("log")
+    _fit_to_means(per_round, per_round_means)
     total.set_ylabel(f"regret minus {found}'s, same seed (mean, 95% CI)")
     per_round.set_ylabel(f"(regret minus {found}'s) / t (mean, 95% CI)")
     total.set_title("difference at t (below 0: better)", fontsize="small")

@@ -122,8 +122,29 @@ def _order(groups: dict[str, list[RunResult]]) -> list[str]:
     return sorted(groups, key=key)
 
 
+def _same_curves(first: list[RunResult], second: list[RunResult]) -> bool:
+    """Whether two series hold bit-identical regret curves on the same seeds."""
+    ours = {r.seed: r.regret for r in first}
+    theirs = {r.seed: r.regret for r in second}
+    return ours.keys() == theirs.keys() and all(
+        np.array_equal(ours[seed], theirs[seed]) for seed in ours
+    )
+
+
+def _identical_to(groups: dict[str, list[RunResult]], labels: list[str], index: int) -> str:
+    """ " (= label)" naming an earlier series with identical curves (drawn under this one)."""
+    for earlier in labels[:index]:
+        if _same_curves(groups[earlier], groups[labels[index]]):
+            return f" (= {earlier})"
+    return ""
+
+
 def series_of(results: Iterable[RunResult]) -> list[Series]:
-    """The results' series in :func:`_order`; an agent's k-th of n series is shaded lighter."""
+    """The results' series in :func:`_order`; an agent's k-th of n series is shaded lighter.
+
+    A series whose regret curves equal an earlier one's bit for bit (it would hide it)
+    says so in its label: "fkm (= bbcg)".
+    """
     groups = group_series(results)
     labels = _order(groups)
     agents = [groups[label][0].agent for label in labels]
@@ -135,7 +156,7 @@ def series_of(results: Iterable[RunResult]) -> list[Series]:
         shade = MAX_SHADE * agents[:index].count(agent) / max(1, agents.count(agent) - 1)
         series.append(
             Series(
-                label=label,
+                label=label + _identical_to(groups, labels, index),
                 agent=agent,
                 results=group,
                 color=lighter(agent_color(agent, agents), shade),

@@ -132,6 +132,24 @@ def test_paired_difference_against_fkm_draws_random_first(results):
     assert lines[1].get_zorder() < min(line.get_zorder() for line in lines[2:])
 
 
+def test_a_series_hidden_under_an_identical_one_says_so(results):
+    bbcg = {r.seed: r for r in results if r.agent == "bbcg"}
+    twins = [
+        dataclasses.replace(r, regret=bbcg[r.seed].regret) if r.agent == "fkm" else r
+        for r in results
+    ]
+    figure = normalized_regret_figure(twins)
+    assert legend_labels(figure) == ["random", "bbcg", "fkm (= bbcg)", "ofw (full info)"]
+
+
+def test_the_per_round_panel_is_scaled_to_the_means(results):
+    per_round = paired_difference_figure(results).axes[1]
+    means = [np.asarray(line.get_ydata()) for line in data_lines(per_round)]
+    low, high = per_round.get_ylim()
+    assert low <= min(m.min() for m in means) and max(m.max() for m in means) <= high
+    assert high - low <= 1.2 * (max(m.max() for m in means) - min(m.min() for m in means)) + 1e-9
+
+
 def test_final_regret_figure_is_a_dot_plot_with_intervals(results):
     figure = final_regret_figure(results)
     regret_axes, difference_axes = figure.axes[:2]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -11,6 +12,7 @@ from synthetic_results import comparison, synthetic_result
 from bco_gym.experiment.report import Scenario, ranking, slug, write_report
 
 COMMAND = "bco-gym demo --out results"
+WARNING = "UserWarning: the smoothing radius is capped at r"
 
 
 def exponent_runs():
@@ -27,8 +29,11 @@ def exponent_runs():
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     directory = tmp_path_factory.mktemp("report")
+    warned = [
+        dataclasses.replace(r, warnings=[WARNING]) if r.agent == "bbcg" else r for r in comparison()
+    ]
     scenarios = [
-        Scenario("Ball, i.i.d. losses", comparison(), "Every learner beats random play."),
+        Scenario("Ball, i.i.d. losses", warned, "Every learner beats random play."),
         Scenario("Ball, exponents", exponent_runs()),
     ]
     path = write_report(directory / "report.md", scenarios, command=COMMAND)
@@ -71,6 +76,14 @@ def test_each_scenario_has_paired_tables_against_random_and_fkm(report):
     second = section(text, "## 2. Ball, exponents")
     assert "No fkm runs here." in second
     assert "### Regret exponents" in second and "T = 1,000" in second
+
+
+def test_run_warnings_are_listed_once_per_scenario(report):
+    _, text = report
+    first = section(text, "## 1. Ball, i.i.d. losses")
+    assert "### Warnings raised by the runs" in first
+    assert f"- bbcg (T = 100), 4 runs: {WARNING}" in first
+    assert "Warnings raised" not in section(text, "## 2. Ball, exponents")
 
 
 def test_every_linked_figure_exists_beside_the_report(report):
