@@ -48,7 +48,9 @@ READING_GUIDE = (
     "How to read: intervals are 95% Student-t intervals over seeds. Runs with the same "
     "seed see the same loss sequence, so each agent is compared with a reference on the "
     "same seeds: *minus X* is the mean of (regret − X's regret) over those seeds, *wins* "
-    "counts the seeds where the agent's final regret is below X's. The theorem bound is "
+    "k/n says on k of the n paired seeds the agent's final regret was below X's. The "
+    "ranking puts < between neighbours whose paired interval excludes 0, ≈ otherwise. "
+    "The theorem bound is "
     "the agent's regret bound at the run's own parameters (- where the agent has none); "
     "LMO and projection counts are per round; µs/round is agent plus environment time."
 )

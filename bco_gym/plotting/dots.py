@@ -44,11 +44,12 @@ def _dot_row(axes: Any, row: int, values: np.ndarray, series: Series) -> None:
     axes.scatter(
         values,
         row + offsets,
-        s=14,
+        s=16,
         facecolors=face,
-        edgecolors=series.color,
-        alpha=0.7,
-        zorder=series.zorder,
+        edgecolors="white" if face != "none" else series.color,
+        linewidths=0.6,
+        alpha=0.8,
+        zorder=series.zorder + 0.6,  # the seeds' dots stay visible over the mean's marker
     )
     mean, low, high = t_interval(values)
     error = None if not np.isfinite(low) else [[mean - low], [high - mean]]

@@ -140,6 +140,17 @@ def test_a_series_hidden_under_an_identical_one_says_so(results):
     ]
     figure = normalized_regret_figure(twins)
     assert legend_labels(figure) == ["random", "bbcg", "fkm (= bbcg)", "ofw (full info)"]
+    # a summation-order difference (1e-17) is still the same curve; 1e-6 of the scale is not
+    nudged = [
+        dataclasses.replace(r, regret=r.regret * (1 + 1e-15)) if r.agent == "fkm" else r
+        for r in twins
+    ]
+    assert "fkm (= bbcg)" in legend_labels(normalized_regret_figure(nudged))
+    apart = [
+        dataclasses.replace(r, regret=r.regret * (1 + 1e-6)) if r.agent == "fkm" else r
+        for r in twins
+    ]
+    assert "fkm" in legend_labels(normalized_regret_figure(apart))
 
 
 def test_the_per_round_panel_is_scaled_to_the_means(results):
