@@ -58,7 +58,11 @@ READING_GUIDE = (
 
 @dataclass(frozen=True)
 class Scenario:
-    """A titled group of results on one setting, and what it shows."""
+    """A titled group of results on one setting, and what it shows.
+
+    At each horizon the runs must share the env id, the set and the loss family (the
+    same seed then means the same loss sequence); ValueError otherwise.
+    """
 
     title: str
     results: Sequence[RunResult]
@@ -70,6 +74,18 @@ class Scenario:
             raise ValueError("a scenario needs a non-empty title")
         if not self.results:
             raise ValueError(f"scenario {self.title!r} holds no results")
+        for horizon in sorted({r.horizon for r in self.results}):
+            settings = {_setting(r) for r in self.results if r.horizon == horizon}
+            if len(settings) > 1:
+                raise ValueError(
+                    f"scenario {self.title!r} mixes {len(settings)} settings (env, set, "
+                    f"losses) at T = {horizon}: {sorted(settings)}; make one scenario per setting"
+                )
+
+
+def _setting(result: RunResult) -> tuple[str, str, str]:
+    """What the same seed must share for runs to be paired: env id, set and loss family."""
+    return (result.env_id, str(result.problem.get("set")), repr(sorted(result.loss.items())))
 
 
 def slug(text: str) -> str:

@@ -131,5 +131,8 @@ def test_bad_scenarios_are_refused(tmp_path):
         Scenario("Empty", [])
     with pytest.raises(ValueError, match="non-empty title"):
         Scenario("  ", comparison())
+    other = [dataclasses.replace(r, loss={"name": "linear-drift"}) for r in comparison()]
+    with pytest.raises(ValueError, match="mixes 2 settings"):
+        Scenario("Mixed", comparison() + other)
     with pytest.raises(ValueError, match="at least one scenario"):
         write_report(tmp_path / "report.md", [], command=COMMAND)
