@@ -10,13 +10,14 @@ relatively:
   interval of the difference between neighbours excludes 0, ``≈`` where it does not),
   and the overview figure (final regret per agent, one panel per scenario);
 * per scenario: its text and setting; with several horizons, the exponents table and
-  figure (fitted slopes, bootstrap band, local slopes), the rest at the largest
-  horizon; the paired table against each reference (random and FKM by default, where
-  the scenario has them); the warnings the runs raised (a capped theory parameter
-  explains many a tie); the final-regret dot plot, the paired-difference curves,
-  the normalised regret (regret / t^(3/4) and regret / t: the plain log-log regret
-  curves, the ``compare`` figure, hide the differences and are left out), and the
-  tuning figure where an agent ran with several values of its constant.
+  figure (fitted slopes, bootstrap band, local slopes) of the series run at two
+  horizons or more, the rest at the largest horizon; the paired table against each
+  reference (random and FKM by default, where the scenario has them); the warnings
+  the runs raised (a capped theory parameter explains many a tie); the final-regret
+  dot plot, the paired-difference curves, the normalised regret (regret / t^(3/4) and
+  regret / t: the plain log-log regret curves, the ``compare`` figure, hide the
+  differences and are left out), and the tuning figure where an agent ran with
+  several values of its constant.
 
 The report depends only on the results and the arguments (no time stamps, PNGs
 without a software tag), so the same results give the same files.
@@ -38,6 +39,7 @@ from bco_gym.experiment.paired import (
     paired_columns,
     paired_differences,
     paired_table,
+    series_label,
     t_interval,
 )
 from bco_gym.experiment.runner import RunResult
@@ -145,7 +147,8 @@ def _headline(directory: Path, scenarios: Sequence[Scenario], stems: Sequence[st
     for scenario, stem in zip(scenarios, stems, strict=True):
         final = final_horizon(scenario.results)
         link = f"[{scenario.title}](#{_anchor(scenario, stems.index(stem) + 1)})"
-        body.append([link, set_text(final), loss_text(final), run_text(final), ranking(final)])
+        cells = [link, set_text(final), loss_text(final), run_text(final), ranking(final)]
+        body.append([cell.replace("|", "\\|") for cell in cells])
     panels = [(scenario.title, final_horizon(scenario.results)) for scenario in scenarios]
     figure = save(overview_figure(panels), directory / "headline.png")
     return [
@@ -187,6 +190,12 @@ def _exponents_part(
 ) -> list[str]:
     from bco_gym.plotting import plot_exponents
 
+    horizons_of: dict[str, set[int]] = {}
+    for result in results:
+        horizons_of.setdefault(series_label(result), set()).add(result.horizon)
+    results = [r for r in results if len(horizons_of[series_label(r)]) > 1]
+    if not results:
+        return []
     fits = fit_exponents(results)
     figure = plot_exponents(fits, directory / f"{stem}-exponents.png", results=results)
     return [

@@ -16,7 +16,12 @@ WARNING = "UserWarning: the smoothing radius is capped at r"
 
 
 def exponent_runs():
-    return [
+    """random and bbcg at T = 100 and 1000, bfw at T = 1000 only (no exponent for it)."""
+    single = [
+        synthetic_result("bfw", seed, (1.0, 5.0, 200.0 + seed), checkpoints=(1, 10, 1000))
+        for seed in range(3)
+    ]
+    return single + [
         synthetic_result(
             agent, seed, (1.0, 5.0, factor * horizon**exponent), checkpoints=(1, 10, horizon)
         )
@@ -76,6 +81,9 @@ def test_each_scenario_has_paired_tables_against_random_and_fkm(report):
     second = section(text, "## 2. Ball, exponents")
     assert "No fkm runs here." in second
     assert "### Regret exponents" in second and "T = 1,000" in second
+    exponents = second[second.index("### Regret exponents") : second.index("### Paired")]
+    assert "| bbcg | theory |" in exponents and "bfw" not in exponents
+    assert re.search(r"\| bfw \| 1000 \| 3 \|", second)
 
 
 def test_run_warnings_are_listed_once_per_scenario(report):
