@@ -188,7 +188,7 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
 def _exponents_part(
     directory: Path, results: list[RunResult], stem: str, largest: int
 ) -> list[str]:
-    from bco_gym.plotting import plot_exponents
+    from bco_gym.plotting import exponents_figure, save
 
     horizons_of: dict[str, set[int]] = {}
     for result in results:
@@ -197,7 +197,7 @@ def _exponents_part(
     if not results:
         return []
     fits = fit_exponents(results)
-    figure = plot_exponents(fits, directory / f"{stem}-exponents.png", results=results)
+    figure = save(exponents_figure(fits, results=results), directory / f"{stem}-exponents.png")
     return [
         "### Regret exponents",
         "",

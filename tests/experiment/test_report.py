@@ -31,8 +31,17 @@ def exponent_runs():
     ]
 
 
+def describe(figure, path):
+    """A fast stand-in for rendering a PNG: the figure's titles and the data of its lines."""
+    texts = [figure.get_suptitle()] + [axes.get_title() for axes in figure.axes]
+    lines = [np.asarray(line.get_ydata()).tolist() for a in figure.axes for line in a.get_lines()]
+    path.write_text(repr((texts, lines)))
+    return path
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
+    """Two scenarios, the figures described instead of rendered (rendering: its own test)."""
     directory = tmp_path_factory.mktemp("report")
     warned = [
         dataclasses.replace(r, warnings=[WARNING]) if r.agent == "bbcg" else r for r in comparison()
@@ -41,7 +50,9 @@ def report(tmp_path_factory):
         Scenario("Ball, i.i.d. losses", warned, "Every learner beats random play."),
         Scenario("Ball, exponents", exponent_runs()),
     ]
-    path = write_report(directory / "report.md", scenarios, command=COMMAND)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("bco_gym.plotting.save", describe)
+        path = write_report(directory / "report.md", scenarios, command=COMMAND)
     return path, path.read_text(encoding="utf-8")
 
 
@@ -102,29 +113,35 @@ def test_every_linked_figure_exists_beside_the_report(report):
     assert "01-ball-i-i-d-losses-paired-fkm.png" in links
     assert "02-ball-exponents-exponents.png" in links
     assert "02-ball-exponents-paired-fkm.png" not in links  # no fkm there
+    assert sorted(links) == sorted(p.name for p in path.parent.glob("*.png"))
+    exponents = (path.parent / "02-ball-exponents-exponents.png").read_text()
+    assert "Regret exponents" in exponents and "local slopes" in exponents
+
+
+def test_the_figures_are_rendered_pngs(tmp_path):
+    path = write_report(
+        tmp_path / "report.md", [Scenario("Tiny", comparison(("random", "bbcg")))], command=COMMAND
+    )
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", path.read_text())
+    assert links == [
+        "headline.png",
+        "01-tiny-final.png",
+        "01-tiny-paired-random.png",
+        "01-tiny-normalized.png",
+    ]
     for link in links:
-        written = path.parent / link
-        assert written.is_file() and written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", link
+        assert (path.parent / link).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", link
 
 
 def test_the_same_results_give_the_same_files(tmp_path, monkeypatch):
     """report.md twice, equal; the figures' content is fixed too (PNG bytes: test_plotting)."""
-
-    def describe(figure, path):  # a fast stand-in for rendering: the figure's text and data
-        texts = [figure.get_suptitle()] + [a.get_title() for a in figure.axes]
-        lines = [
-            np.asarray(line.get_ydata()).tolist() for a in figure.axes for line in a.get_lines()
-        ]
-        path.write_text(repr((texts, lines)))
-        return path
-
     monkeypatch.setattr("bco_gym.plotting.save", describe)
-    scenario = [Scenario("Tiny", comparison(("random", "bbcg")))]
+    scenario = [Scenario("Tiny", comparison(("random", "bbcg", "fkm")))]
     first = write_report(tmp_path / "a" / "report.md", scenario, command=COMMAND)
     second = write_report(tmp_path / "b" / "report.md", scenario, command=COMMAND)
     assert first.read_text() == second.read_text()
     images = sorted(first.parent.glob("*.png"))
-    assert len(images) == 4  # headline, final, paired-random, normalized
+    assert len(images) == 5  # headline, final, paired-random, paired-fkm, normalized
     for image in images:
         assert image.read_text() == (second.parent / image.name).read_text(), image.name
 
