@@ -169,14 +169,6 @@ def _fit_to_means(axes: Any, means: Sequence[float]) -> None:
     low, high = float(np.min(means)), float(np.max(means))
     pad = 0.1 * (high - low) or 1.0
     axes.set_ylim(low - pad, high + pad)
-    axes.text(
-        0.01,
-        0.01,
-        "bands clipped to the range of the means",
-        transform=axes.transAxes,
-        fontsize="x-small",
-        va="bottom",
-    )
 
 
 # -- paired differences ---------------------------------------------------------------------------
@@ -214,7 +206,7 @@ def paired_difference_figure(
     total.set_ylabel(f"regret minus {found}'s, same seed (mean, 95% CI)")
     per_round.set_ylabel(f"(regret minus {found}'s) / t (mean, 95% CI)")
     total.set_title("difference at t (below 0: better)", fontsize="small")
-    per_round.set_title("difference per round, log t", fontsize="small")
+    per_round.set_title("difference per round, log t (y range: the means')", fontsize="small")
     for axes in (total, per_round):
         axes.set_xlabel("round t")
         axes.grid(True, which="major", alpha=0.3)
