@@ -42,17 +42,24 @@ SAME_CURVE_TOLERANCE = 1e-9
 LEGEND_COLUMNS = 6
 
 
-def new_figure(width: float = 7.0, height: float = 4.8) -> Any:
-    """A pyplot-free Figure with an Agg canvas; ImportError naming the extra if absent."""
+def _matplotlib() -> tuple[Any, Any, Any]:
+    """(Figure, FigureCanvasAgg, to_rgb); ImportError naming the ``plot`` extra if absent."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.colors import to_rgb
         from matplotlib.figure import Figure
     except ImportError as error:
         raise ImportError(
             "plots need matplotlib: pip install bco_gym[plot] (or pip install matplotlib)"
         ) from error
-    figure = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(figure)
+    return Figure, FigureCanvasAgg, to_rgb
+
+
+def new_figure(width: float = 7.0, height: float = 4.8) -> Any:
+    """A pyplot-free Figure with an Agg canvas; ImportError naming the extra if absent."""
+    figure_class, canvas_class, _ = _matplotlib()
+    figure = figure_class(figsize=(width, height), layout="constrained")
+    canvas_class(figure)
     return figure
 
 
@@ -87,9 +94,9 @@ def full_information_agent(agent: str) -> bool:
 
 def lighter(color: str, share: float) -> tuple[float, float, float]:
     """``color`` mixed with white, ``share`` in [0, 1) of white."""
-    from matplotlib.colors import to_rgb
-
-    return tuple(float(c) for c in np.asarray(to_rgb(color)) * (1 - share) + share)  # type: ignore[return-value]
+    to_rgb = _matplotlib()[2]
+    red, green, blue = (float(c) for c in np.asarray(to_rgb(color)) * (1 - share) + share)
+    return red, green, blue
 
 
 @dataclass(frozen=True)

@@ -275,10 +275,13 @@ def test_several_horizons_are_refused_where_one_is_needed(results):
         final_regret_figure(results + longer)
 
 
-def test_missing_matplotlib_names_the_extra(tmp_path, tiny_results, monkeypatch):
-    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+@pytest.mark.parametrize("module", ["matplotlib.figure", "matplotlib.colors"])
+def test_missing_matplotlib_names_the_extra(tmp_path, tiny_results, monkeypatch, module):
+    monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(ImportError, match=r"pip install bco_gym\[plot\]"):
         plot_regret(tiny_results, tmp_path / "x.png")
+    with pytest.raises(ImportError, match=r"pip install bco_gym\[plot\]"):
+        final_regret_figure(comparison())
 
 
 def test_nothing_to_draw_is_an_error(tmp_path):
