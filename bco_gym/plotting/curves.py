@@ -3,12 +3,13 @@
 Every band is the 95% Student-t interval over seeds of the quantity drawn
 (:func:`~bco_gym.experiment.paired.t_interval`), at each checkpoint.
 
-* :func:`regret_figure` (:func:`plot_regret` saves it) -- mean regret against t,
-  log-log (where a lower 95% limit is at or below 0, the band is drawn down to 1% of
-  the mean). The theorem bounds a horizon-T run's regret at t = T only, by B(T)
-  (``RunResult.regret_bound``), so each bound is a short dashed tick at t = T in the
-  agent's colour; a bound above the data's range is not drawn (it would squash the
-  curves) but written in a note on the axes.
+* :func:`regret_figure` (:func:`plot_regret` saves it) -- left, mean regret against
+  t, log-log (where a lower 95% limit is at or below 0 the band is left out there, a
+  log axis cannot show it); right, regret / t^(3/4) against log t, where the
+  differences the log-log panel flattens show. The theorem bounds a horizon-T run's
+  regret at t = T only, by B(T) (``RunResult.regret_bound``), so each bound is a short
+  dotted tick at t = T in the agent's colour; a bound above the data's range is not
+  drawn (it would squash the curves) but written in a note on the axes.
 * :func:`normalized_regret_figure` -- regret / t^(3/4) (flat for a T^(3/4) method)
   and regret / t (the average regret per round, flat for random play) against t.
 * :func:`paired_difference_figure` -- for each series, the mean over seeds of
@@ -37,7 +38,6 @@ from bco_gym.plotting.style import (
 )
 
 BAND_ALPHA = 0.2
-LOG_FLOOR = 0.01
 
 
 def _curves(series: Series) -> tuple[np.ndarray, np.ndarray]:
@@ -53,13 +53,12 @@ def _draw_band(
 ) -> None:
     """Mean line and 95% band of ``values`` (seeds, points) at ``t``.
 
-    With ``log`` (a log y axis) only points with a positive mean are drawn, and a lower
-    limit at or below 0 is drawn at 1% of the mean.
+    With ``log`` (a log y axis) only points with a positive mean are drawn, and the
+    band only where its lower limit is positive.
     """
     mean, low, high = t_interval(values, axis=0)
     shown = mean > 0 if log else np.ones_like(t, dtype=bool)
-    if log:
-        low = np.where(low > 0, low, mean * LOG_FLOOR)
+    banded = low[shown] > 0 if log else None
     axes.plot(
         t[shown],
         mean[shown],
@@ -73,6 +72,7 @@ def _draw_band(
             t[shown],
             low[shown],
             high[shown],
+            where=banded,
             color=series.color,
             alpha=BAND_ALPHA,
             linewidth=0,
@@ -92,18 +92,23 @@ def _nonempty_series(results: Sequence[RunResult], figure: str) -> list[Series]:
 def regret_figure(results: Sequence[RunResult], *, title: str | None = None) -> Any:
     """Mean regret against t with 95% bands, log-log, bounds as ticks at T (module doc)."""
     series = _nonempty_series(results, "regret_figure")
-    figure = new_figure(7.0, 5.4)
-    axes = figure.add_subplot()
+    figure = new_figure(11.0, 5.4)
+    axes, scaled = figure.subplots(1, 2)
     for one in series:
         t, regrets = _curves(one)
         _draw_band(axes, one, t, regrets, log=True)
-    axes.set_xscale("log")
+        _draw_band(scaled, one, t, regrets / t**0.75)
     axes.set_yscale("log")
+    for panel in (axes, scaled):
+        panel.set_xscale("log")
+        panel.set_xlabel("round t")
+        panel.grid(True, which="major", alpha=0.3)
     _draw_bounds(axes, series)
-    axes.set_xlabel("round t")
     axes.set_ylabel("regret (mean over seeds, 95% CI)")
-    axes.set_title(title or title_of("Regret against t", results), fontsize="medium")
-    axes.grid(True, which="major", alpha=0.3)
+    scaled.set_ylabel("regret / t^(3/4) (mean over seeds, 95% CI)")
+    axes.set_title("regret, log-log", fontsize="small")
+    scaled.set_title("regret / t^(3/4): flat for a method with T^(3/4) regret", fontsize="small")
+    figure.suptitle(title or title_of("Regret against t", results), fontsize="medium")
     legend_outside(figure, axes)
     return figure
 

@@ -63,8 +63,13 @@ def assert_title_names_the_setting(text):
 
 def test_regret_figure_content(results):
     figure = regret_figure(results)
-    axes = figure.axes[0]
-    assert_title_names_the_setting(axes.get_title())
+    axes, scaled = figure.axes[:2]
+    assert_title_names_the_setting(figure.get_suptitle())
+    assert len(bands(scaled)) == 4 and len(data_lines(scaled)) == 4
+    t = np.array([1.0, 10.0, 100.0])
+    np.testing.assert_allclose(
+        data_lines(scaled)[2].get_ydata(), np.mean(FINALS["fkm"]) * t / 100 / t**0.75
+    )
     assert legend_labels(figure) == LABELS  # the bounds (>= 1000) are above the data
     lines = data_lines(axes)
     assert [line.get_label() for line in lines] == LABELS
