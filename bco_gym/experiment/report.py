@@ -8,7 +8,8 @@ relatively:
 * at the top, the generated-by line (the command, passed in) and a headline: one row
   per scenario ranking the agents by mean final regret (``<`` where the paired 95%
   interval of the difference between neighbours excludes 0, ``≈`` where it does not),
-  and the overview figure (final regret per agent, one panel per scenario);
+  and the overview figure (per scenario, each agent's final regret minus random's on
+  the same seeds);
 * per scenario: its text and setting; with several horizons, the exponents table and
   figure (fitted slopes, bootstrap band, local slopes) of the series run at two
   horizons or more, the rest at the largest horizon; the paired table against each
@@ -156,7 +157,7 @@ def _headline(directory: Path, scenarios: Sequence[Scenario], stems: Sequence[st
         "",
         render_markdown(header, body),
         "",
-        f"![Final regret per agent in each scenario]({figure.name})",
+        f"![Final regret minus random's on the same seeds, per scenario]({figure.name})",
         "",
     ]
 

@@ -201,11 +201,19 @@ def _draw_tuning_line(
 
 
 # -- overview -------------------------------------------------------------------------------------
-def overview_figure(panels: Sequence[tuple[str, Sequence[RunResult]]], *, columns: int = 3) -> Any:
-    """One final-regret dot plot per (title, results) panel: the report's headline figure.
+def overview_figure(
+    panels: Sequence[tuple[str, Sequence[RunResult]]],
+    *,
+    reference: str = "random",
+    columns: int = 3,
+) -> Any:
+    """One dot plot per (title, results) panel: the report's headline figure.
 
-    Each panel's results share one horizon; its x axis is its own (regret scales
-    differ between scenarios); random is the top row, full-information agents hollow.
+    In a panel with ``reference`` runs, each other series' final regret minus the
+    reference's on the same seeds (0 marked; left of 0: better), which removes the
+    loss sequences' shared noise; in a panel without, the final regret itself. Each
+    panel's results share one horizon and its x axis is its own (scales differ between
+    scenarios); random is the top row, full-information agents hollow.
     """
     if not panels:
         raise ValueError("overview_figure: no panels to draw")
@@ -215,20 +223,36 @@ def overview_figure(panels: Sequence[tuple[str, Sequence[RunResult]]], *, column
     figure = new_figure(4.2 * columns, rows * (1.0 + 0.32 * tallest) + 0.6)
     grid = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
     for axes, (panel_title, results) in zip(grid, panels, strict=False):
-        horizon = single_horizon(results, f"overview_figure panel {panel_title!r}")
-        series = series_of(results)
-        for row, one in enumerate(series):
-            _dot_row(axes, row, np.array([r.final_regret for r in one.results]), one)
-        _label_rows(axes, series)
-        axes.set_ylim(max(len(series), OVERVIEW_MIN_ROWS) - 0.5, -0.5)
-        axes.set_xlabel("final regret R_T", fontsize="small")
-        seeds = len({r.seed for r in results})
-        axes.set_title(f"{panel_title}\nT = {horizon:,}, {seeds} seeds", fontsize="small")
-        axes.tick_params(labelsize="small")
+        _overview_panel(axes, panel_title, results, reference)
     for axes in grid[len(panels) :]:
         axes.set_visible(False)
     figure.suptitle(
-        "Final regret per agent (dots: seeds; diamond: mean, 95% CI; hollow: full information)",
+        f"Final regret per agent, minus {reference}'s on the same seeds where the scenario "
+        "has it\n(dots: seeds; diamond: mean, 95% CI; hollow: full information)",
         fontsize="medium",
     )
     return figure
+
+
+def _overview_panel(axes: Any, title: str, results: Sequence[RunResult], reference: str) -> None:
+    horizon = single_horizon(results, f"overview_figure panel {title!r}")
+    series = series_of(results)
+    by_label = {one.label: one for one in series}
+    found = find_reference(by_label, reference)
+    for row, one in enumerate(series):
+        if found is None:
+            _dot_row(axes, row, np.array([r.final_regret for r in one.results]), one)
+        elif one.label != found:
+            seeds, differences = paired_differences(one.results, by_label[found].results)
+            if seeds:
+                _dot_row(axes, row, differences[:, -1], one)
+    _label_rows(axes, series)
+    axes.set_ylim(max(len(series), OVERVIEW_MIN_ROWS) - 0.5, -0.5)
+    if found is None:
+        axes.set_xlabel("final regret R_T", fontsize="small")
+    else:
+        axes.axvline(0, color="black", linewidth=1, zorder=0.5)
+        axes.set_xlabel(f"R_T minus {found}'s R_T (left of 0: better)", fontsize="small")
+    seeds = len({r.seed for r in results})
+    axes.set_title(f"{title}\nT = {horizon:,}, {seeds} seeds", fontsize="small")
+    axes.tick_params(labelsize="small")

@@ -17,6 +17,7 @@ from bco_gym.plotting import (
     exponents_figure,
     final_regret_figure,
     normalized_regret_figure,
+    overview_figure,
     paired_difference_figure,
     plot_exponents,
     plot_final_regret,
@@ -182,6 +183,21 @@ def test_final_regret_figure_is_a_dot_plot_with_intervals(results):
     assert len(seed_dots) >= 4 and len(seed_dots[0].get_offsets()) == 4
     ofw_dots = seed_dots[3]
     assert ofw_dots.get_facecolor().size == 0 or ofw_dots.get_facecolor()[0][3] == 0  # hollow
+
+
+def test_overview_pairs_with_random_where_a_panel_has_it(results):
+    without_random = [r for r in results if r.agent != "random"]
+    figure = overview_figure([("with random", results), ("without", without_random)])
+    paired, raw = figure.axes[:2]
+    assert paired.get_title().startswith("with random\nT = 100, 4 seeds")
+    assert "minus random's" in paired.get_xlabel() and raw.get_xlabel() == "final regret R_T"
+    paired_bars = [c for c in paired.containers if isinstance(c, ErrorbarContainer)]
+    raw_bars = [c for c in raw.containers if isinstance(c, ErrorbarContainer)]
+    assert len(paired_bars) == 3 and len(raw_bars) == 3
+    expected = np.mean(np.subtract(FINALS["bbcg"], FINALS["random"]))
+    assert paired_bars[0].lines[0].get_xdata()[0] == pytest.approx(expected)
+    assert raw_bars[0].lines[0].get_xdata()[0] == pytest.approx(np.mean(FINALS["bbcg"]))
+    assert [t.get_text() for t in paired.get_yticklabels()] == LABELS
 
 
 def test_tuning_figure_has_one_line_per_agent_and_marks_the_theory_value():

@@ -76,7 +76,9 @@ def test_the_headline_ranks_the_agents_per_scenario(report):
     assert "ofw (full info) < bbcg ≈ fkm < random" in headline
     assert "[Ball, i.i.d. losses](#1-ball-iid-losses)" in headline
     assert "## 1. Ball, i.i.d. losses" in text and "## 2. Ball, exponents" in text
-    assert "![Final regret per agent in each scenario](headline.png)" in headline
+    assert (
+        "![Final regret minus random's on the same seeds, per scenario](headline.png)" in headline
+    )
 
 
 def test_each_scenario_has_paired_tables_against_random_and_fkm(report):
