@@ -69,6 +69,7 @@ def _dot_row(axes: Any, row: int, values: np.ndarray, series: Series) -> None:
 
 def _label_rows(axes: Any, series: Sequence[Series]) -> None:
     axes.set_yticks(range(len(series)), [one.label for one in series])
+    axes.locator_params(axis="x", nbins=5)  # long tick labels must not run into each other
     axes.set_ylim(len(series) - 0.5, -0.5)  # first series on top
     axes.grid(True, axis="x", alpha=0.3)
 
@@ -253,6 +254,8 @@ def _overview_panel(axes: Any, title: str, results: Sequence[RunResult], referen
     else:
         axes.axvline(0, color="black", linewidth=1, zorder=0.5)
         axes.set_xlabel(f"R_T minus {found}'s R_T (left of 0: better)", fontsize="small")
+        labels = [one.label + (" (= 0)" if one.label == found else "") for one in series]
+        axes.set_yticks(range(len(series)), labels)
     seeds = len({r.seed for r in results})
     axes.set_title(f"{title}\nT = {horizon:,}, {seeds} seeds", fontsize="small")
     axes.tick_params(labelsize="small")

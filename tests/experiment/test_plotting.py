@@ -197,7 +197,7 @@ def test_overview_pairs_with_random_where_a_panel_has_it(results):
     expected = np.mean(np.subtract(FINALS["bbcg"], FINALS["random"]))
     assert paired_bars[0].lines[0].get_xdata()[0] == pytest.approx(expected)
     assert raw_bars[0].lines[0].get_xdata()[0] == pytest.approx(np.mean(FINALS["bbcg"]))
-    assert [t.get_text() for t in paired.get_yticklabels()] == LABELS
+    assert [t.get_text() for t in paired.get_yticklabels()] == ["random (= 0)", *LABELS[1:]]
 
 
 def test_tuning_figure_has_one_line_per_agent_and_marks_the_theory_value():
