@@ -1,4 +1,4 @@
-"""Final regret per agent: a dot plot against a reference, and regret against the constant.
+"""Final regret per agent: dot plots against a reference, and regret against the constant.
 
 * :func:`final_regret_figure` -- two horizontal dot plots, one row per series (random
   on top): left the final regret R_T, one small dot per seed and the mean with its 95%
@@ -9,6 +9,9 @@
   of each agent's scale constant (``SCALE_PARAM``, log axis), one line per agent; a
   star marks the theory value's run where the results hold one; an agent without a
   constant (random) is a horizontal line with its band, drawn first.
+* :func:`overview_figure` -- one dot plot per scenario (the report's headline): the
+  paired final difference to random where the scenario has random runs, else the
+  final regret.
 """
 
 from __future__ import annotations
