@@ -286,8 +286,12 @@ class ConvexSet(abc.ABC):
 
 
 def _is_float_array(value: object) -> bool:
-    """Whether ``value`` is already a float64 ndarray (the fast path of the checks)."""
-    return type(value) is np.ndarray and value.dtype == np.float64
+    """Whether ``value`` is already a C-contiguous float64 ndarray (the checks' fast path).
+
+    Other arrays are copied to that layout, so an oracle's reductions (BLAS dot
+    products, pairwise sums) run the same kernel whatever the caller's memory layout.
+    """
+    return type(value) is np.ndarray and value.dtype == np.float64 and value.flags.c_contiguous
 
 
 def _real_array(value: object, owner: type, what: str) -> np.ndarray:
@@ -298,11 +302,12 @@ def _real_array(value: object, owner: type, what: str) -> np.ndarray:
             f"{owner.__name__}: {what} has dtype {array.dtype} ({_short(value)}); expected "
             "real numbers (a float or int array)"
         )
-    return array.astype(float, copy=False)
+    return np.ascontiguousarray(array, dtype=float)
 
 
 def _short(value: object) -> str:
-    text = repr(value)
+    """``repr(value)`` on one line, cut to 60 characters."""
+    text = " ".join(repr(value).split())
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -43,7 +43,7 @@ path exactly. ``project_many`` solves the QPs row by row.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -84,8 +84,8 @@ class FlowPolytope(ConvexSet):
 
     def __init__(self, edges: Iterable[Sequence[Hashable]], source: Hashable, sink: Hashable):
         self.edges = _normalise_edges(edges)
-        self.source = _plain(source)
-        self.sink = _plain(sink)
+        self.source = _check_node(source, "source")
+        self.sink = _check_node(sink, "sink")
         self.nodes = tuple(dict.fromkeys(node for edge in self.edges for node in edge))
         self._grid_shape: tuple[int, int] | None = None
         index = {node: i for i, node in enumerate(self.nodes)}
@@ -537,20 +537,32 @@ def _plain(node: Hashable) -> Hashable:
     return node.item() if isinstance(node, np.generic) else node
 
 
+def _check_node(node: Hashable, where: str) -> Hashable:
+    """A node as a plain hashable value equal to itself (so it can index the graph)."""
+    node = _plain(node)
+    allowed = "nodes must be hashable values equal to themselves (str, int, tuple, ...)"
+    try:
+        hash(node)
+    except TypeError:
+        raise ValueError(
+            f"FlowPolytope: {where} has an unhashable node {node!r}; {allowed}"
+        ) from None
+    if node != node:
+        raise ValueError(f"FlowPolytope: {where} has the node {node!r}; {allowed}")
+    return node
+
+
 def _normalise_edges(edges: Iterable[Sequence[Hashable]]) -> tuple[tuple[Hashable, Hashable], ...]:
+    if isinstance(edges, str | bytes | Mapping) or not isinstance(edges, Iterable):
+        raise ValueError(f"FlowPolytope: edges={edges!r} must be a sequence of (tail, head) pairs")
     result = []
     for e, edge in enumerate(edges):
-        pair = tuple(edge) if not isinstance(edge, str | bytes) else (edge,)
+        if isinstance(edge, str | bytes) or not isinstance(edge, Iterable):
+            raise ValueError(f"FlowPolytope: edge {e} is {edge!r}; expected a (tail, head) pair")
+        pair = tuple(edge)
         if len(pair) != 2:
             raise ValueError(f"FlowPolytope: edge {e} is {edge!r}; expected a (tail, head) pair")
-        tail, head = (_plain(node) for node in pair)
-        for node in (tail, head):
-            try:
-                hash(node)
-            except TypeError:
-                raise ValueError(
-                    f"FlowPolytope: edge {e} has an unhashable node {node!r}"
-                ) from None
+        tail, head = (_check_node(node, f"edge {e}") for node in pair)
         if tail == head:
             raise ValueError(
                 f"FlowPolytope: the graph is not a DAG; edge {e} is a self-loop at {tail!r}"
