@@ -380,3 +380,13 @@ def test_shrunk_to_its_centre(name, rng):
     for answers in (point_set.lmo_many(directions), point_set.project_many(3.0 * directions)):
         for answer in answers:
             np.testing.assert_array_equal(answer, base.center)
+
+
+def test_nuclear_lmo_many_by_lanczos_rows_for_large_matrices(rng, monkeypatch):
+    """Above the stacked-SVD size, lmo_many runs ARPACK row by row (exercised here on
+    small matrices by lowering the threshold): the same 1e-12 agreement."""
+    from bco_gym.sets import nuclear
+
+    monkeypatch.setattr(nuclear, "_STACKED_SVD_MAX_SIDE", 2)
+    for ball in (NuclearNormBall(4, 3, radius=2.0), NuclearNormBall(5, 6)):
+        _check_lmo_rows(ball, _directions(ball, rng, EXTREME_SCALES))
