@@ -19,6 +19,9 @@ bit; the nuclear ball's LMO to 1e-12, see its docstring). A set whose ``project_
 a row loop (the QP projections of the flow and Birkhoff polytopes) is measured at the
 small sizes only.
 
+Table 3, the fixed cost of a batched call at the small sizes: microseconds per call of
+``lmo`` on one row and of ``lmo_many`` on 1, 8 and 64 rows.
+
 Run:  python benchmarks/bench_sets.py [--repeats 30] [--turns 5]
 """
 
@@ -65,6 +68,7 @@ SMALL_SETS: list[tuple[str, Callable[[], ConvexSet]]] = [
     ("BirkhoffPolytope(3)", lambda: BirkhoffPolytope(3)),
 ]
 BATCH = 64
+OVERHEAD_SIZES = (1, 8, 64)
 
 
 def median_seconds(call: Callable[[np.ndarray], np.ndarray], inputs: list[np.ndarray]) -> float:
@@ -148,6 +152,29 @@ def print_batched(sets: list[tuple[str, Callable[[], ConvexSet]]], turns: int, r
         print(f"{name:<27}{cells}")
 
 
+def print_overhead(turns: int, rng: np.random.Generator) -> None:
+    """Microseconds per call of lmo and of lmo_many on 1, 8 and 64 rows (small sets):
+    the fixed cost of a batched call, which batched agents pay every round."""
+    for name, make in SMALL_SETS:
+        convex_set = make()
+        directions = rng.standard_normal((BATCH, *convex_set.shape))
+        calls = {"lmo": lambda s=convex_set, d=directions: s.lmo(d[0])}
+        for size in OVERHEAD_SIZES:
+            calls[f"k={size}"] = lambda s=convex_set, d=directions[:size]: s.lmo_many(d)
+        repeated = {key: _repeated(call, 20) for key, call in calls.items()}
+        seconds, _ = interleaved_best(repeated, turns)
+        cells = "".join(f"{1e6 * value / 20:>10.1f}" for value in seconds.values())
+        print(f"{name:<27}{cells}")
+
+
+def _repeated(call: Callable[[], object], times: int) -> Callable[[], None]:
+    def run() -> None:
+        for _ in range(times):
+            call()
+
+    return run
+
+
 def _pair(single: float, batched: float) -> str:
     ratio = f"{single / batched:.1f}x"
     return f"{_ms(single):>10}{_ms(batched):>10}{ratio:>9}{1e6 * batched / BATCH:>8.2f}"
@@ -191,6 +218,12 @@ def main() -> None:
     print("-" * len(header))
     print_batched(SMALL_SETS + SETS, args.turns, rng)
     print("speed-up = 64 single calls / one batched call; us/row = the batched call / 64")
+    print()
+    print("cost of one call in microseconds: lmo on one row, lmo_many on k rows")
+    header = f"{'set':<27}{'lmo':>10}" + "".join(f"{f'k={k}':>10}" for k in OVERHEAD_SIZES)
+    print(header)
+    print("-" * len(header))
+    print_overhead(args.turns, rng)
 
 
 if __name__ == "__main__":

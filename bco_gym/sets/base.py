@@ -359,13 +359,13 @@ class ShrunkSet(ConvexSet):
         return self.base.tangent_many(vectors)
 
     def lmo(self, direction: np.ndarray) -> np.ndarray:
-        return self._shrink(self.base.lmo(direction))
+        return self._toward_centre(self.base.lmo(direction))
 
     def _lmo_rows(self, directions: np.ndarray) -> np.ndarray:
         """Row-wise ``lmo``: c + a(lmo_K(g_i) - c) for each row, from K's ``lmo_many``."""
-        return self._shrink(self.base.lmo_many(directions))
+        return self._toward_centre(self.base.lmo_many(directions))
 
-    def _shrink(self, points: np.ndarray) -> np.ndarray:
+    def _toward_centre(self, points: np.ndarray) -> np.ndarray:
         """c + a(y - c) for a point of K or a batch of them (the same operations)."""
         c = self.base.center
         return c + self.scale * (points - c)
