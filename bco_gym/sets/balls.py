@@ -45,8 +45,8 @@ def euclidean_norms(rows: np.ndarray) -> np.ndarray:
     """:func:`euclidean_norm` of each row of ``rows`` (shape (k, n)), bit for bit."""
     squares = np.vecdot(rows, rows)  # the BLAS dot of each row with itself, as x.dot(x)
     norms = np.sqrt(squares)
-    unsafe = ~((squares > _SAFE_SQUARES[0]) & (squares < _SAFE_SQUARES[1]))
-    if unsafe.any():
+    if not (_SAFE_SQUARES[0] < squares.min() and squares.max() < _SAFE_SQUARES[1]):
+        unsafe = ~((squares > _SAFE_SQUARES[0]) & (squares < _SAFE_SQUARES[1]))
         norms[unsafe] = [_rescaled_norm(row) for row in rows[unsafe]]
     return norms
 
@@ -144,6 +144,8 @@ class L2Ball(_CenteredBall):
 
     def _lmo_rows(self, directions: np.ndarray) -> np.ndarray:
         norms = euclidean_norms(directions)
+        if norms.all():  # no zero direction: the common case, in two more numpy calls
+            return (-self.radius / norms)[:, np.newaxis] * directions
         zero = norms == 0.0
         vertices = (-self.radius / np.where(zero, 1.0, norms))[:, np.newaxis] * directions
         vertices[zero] = 0.0
@@ -158,7 +160,9 @@ class L2Ball(_CenteredBall):
         norms = euclidean_norms(points)
         outside = norms > self.radius
         projections = points.copy()
-        projections[outside] = (self.radius / norms[outside])[:, np.newaxis] * points[outside]
+        if outside.any():
+            factors = self.radius / norms[outside]
+            projections[outside] = factors[:, np.newaxis] * points[outside]
         return projections
 
     def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
