@@ -49,8 +49,13 @@ class ConvexSet(abc.ABC):
     Subclasses set ``shape`` and implement ``center``, ``inner_radius``,
     ``outer_radius``, ``lmo`` and ``contains`` (or ``violation``); they override
     ``aff_dim`` and ``tangent`` when K is not full-dimensional, and ``project`` when a
-    Euclidean projection is available. ``tangent_many`` and ``violation_many`` act on
-    batches (the runner's block fast path); the defaults loop, built-in sets vectorise.
+    Euclidean projection is available. ``tangent_many``, ``violation_many``,
+    ``lmo_many`` and ``project_many`` act on batches (a leading axis of rows: the
+    runner's block fast path, batched agents); the defaults loop over the single
+    methods, so a user-defined set works unchanged, and built-in sets vectorise them
+    (for the two oracles by overriding ``_lmo_rows`` / ``_project_rows``, which receive
+    the batch already validated), row i equal to the single answer bit for bit unless
+    the set documents otherwise.
 
     Geometry contract (agents' step sizes depend on it):
 
@@ -317,6 +322,8 @@ class ShrunkSet(ConvexSet):
     For x in K_delta and a unit u in V, x + delta*u lies in K. Its oracles come from
     K's: lmo_{K_delta}(g) = c + a(lmo_K(g) - c) and
     Pi_{K_delta}(x) = c + a(Pi_K(c + (x - c)/a) - c). With delta = r the set is {c}.
+    The batched oracles apply the same elementwise operations to K's ``lmo_many`` /
+    ``project_many``, so they agree with the single ones exactly as K's do.
     """
 
     def __init__(self, base: ConvexSet, delta: float):

@@ -15,7 +15,16 @@ import numpy as np
 import pytest
 from set_cases import CASES, SHRINK_FRACTION, SHRUNK
 
-from bco_gym.sets import ConvexSet, NuclearNormBall, ShrunkSet
+from bco_gym.sets import (
+    ConvexSet,
+    FlowPolytope,
+    Hypercube,
+    L1Ball,
+    L2Ball,
+    NuclearNormBall,
+    ShrunkSet,
+    Simplex,
+)
 
 SIZES = (1, 2, 64)
 EXTREME_SCALES = (1e-300, 1e-160, 1e-20, 1e20, 1e160, 1e300)
@@ -390,3 +399,34 @@ def test_nuclear_lmo_many_by_lanczos_rows_for_large_matrices(rng, monkeypatch):
     monkeypatch.setattr(nuclear, "_STACKED_SVD_MAX_SIDE", 2)
     for ball in (NuclearNormBall(4, 3, radius=2.0), NuclearNormBall(5, 6)):
         _check_lmo_rows(ball, _directions(ball, rng, EXTREME_SCALES))
+
+
+LONG_ROWS = [
+    lambda: Simplex(2000),
+    lambda: L2Ball(2000, radius=3.0),
+    lambda: L1Ball(2000),
+    lambda: Hypercube(-1.0, 2.0, n=2000),
+    lambda: NuclearNormBall(40, 30),
+    lambda: FlowPolytope.grid(10, 10),
+]
+
+
+@pytest.mark.parametrize("make", LONG_ROWS, ids=lambda make: repr(make()))
+def test_long_rows_do_not_depend_on_the_batch_size(make, rng):
+    """Sums over long rows (where numpy may block or reorder a reduction) are still
+    those of the single oracle, in batches of 1, 2, 64 and in reverse order."""
+    convex_set = make()
+    shape = convex_set.shape
+    directions = rng.standard_normal((64, *shape)) * 10.0 ** rng.uniform(
+        -3, 3, (64,) + (1,) * len(shape)
+    )
+    _check_lmo_rows(convex_set, directions)
+    if convex_set.has_projection and not isinstance(convex_set, FlowPolytope):
+        points = convex_set.center + 2.0 * convex_set.outer_radius * directions / np.abs(
+            directions
+        ).max(axis=tuple(range(1, directions.ndim)), keepdims=True)
+        singles = [convex_set.project(x) for x in points]
+        for batch, indices in _subsets(points):
+            answers = convex_set.project_many(batch)
+            for row, index in enumerate(indices):
+                assert _same_bits(answers[row], singles[index]), index
