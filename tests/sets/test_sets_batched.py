@@ -16,6 +16,7 @@ import pytest
 from set_cases import CASES, SHRINK_FRACTION, SHRUNK
 
 from bco_gym.sets import (
+    BirkhoffPolytope,
     ConvexSet,
     FlowPolytope,
     Hypercube,
@@ -430,3 +431,33 @@ def test_long_rows_do_not_depend_on_the_batch_size(make, rng):
             answers = convex_set.project_many(batch)
             for row, index in enumerate(indices):
                 assert _same_bits(answers[row], singles[index]), index
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+def test_birkhoff_lmo_against_the_assignment_solver(n, rng):
+    """Enumeration (n <= 5) and the assignment solver (n = 6) give an assignment of
+    least cost, as scipy's solver finds it, on random, tied and overflowing costs; the
+    batched rows are the single answers."""
+    from scipy.optimize import linear_sum_assignment
+
+    polytope = BirkhoffPolytope(n)
+    directions = np.concatenate(
+        [
+            rng.standard_normal((20, n, n)),
+            rng.integers(-1, 2, size=(10, n, n)).astype(float),
+            np.ones((1, n, n)),
+            np.zeros((1, n, n)),
+            rng.uniform(-1.0, 1.0, size=(4, n, n)) * 1.7e308,  # sums overflow
+            rng.standard_normal((2, n, n)) * 1e-310,  # subnormal
+        ]
+    )
+    answers = _quietly(polytope.lmo_many, directions)
+    for g, answer in zip(directions, answers, strict=True):
+        assert _same_bits(answer, _quietly(polytope.lmo, g))
+        assert polytope.contains(answer, atol=0.0)
+        assert set(np.unique(answer)) <= {0.0, 1.0}
+        unit = g / max(np.abs(g).max(), 1e-300) if np.abs(g).max() > 1e300 else g
+        rows, columns = linear_sum_assignment(unit)
+        assert float(np.vdot(unit, answer)) == pytest.approx(
+            float(unit[rows, columns].sum()), rel=1e-12, abs=1e-300
+        )
