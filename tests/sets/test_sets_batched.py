@@ -25,6 +25,7 @@ from bco_gym.sets import (
     NuclearNormBall,
     ShrunkSet,
     Simplex,
+    nuclear,
 )
 
 SIZES = (1, 2, 64)
@@ -34,7 +35,7 @@ QP_SCALES = (1e-6, 1e-2, 1.0, 1e2, 1e4)  # interior-point QPs: moderate scales o
 
 def _nuclear_with_arpack(convex_set: ConvexSet) -> bool:
     base = convex_set.base if isinstance(convex_set, ShrunkSet) else convex_set
-    return isinstance(base, NuclearNormBall) and min(base.shape) >= 3
+    return isinstance(base, NuclearNormBall) and min(base.shape) > nuclear._DENSE_MAX_SIDE
 
 
 def _directions(convex_set: ConvexSet, rng: np.random.Generator, scales) -> np.ndarray:
@@ -370,8 +371,10 @@ def test_nuclear_lmo_many_leaves_the_warm_start_alone(rng):
     assert _same_bits(ball._last_vector, vector)
 
 
-def test_nuclear_lmo_many_without_a_spectral_gap_returns_a_minimiser():
+@pytest.mark.parametrize("dense_max_side", [128, 2], ids=["dense", "lanczos"])
+def test_nuclear_lmo_many_without_a_spectral_gap_returns_a_minimiser(dense_max_side, monkeypatch):
     """sigma_1 = sigma_2: several minimisers; each path returns one of them."""
+    monkeypatch.setattr(nuclear, "_DENSE_MAX_SIDE", dense_max_side)
     ball = NuclearNormBall(4, 4, radius=2.0)
     g = np.diag([3.0, 3.0, 1.0, 0.5])
     (batched,) = ball.lmo_many(g[None])
@@ -393,13 +396,15 @@ def test_shrunk_to_its_centre(name, rng):
 
 
 def test_nuclear_lmo_many_by_lanczos_rows_for_large_matrices(rng, monkeypatch):
-    """Above the stacked-SVD size, lmo_many runs ARPACK row by row (exercised here on
-    small matrices by lowering the threshold): the same 1e-12 agreement."""
-    from bco_gym.sets import nuclear
-
-    monkeypatch.setattr(nuclear, "_STACKED_SVD_MAX_SIDE", 2)
+    """Above the dense-SVD size, lmo runs warm-started ARPACK and lmo_many ARPACK row by
+    row from a fixed start (exercised here on small matrices by lowering the threshold):
+    the documented 1e-12 agreement, and an optimal value without a spectral gap."""
+    monkeypatch.setattr(nuclear, "_DENSE_MAX_SIDE", 2)
     for ball in (NuclearNormBall(4, 3, radius=2.0), NuclearNormBall(5, 6)):
+        assert _nuclear_with_arpack(ball)
         _check_lmo_rows(ball, _directions(ball, rng, EXTREME_SCALES))
+        ball.lmo(rng.standard_normal(ball.shape))
+        assert not np.array_equal(ball._last_vector, ball._initial_vector)  # warm-started
 
 
 LONG_ROWS = [
