@@ -24,7 +24,6 @@ from bco_gym import InfeasibleActionError
 from bco_gym.agents import make_agent
 from bco_gym.agents.base import Agent
 from bco_gym.cli import main as cli_main
-from bco_gym.experiment import runner
 from bco_gym.experiment import tally as tally_module
 from bco_gym.experiment.runner import _ExactSum, _LossTally, run
 from bco_gym.sets import (

@@ -11,7 +11,6 @@ from experiment_helpers import ENV_ID, ENV_KWARGS, HORIZON, tiny_run
 
 import bco_gym
 from bco_gym.agents import make_agent
-from bco_gym.experiment import runner
 from bco_gym.experiment import tally as tally_module
 from bco_gym.experiment.runner import (
     DEFAULT_CHECKPOINT_COUNT,
