@@ -143,17 +143,92 @@ def make_birkhoff(
     return _env(BirkhoffPolytope(size), horizon, loss, loss_kwargs, **options)
 
 
+# -- vector entry points (gym.make_vec(id, num_envs=S, vectorization_mode="vector_entry_point")) --
+def _vector(make: Any, num_envs: int, kwargs: dict[str, Any]) -> Any:
+    from bco_gym.envs.vector import BanditConvexVectorEnv
+
+    return BanditConvexVectorEnv.from_env(make(**kwargs), num_envs)
+
+
+def make_simplex_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-Simplex-v0, S copies batched (:class:`~bco_gym.envs.BanditConvexVectorEnv`)."""
+    return _vector(make_simplex, num_envs, kwargs)
+
+
+def make_ball_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-Ball-v0, S copies batched."""
+    return _vector(make_ball, num_envs, kwargs)
+
+
+def make_l1_ball_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-L1Ball-v0, S copies batched."""
+    return _vector(make_l1_ball, num_envs, kwargs)
+
+
+def make_hypercube_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-Hypercube-v0, S copies batched."""
+    return _vector(make_hypercube, num_envs, kwargs)
+
+
+def make_nuclear_ball_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-NuclearBall-v0, S copies batched."""
+    return _vector(make_nuclear_ball, num_envs, kwargs)
+
+
+def make_shortest_path_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-ShortestPath-v0, S copies batched."""
+    return _vector(make_shortest_path, num_envs, kwargs)
+
+
+def make_birkhoff_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-Birkhoff-v0, S copies batched."""
+    return _vector(make_birkhoff, num_envs, kwargs)
+
+
 _ENTRY = "bco_gym.envs.registration:"
 
-register(id="BCO-Simplex-v0", entry_point=_ENTRY + "make_simplex", max_episode_steps=None)
-register(id="BCO-Ball-v0", entry_point=_ENTRY + "make_ball", max_episode_steps=None)
-register(id="BCO-L1Ball-v0", entry_point=_ENTRY + "make_l1_ball", max_episode_steps=None)
-register(id="BCO-Hypercube-v0", entry_point=_ENTRY + "make_hypercube", max_episode_steps=None)
-register(id="BCO-NuclearBall-v0", entry_point=_ENTRY + "make_nuclear_ball", max_episode_steps=None)
 register(
-    id="BCO-ShortestPath-v0", entry_point=_ENTRY + "make_shortest_path", max_episode_steps=None
+    id="BCO-Simplex-v0",
+    entry_point=_ENTRY + "make_simplex",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_simplex_vector",
 )
-register(id="BCO-Birkhoff-v0", entry_point=_ENTRY + "make_birkhoff", max_episode_steps=None)
+register(
+    id="BCO-Ball-v0",
+    entry_point=_ENTRY + "make_ball",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_ball_vector",
+)
+register(
+    id="BCO-L1Ball-v0",
+    entry_point=_ENTRY + "make_l1_ball",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_l1_ball_vector",
+)
+register(
+    id="BCO-Hypercube-v0",
+    entry_point=_ENTRY + "make_hypercube",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_hypercube_vector",
+)
+register(
+    id="BCO-NuclearBall-v0",
+    entry_point=_ENTRY + "make_nuclear_ball",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_nuclear_ball_vector",
+)
+register(
+    id="BCO-ShortestPath-v0",
+    entry_point=_ENTRY + "make_shortest_path",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_shortest_path_vector",
+)
+register(
+    id="BCO-Birkhoff-v0",
+    entry_point=_ENTRY + "make_birkhoff",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_birkhoff_vector",
+)
 
 ENV_IDS = (
     "BCO-Simplex-v0",

@@ -3,7 +3,7 @@
 * :func:`play_block` -- agents whose plays within a block do not depend on that block's
   feedback (``supports_blocks``: BBCG, random). Per block: ``agent.block_actions()``
   ((S, k, *shape) plays), the feasibility check of the whole block
-  (:meth:`~bco_gym.experiment.feasibility.Feasibility.block`), the (S, k) losses in one
+  (:meth:`~bco_gym.envs.feasibility.Feasibility.block`), the (S, k) losses in one
   :meth:`~bco_gym.losses.batch.LossBatch.block` call, ``agent.update_block``.
 * :func:`play_lean` -- every other agent, round by round without Gymnasium's per-round
   API: ``agent.act(obs)`` ((S, *shape)), the round's feasibility check (projection if
@@ -30,7 +30,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from bco_gym.experiment.feasibility import Feasibility
+from bco_gym.envs.feasibility import Feasibility
 from bco_gym.experiment.tally import LossTally
 from bco_gym.losses.batch import LossBatch
 

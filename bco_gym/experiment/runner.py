@@ -59,7 +59,7 @@ from typing import Any, TypeVar
 import gymnasium as gym
 import numpy as np
 
-from bco_gym.experiment.feasibility import CERTIFICATE_FLOATS, Feasibility
+from bco_gym.envs.feasibility import CERTIFICATE_FLOATS, Feasibility
 from bco_gym.experiment.loops import (
     LEAN_BUFFER,
     Stage,
