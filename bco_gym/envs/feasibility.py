@@ -54,6 +54,9 @@ CERTIFIED_SETS = (
 )
 # Floats per slice of a block in the anchor certificate (a cache-sized temporary).
 CERTIFICATE_FLOATS = 1 << 16
+# Up to this many rows a round is checked with ``violation`` per row (cheaper than the
+# vectorised screen's fixed cost); above, with ``violation_many``.
+ROW_LOOP_LIMIT = 4
 
 
 class Feasibility:
@@ -85,7 +88,7 @@ class Feasibility:
         """(points float64 (S, *shape), projected mask (S,)) for the actions of round t."""
         points = self._as_points(actions, t, extra_axes=1)
         projected = np.zeros(len(points), dtype=bool)
-        found = self.set.violation_many(points, self.atol)
+        found = self._first_violation(points)
         if found is None:
             return points, projected
         if not self.project:
@@ -104,6 +107,16 @@ class Feasibility:
         points[rows] = self.set.project_many(points[rows])
         projected[rows] = True
         return points, projected
+
+    def _first_violation(self, points: np.ndarray) -> tuple[int, str] | None:
+        """(row, reason) of the first row outside K, or None; the verdict of ``violation``."""
+        if len(points) > ROW_LOOP_LIMIT:
+            return self.set.violation_many(points, self.atol)
+        for row, point in enumerate(points):
+            reason = self.set.violation(point, self.atol)
+            if reason is not None:
+                return row, reason
+        return None
 
     def _violating_rows(self, points: np.ndarray, found: tuple[int, str]) -> list[int]:
         """Every row outside K, the first being ``found``'s."""
@@ -160,6 +173,9 @@ class Feasibility:
     # -- helpers ---------------------------------------------------------------------------
     def _as_points(self, actions: Any, t: int, extra_axes: int) -> np.ndarray:
         shape = self.set.shape
+        if type(actions) is np.ndarray and actions.dtype == np.float64:
+            if actions.ndim == extra_axes + len(shape) and actions.shape[extra_axes:] == shape:
+                return actions  # the common case, without np.asarray's dispatch
         try:
             points = np.asarray(actions, dtype=np.float64)
         except (TypeError, ValueError) as exc:

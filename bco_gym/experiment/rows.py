@@ -78,6 +78,13 @@ class RowAgents:
 
     def update(self, losses: np.ndarray, info: dict[str, Any]) -> None:
         gradients = info.get("gradient")
+        if self._single:
+            loss = float(losses[0])
+            row_info = {"loss": loss, "t": info["t"]}
+            if gradients is not None:
+                row_info["gradient"] = gradients[0]
+            self.agents[0].update(loss, row_info)
+            return
         for row, agent in enumerate(self.agents):
             row_info = {"loss": float(losses[row]), "t": info["t"]}
             if gradients is not None:

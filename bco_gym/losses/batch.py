@@ -53,6 +53,7 @@ from bco_gym.losses.linear import LinearLoss, LinearSwitchingLoss
 from bco_gym.losses.portfolio import PortfolioLoss
 from bco_gym.losses.quadratic import QuadraticLoss
 from bco_gym.losses.regression import RegressionLoss
+from bco_gym.sets.base import all_finite
 
 #: The built-in families whose ``_evaluate`` satisfies the module docstring's conditions
 #: (exact types: a subclass may override ``_evaluate`` and opts in by itself).
@@ -112,6 +113,8 @@ class LossBatch:
         self.shape = tuple(first.set.shape)
         self.chunk_size = first.chunk_size
         self.stacked = batch_evaluable(first)
+        self._evaluate_family = first._evaluate
+        self._round_shape = (self.size, *self.shape)
         self._gradient = _GRADIENTS.get(type(first))
         self._chunk_index = -1
         self._params: Params = {}
@@ -122,8 +125,21 @@ class LossBatch:
     # -- evaluation ---------------------------------------------------------------------
     def losses(self, t: int, points: np.ndarray) -> np.ndarray:
         """f^i_t(points[i]) for every row i: shape (S,), float64."""
-        points = self._check_points(points, (self.size, *self.shape), "(S, *shape)")
-        return self.block(t, points[:, np.newaxis])[:, 0]
+        points = self._check_points(points, self._round_shape, "(S, *shape)")
+        if not self.stacked:
+            return self.block(t, points[:, np.newaxis])[:, 0]
+        index, offset = divmod(t, self.chunk_size)
+        chunk = self._params if index == self._chunk_index else self._chunk(index)
+        params = {key: value[:, offset] for key, value in chunk.items()}
+        values = self._evaluate_family(params, slice(0, self.size), points)
+        if values.shape != (self.size,):
+            raise InvalidLossError(
+                f"{self.name} loss: round {t}: {self.size} values expected, got an array of "
+                f"shape {values.shape}"
+            )
+        if not all_finite(values):
+            self._checked(values[:, np.newaxis], t)
+        return values
 
     def block(self, start: int, points: np.ndarray) -> np.ndarray:
         """f^i_{start+j}(points[i, j]): shape (S, k) for points of shape (S, k, *shape)."""
@@ -230,7 +246,8 @@ class LossBatch:
         return values
 
     def _check_points(self, points: Any, shape: tuple[Any, ...], label: str) -> np.ndarray:
-        points = np.asarray(points, dtype=np.float64)
+        if type(points) is not np.ndarray or points.dtype != np.float64:
+            points = np.asarray(points, dtype=np.float64)
         if points.shape != shape:
             raise ValueError(
                 f"{self.name} loss batch: points of shape {points.shape}, "
