@@ -57,7 +57,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import gymnasium as gym
-import numpy as np
 
 from bco_gym.envs.feasibility import CERTIFICATE_FLOATS, Feasibility
 from bco_gym.experiment.loops import (
@@ -66,6 +65,19 @@ from bco_gym.experiment.loops import (
     play_block,
     play_gym,
     play_lean,
+)
+from bco_gym.experiment.preparation import (
+    AGENT_STREAM,
+    CONSTANTS_LABELS,
+    _optional_float,
+    _prepare_agent,
+    _prepare_env,
+    agent_seed_for,
+    check_env_id,
+    check_seed,
+    constants_label,
+    find_wrapper,
+    want_progress,
 )
 from bco_gym.experiment.result import (
     THEORY_EXPONENTS,
@@ -91,11 +103,10 @@ from bco_gym.experiment.tally import (
 from bco_gym.losses.batch import LossBatch
 
 LOOPS = ("block", "lean", "gym")
-AGENT_STREAM = 1
-CONSTANTS_LABELS = ("theory", "default", "tuned", "custom")
 # Names kept importable from here (sweep, cli, tests and users import them from runner).
 _ExactSum, _LossTally = ExactSum, LossTally
 __all__ = [
+    "AGENT_STREAM",
     "CERTIFICATE_FLOATS",
     "CONSTANTS_LABELS",
     "DEFAULT_CHECKPOINT_COUNT",
@@ -350,122 +361,3 @@ def _wrapper_obstacle(env: gym.Env) -> str | None:
     if current.render_mode is not None:
         return f"the env renders (render_mode={current.render_mode!r}), which needs its step"
     return None
-
-
-# -- preparing env and agent ----------------------------------------------------------------------
-def _prepare_env(
-    env_id_or_env: str | gym.Env, horizon: int | None, env_kwargs: Mapping[str, Any] | None
-) -> tuple[gym.Env, str, bool]:
-    """(env wrapped with a RegretRecorder, its id, whether this call made it)."""
-    from bco_gym.wrappers import RegretRecorder
-
-    if isinstance(env_id_or_env, str):
-        check_env_id(env_id_or_env)
-        kwargs = dict(env_kwargs or {})
-        if horizon is not None:
-            kwargs["horizon"] = check_horizon(horizon)
-        env = RegretRecorder(gym.make(env_id_or_env, **kwargs))
-        return env, env_id_or_env, True
-    if not isinstance(env_id_or_env, gym.Env):
-        raise TypeError(
-            f"run() needs an env id (str) or a gymnasium.Env, got {type(env_id_or_env).__name__}"
-        )
-    if env_kwargs:
-        raise ValueError("env_kwargs apply only when run() makes the env from an id")
-    env = env_id_or_env
-    env_horizon = env.unwrapped.problem.horizon
-    if horizon is not None and check_horizon(horizon) != env_horizon:
-        raise ValueError(f"horizon={horizon} differs from the given env's horizon {env_horizon}")
-    if find_wrapper(env, RegretRecorder) is None:
-        env = RegretRecorder(env)
-    spec = env.unwrapped.spec or getattr(env, "spec", None)
-    return env, (spec.id if spec is not None else type(env.unwrapped).__name__), False
-
-
-def _prepare_agent(
-    agent_name_or_agent: Any, env: gym.Env, agent_kwargs: Mapping[str, Any] | None
-) -> tuple[Any, str]:
-    """(agent for env's problem, its name)."""
-    from bco_gym.agents import make_agent
-    from bco_gym.agents.base import Agent
-
-    if isinstance(agent_name_or_agent, str):
-        agent = make_agent(agent_name_or_agent, env, **dict(agent_kwargs or {}))
-        return agent, agent_name_or_agent
-    if not isinstance(agent_name_or_agent, Agent):
-        raise TypeError(
-            "run() needs an agent name (str) or a bco_gym Agent, got "
-            f"{type(agent_name_or_agent).__name__}"
-        )
-    if agent_kwargs:
-        raise ValueError("agent_kwargs apply only when run() builds the agent from a name")
-    env_horizon = env.unwrapped.problem.horizon
-    if agent_name_or_agent.horizon != env_horizon:
-        raise ValueError(
-            f"the agent was built for horizon {agent_name_or_agent.horizon}, "
-            f"the env has {env_horizon}"
-        )
-    return agent_name_or_agent, agent_name_or_agent.name
-
-
-def constants_label(
-    constants: str | None,
-    agent_name_or_agent: Any,
-    agent_kwargs: Mapping[str, Any] | None,
-    agent: Any,
-) -> str:
-    """The ``constants`` label of a run (module docstring); ValueError for an unknown one."""
-    free = getattr(agent, "SCALE_PARAM", None) is not None
-    if constants is None:
-        if not isinstance(agent_name_or_agent, str) or agent_kwargs:
-            return "custom"
-        constants = "theory"
-    if constants not in CONSTANTS_LABELS:
-        raise ValueError(f"constants={constants!r}; allowed: {', '.join(CONSTANTS_LABELS)}")
-    return "default" if constants == "theory" and not free else constants
-
-
-def find_wrapper(env: gym.Env, kind: type) -> Any:
-    """The outermost wrapper of type ``kind`` around ``env`` (or None)."""
-    current = env
-    while True:
-        if isinstance(current, kind):
-            return current
-        if not isinstance(current, gym.Wrapper):
-            return None
-        current = current.env
-
-
-# -- small helpers --------------------------------------------------------------------------------
-def agent_seed_for(seed: int) -> int:
-    """The agent's seed for env seed ``seed``: word 0 of SeedSequence([seed, 1]) (uint64)."""
-    state = np.random.SeedSequence([check_seed(seed), AGENT_STREAM]).generate_state(1, np.uint64)
-    return int(state[0])
-
-
-def check_env_id(env_id: str) -> str:
-    """``env_id`` if gymnasium knows it; ValueError listing bco_gym's ids otherwise."""
-    from bco_gym.envs import ENV_IDS
-
-    name = env_id.split(":", 1)[-1]
-    if env_id not in gym.registry and name not in gym.registry:
-        raise ValueError(f"unknown env id {env_id!r}; valid ids: {', '.join(ENV_IDS)}")
-    return env_id
-
-
-def check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed={seed!r} must be a non-negative integer")
-    return int(seed)
-
-
-def _optional_float(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-def want_progress(progress: bool | None, horizon: int) -> bool:
-    if progress is None:
-        import sys
-
-        return horizon >= 100_000 and sys.stderr.isatty()
-    return bool(progress)
