@@ -36,7 +36,10 @@ HERE = Path(__file__).resolve().parent
 def suite(quick: bool) -> dict[str, tuple[str, object]]:
     """Benchmark number -> (JSON name, a call returning (rows, raw))."""
     return {
-        "0": ("peer", lambda: bench_peer.measure(4_000 if quick else bench_peer.HORIZON)),
+        "0": (
+            "peer",
+            lambda: bench_peer.measure_all(4_000, 4_000, 8) if quick else bench_peer.measure_all(),
+        ),
         "1": ("overhead", lambda: bench_overhead.measure(4_000 if quick else 20_000)),
         "2": ("fast_path", lambda: bench_fast_path.measure(quick)),
         "3": (
