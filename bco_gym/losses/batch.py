@@ -9,10 +9,10 @@ bit for bit, at a few numpy calls per round and S Python calls per chunk.
 How. A family's ``_evaluate(params, part, points)`` reads round j's parameters as
 ``params[key][part][j]`` and the point ``points[j]``, and nothing else that depends on
 the seed (sequence-level parameters are baked into the chunk parameters when a chunk
-is drawn). So the S sequences' current chunks, stacked row by row into arrays of shape
-(S, chunk_size, ...), evaluated as if rows were rounds (``params[key][:, offset]`` for
-round t = chunk * chunk_size + offset), give every row's own values. The stacks are
-refreshed once per chunk.
+is drawn). So the S sequences' current chunks, stacked into arrays of shape
+(chunk_size, S, ...) (a round's S rows contiguous), evaluated as if rows were rounds
+(``params[key][offset]`` for round t = chunk * chunk_size + offset), give every row's own
+values. The stacks are refreshed once per chunk.
 
 What a family must satisfy for this (``batch_evaluable``):
 
@@ -130,7 +130,7 @@ class LossBatch:
             return self.block(t, points[:, np.newaxis])[:, 0]
         index, offset = divmod(t, self.chunk_size)
         chunk = self._params if index == self._chunk_index else self._chunk(index)
-        params = {key: value[:, offset] for key, value in chunk.items()}
+        params = {key: value[offset] for key, value in chunk.items()}
         values = self._evaluate_family(params, slice(0, self.size), points)
         if values.shape != (self.size,):
             raise InvalidLossError(
@@ -165,15 +165,16 @@ class LossBatch:
         if self._gradient is None or not self.stacked:
             return np.stack([s.gradient(t, x) for s, x in zip(self.sequences, points, strict=True)])
         index, offset = divmod(t, self.chunk_size)
-        params = {key: value[:, offset] for key, value in self._chunk(index).items()}
+        params = {key: value[offset] for key, value in self._chunk(index).items()}
         return self._gradient(self.sequences[0], params, points)
 
     # -- internals ----------------------------------------------------------------------
     def _evaluate(self, params: Params, points: np.ndarray) -> np.ndarray:
-        """The stacked evaluation: rows x rounds flattened into one leading axis."""
+        """The stacked evaluation (params (rounds, S, ...)): rows x rounds flattened."""
         rows, rounds = points.shape[:2]
         flat_params = {
-            key: value.reshape(rows * rounds, *value.shape[2:]) for key, value in params.items()
+            key: np.swapaxes(value, 0, 1).reshape(rows * rounds, *value.shape[2:])
+            for key, value in params.items()
         }
         flat_points = points.reshape(rows * rounds, *self.shape)
         values = np.asarray(
@@ -187,21 +188,18 @@ class LossBatch:
         return values.reshape(rows, rounds)
 
     def _pieces(self, start: int, stop: int) -> Any:
-        """(first round, end round, stacked params (S, rounds, ...)) covering [start, stop)."""
+        """(first round, end round, stacked params (rounds, S, ...)) covering [start, stop)."""
         t = start
         while t < stop:
             index, offset = divmod(t, self.chunk_size)
             end = min(stop, (index + 1) * self.chunk_size)
             params = self._chunk(index)
-            yield (
-                t,
-                end,
-                {key: value[:, offset : offset + end - t] for key, value in params.items()},
-            )
+            window = slice(offset, offset + end - t)
+            yield t, end, {key: value[window] for key, value in params.items()}
             t = end
 
     def _chunk(self, index: int) -> Params:
-        """The S sequences' parameters of chunk ``index``, stacked: (S, chunk_size, ...)."""
+        """The S sequences' parameters of chunk ``index``, stacked: (chunk_size, S, ...)."""
         if index != self._chunk_index:
             chunks = [sequence.chunk(index) for sequence in self.sequences]
             stacked = {}
@@ -213,7 +211,7 @@ class LossBatch:
                         f"length {self.chunk_size}; the family cannot be batch-evaluated "
                         "(see bco_gym.losses.batch)"
                     )
-                stacked[key] = np.stack(arrays)
+                stacked[key] = np.stack(arrays, axis=1)
             self._params = stacked
             self._chunk_index = index
         return self._params
