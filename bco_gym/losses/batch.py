@@ -24,12 +24,14 @@ What a family must satisfy for this (``batch_evaluable``):
    reads (``beta``, ``_center_flat``, ...) follow from the family's parameters and the set,
    equal in all S sequences (:class:`LossBatch` checks that ``describe()`` agrees).
 
-Every built-in family (``bco_gym.losses.FAMILIES``, checked one by one in
-tests/losses/test_losses_batch.py) satisfies them; a user-defined family opts in with
-the class attribute ``batch_evaluable = True``. Any other family is evaluated by a loop
-over the rows (its own ``losses``/``gradient``): still exact, S calls per round.
+The ten families of :data:`VERIFIED_FAMILIES` satisfy them (checked one by one in
+tests/losses/test_losses_batch.py), and so does every family evaluating with one of
+their ``_evaluate`` functions (e.g. subclasses of ``LinearLoss`` that only change the
+means); a user-defined family opts in with the class attribute ``batch_evaluable = True``.
+Any other family is evaluated by a loop over the rows (its own chunks and
+``_evaluate``): still exact, S calls per round.
 
-Gradients (full information) use a closed form per built-in family
+Gradients (full information) use a closed form per verified ``_gradient`` function
 (:data:`_GRADIENTS`, written over the leading row axis and equal to ``_gradient`` row by
 row, elementwise operations only); other families loop over the rows.
 
@@ -55,28 +57,28 @@ from bco_gym.losses.quadratic import QuadraticLoss
 from bco_gym.losses.regression import RegressionLoss
 from bco_gym.sets.base import all_finite
 
-#: The built-in families whose ``_evaluate`` satisfies the module docstring's conditions
-#: (exact types: a subclass may override ``_evaluate`` and opts in by itself).
-BATCH_EVALUABLE: frozenset[type[LossSequence]] = frozenset(
-    {
-        LinearLoss,
-        LinearSwitchingLoss,
-        QuadraticLoss,
-        RegressionLoss,
-        AbsoluteLoss,
-        PortfolioLoss,
-        CompletionLoss,
-        EdgeCostLoss,
-        CongestionLoss,
-        AssignmentLoss,
-    }
+#: The built-in families whose ``_evaluate`` satisfies the module docstring's conditions.
+VERIFIED_FAMILIES: tuple[type[LossSequence], ...] = (
+    LinearLoss,
+    LinearSwitchingLoss,
+    QuadraticLoss,
+    RegressionLoss,
+    AbsoluteLoss,
+    PortfolioLoss,
+    CompletionLoss,
+    EdgeCostLoss,
+    CongestionLoss,
+    AssignmentLoss,
 )
+#: Their ``_evaluate`` functions: a family (a subclass, say) that evaluates with one of
+#: them is batch-evaluable whatever else it changes (how it draws its chunks, its means).
+BATCH_EVALUATE = frozenset(family._evaluate for family in VERIFIED_FAMILIES)
 
 
 def batch_evaluable(sequence: LossSequence) -> bool:
     """Whether ``sequence``'s family may be evaluated on stacked rows (module docstring)."""
     kind = type(sequence)
-    return kind in BATCH_EVALUABLE or bool(kind.__dict__.get("batch_evaluable", False))
+    return kind._evaluate in BATCH_EVALUATE or bool(getattr(kind, "batch_evaluable", False))
 
 
 class LossBatch:
@@ -115,7 +117,7 @@ class LossBatch:
         self.stacked = batch_evaluable(first)
         self._evaluate_family = first._evaluate
         self._round_shape = (self.size, *self.shape)
-        self._gradient = _GRADIENTS.get(type(first))
+        self._gradient = _GRADIENTS.get(type(first)._gradient)
         self._chunk_index = -1
         self._params: Params = {}
 
@@ -299,15 +301,13 @@ def _completion_gradient(family: Any, params: Params, points: np.ndarray) -> np.
     return gradient.reshape(points.shape)
 
 
-_GRADIENTS: dict[type[LossSequence], Callable[[Any, Params, np.ndarray], np.ndarray]] = {
-    LinearLoss: _linear_gradient,
-    LinearSwitchingLoss: _linear_gradient,
-    QuadraticLoss: _quadratic_gradient,
-    RegressionLoss: _regression_gradient,
-    AbsoluteLoss: _absolute_gradient,
-    CompletionLoss: _completion_gradient,
-    EdgeCostLoss: _cost_gradient,
-    AssignmentLoss: _cost_gradient,
-    CongestionLoss: _congestion_gradient,
+_GRADIENTS: dict[Callable[..., Any], Callable[[Any, Params, np.ndarray], np.ndarray]] = {
+    LinearLoss._gradient: _linear_gradient,
+    QuadraticLoss._gradient: _quadratic_gradient,
+    RegressionLoss._gradient: _regression_gradient,
+    AbsoluteLoss._gradient: _absolute_gradient,
+    CompletionLoss._gradient: _completion_gradient,
+    EdgeCostLoss._gradient: _cost_gradient,
+    CongestionLoss._gradient: _congestion_gradient,
     # PortfolioLoss: its gradient divides by a BLAS dot product; rows loop for exactness.
 }
