@@ -23,7 +23,6 @@ and its own comparator time.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -286,13 +285,12 @@ def _prepare_batched_agent(
 
 
 def _batched_make_agent(name: str) -> bool:
-    """Whether ``make_agent`` builds ``name`` batched (``batch_size=``)."""
+    """Whether ``make_agent`` builds ``name`` batched (a ``BatchAgent`` class)."""
     from bco_gym import agents
 
-    if "batch_size" not in inspect.signature(agents.make_agent).parameters:
-        return False
-    supports = getattr(agents, "supports_batch", None)
-    return bool(supports(name)) if callable(supports) else True
+    batch_class = getattr(agents, "BatchAgent", None)
+    cls = agents.AGENTS.get(name)
+    return batch_class is not None and cls is not None and issubclass(cls, batch_class)
 
 
 def _reference_runs(
