@@ -12,6 +12,13 @@ NuclearNormBall    top singular pair (ARPACK), O(rc) per  full SVD + l1 projecti
 FlowPolytope       DAG shortest path, O(|E|)              Clarabel QP (extra ``qp``)
 BirkhoffPolytope   assignment problem, O(n^3)             Clarabel QP (extra ``qp``)
 =================  =====================================  ==========================
+
+Every set also answers a batch of rows at once, ``lmo_many(directions)`` and
+``project_many(points)`` (shape (k, *shape)), row i equal to the single oracle's answer:
+vectorised for the simplex, the balls, the box and the flow polytope's LMO (one dynamic
+programme for all rows), a stacked SVD for the nuclear ball (its LMO agrees with the
+ARPACK one to about 1e-12, see ``nuclear``), row by row for Birkhoff's LMO and the QP
+projections, and by a row loop for a user-defined set.
 """
 
 from bco_gym.sets.balls import L1Ball, L2Ball

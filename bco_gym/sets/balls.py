@@ -10,6 +10,14 @@ L2: r = R = rho. L1: r = rho/sqrt(n) (the distance from 0 to a facet
 Oracles. L2: LMO = -rho g/||g|| (O(n)); projection = radial scaling (O(n)).
 L1: LMO = -rho sign(g_i) e_i at i = argmax |g_i| (O(n)); projection by the sort/threshold
 method (Duchi et al. 2008), O(n log n).
+
+Batches. ``lmo_many`` and ``project_many`` run the single oracles' floating-point
+operations on all rows at once, so row i equals the single answer bit for bit: the
+Euclidean norm of a row is the BLAS dot product of the row with itself
+(``np.vecdot``), exactly what the single oracle computes with ``x.dot(x)``; an l1 norm
+is numpy's sum of the row, reduced on its own. Norms whose square would overflow or
+underflow (entries beyond about 1e145 or below 1e-145) are computed on the row scaled
+by its largest entry, in both paths.
 """
 
 from __future__ import annotations
@@ -19,7 +27,37 @@ import math
 import numpy as np
 
 from bco_gym.sets.base import DEFAULT_ATOL, SCREEN_SLACK, ConvexSet, check_radius, check_size
-from bco_gym.sets.simplex import project_onto_simplex
+from bco_gym.sets.simplex import project_onto_simplex, project_rows_onto_simplex
+
+# Squared norms outside this range may have overflowed or lost bits to underflow.
+_SAFE_SQUARES = (1e-290, 1e290)
+
+
+def euclidean_norm(x: np.ndarray) -> float:
+    """||x||_2 of a float64 vector: sqrt(x.x), rescaled where x.x is out of range."""
+    squares = x.dot(x)
+    if _SAFE_SQUARES[0] < squares < _SAFE_SQUARES[1]:
+        return math.sqrt(squares)
+    return _rescaled_norm(x)
+
+
+def euclidean_norms(rows: np.ndarray) -> np.ndarray:
+    """:func:`euclidean_norm` of each row of ``rows`` (shape (k, n)), bit for bit."""
+    squares = np.vecdot(rows, rows)  # the BLAS dot of each row with itself, as x.dot(x)
+    norms = np.sqrt(squares)
+    if not (_SAFE_SQUARES[0] < squares.min() and squares.max() < _SAFE_SQUARES[1]):
+        unsafe = ~((squares > _SAFE_SQUARES[0]) & (squares < _SAFE_SQUARES[1]))
+        norms[unsafe] = [_rescaled_norm(row) for row in rows[unsafe]]
+    return norms
+
+
+def _rescaled_norm(x: np.ndarray) -> float:
+    """||x||_2 = m ||x/m||_2 with m = max |x_i| (0 for x = 0): no overflow or underflow."""
+    largest = float(np.max(np.abs(x)))
+    if largest == 0.0:
+        return 0.0
+    scaled = x / largest
+    return largest * math.sqrt(scaled.dot(scaled))
 
 
 class _CenteredBall(ConvexSet):
@@ -99,15 +137,33 @@ class L2Ball(_CenteredBall):
 
     def lmo(self, direction: np.ndarray) -> np.ndarray:
         g = self._check_array(direction, "direction")
-        norm = np.linalg.norm(g)
+        norm = euclidean_norm(g)
         if norm == 0.0:
             return np.zeros(self.n)
         return (-self.radius / norm) * g
 
+    def _lmo_rows(self, directions: np.ndarray) -> np.ndarray:
+        norms = euclidean_norms(directions)
+        if norms.all():  # no zero direction: the common case, in two more numpy calls
+            return (-self.radius / norms)[:, np.newaxis] * directions
+        zero = norms == 0.0
+        vertices = (-self.radius / np.where(zero, 1.0, norms))[:, np.newaxis] * directions
+        vertices[zero] = 0.0
+        return vertices
+
     def project(self, x: np.ndarray) -> np.ndarray:
         y = self._check_array(x, "point")
-        norm = self._norm(y, 2)
+        norm = euclidean_norm(y)
         return y.copy() if norm <= self.radius else (self.radius / norm) * y
+
+    def _project_rows(self, points: np.ndarray) -> np.ndarray:
+        norms = euclidean_norms(points)
+        outside = norms > self.radius
+        projections = points.copy()
+        if outside.any():
+            factors = self.radius / norms[outside]
+            projections[outside] = factors[:, np.newaxis] * points[outside]
+        return projections
 
     def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
         return self._norm_violation(np.asarray(x), 2, "Euclidean", atol)
@@ -142,10 +198,17 @@ class L1Ball(_CenteredBall):
 
     def lmo(self, direction: np.ndarray) -> np.ndarray:
         g = self._check_array(direction, "direction")
-        index = int(np.argmax(np.abs(g)))
+        index = int(np.argmax(np.abs(g)))  # the first largest, as in _lmo_rows
         vertex = np.zeros(self.n)
         vertex[index] = -self.radius if g[index] > 0 else self.radius
         return vertex
+
+    def _lmo_rows(self, directions: np.ndarray) -> np.ndarray:
+        rows = np.arange(len(directions))
+        index = np.argmax(np.abs(directions), axis=1)
+        vertices = np.zeros(directions.shape)
+        vertices[rows, index] = np.where(directions[rows, index] > 0, -self.radius, self.radius)
+        return vertices
 
     def project(self, x: np.ndarray) -> np.ndarray:
         y = self._check_array(x, "point")
@@ -153,6 +216,15 @@ class L1Ball(_CenteredBall):
         if magnitude.sum() <= self.radius:
             return y.copy()
         return np.sign(y) * project_onto_simplex(magnitude, self.radius)
+
+    def _project_rows(self, points: np.ndarray) -> np.ndarray:
+        magnitude = np.abs(points)
+        outside = magnitude.sum(axis=1) > self.radius  # each row summed on its own
+        projections = points.copy()
+        if outside.any():
+            on_simplex = project_rows_onto_simplex(magnitude[outside], self.radius)
+            projections[outside] = np.sign(points[outside]) * on_simplex
+        return projections
 
     def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
         return self._norm_violation(np.asarray(x), 1, "l1", atol)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Sequence
+import numbers
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -151,26 +152,38 @@ class ConvexSet(abc.ABC):
     def lmo_many(self, directions: np.ndarray) -> np.ndarray:
         """:meth:`lmo` applied to each row of ``directions`` (shape (k, *shape)).
 
-        Row i equals ``lmo(directions[i])``. The default loops (so a user-defined set
-        works unchanged); built-in sets override it with a vectorised form.
+        Row i equals ``lmo(directions[i])``; an empty batch gives an empty (0, *shape)
+        array, and a batch of the wrong shape or with a non-finite row raises the
+        ValueError of the single oracle, naming the row. The rows are validated here,
+        then :meth:`_lmo_rows` answers them: its default loops over :meth:`lmo` (so a
+        user-defined set works unchanged), built-in sets vectorise it.
         """
         batch = self._check_batch(directions, "directions")
         if not len(batch):
             return np.empty((0, *self.shape))
-        return np.stack([np.asarray(self.lmo(row), dtype=float) for row in batch])
+        return self._lmo_rows(batch)
+
+    def _lmo_rows(self, directions: np.ndarray) -> np.ndarray:
+        """:meth:`lmo_many` on a validated, non-empty float batch (default: a row loop)."""
+        return np.stack([np.asarray(self.lmo(row), dtype=float) for row in directions])
 
     def project_many(self, points: np.ndarray) -> np.ndarray:
         """:meth:`project` applied to each row of ``points`` (shape (k, *shape)).
 
-        Row i equals ``project(points[i])``. The default loops; built-in sets with a
-        projection override it with a vectorised form.
+        Row i equals ``project(points[i])``; validation and the empty batch as in
+        :meth:`lmo_many`. :meth:`_project_rows` answers the validated rows: its default
+        loops over :meth:`project`, built-in sets vectorise it.
         """
         if not self.has_projection:
             self.project(np.asarray(self.center))  # raises the set's NotImplementedError
         batch = self._check_batch(points, "points")
         if not len(batch):
             return np.empty((0, *self.shape))
-        return np.stack([np.asarray(self.project(row), dtype=float) for row in batch])
+        return self._project_rows(batch)
+
+    def _project_rows(self, points: np.ndarray) -> np.ndarray:
+        """:meth:`project_many` on a validated, non-empty float batch (default: a row loop)."""
+        return np.stack([np.asarray(self.project(row), dtype=float) for row in points])
 
     @property
     def has_projection(self) -> bool:
@@ -238,8 +251,12 @@ class ConvexSet(abc.ABC):
 
     # -- validation helpers -----------------------------------------------------------
     def _check_array(self, value: np.ndarray, what: str) -> np.ndarray:
-        """``value`` as a float array of this set's shape; ValueError otherwise."""
-        array = np.asarray(value, dtype=float)
+        """``value`` as a float array of this set's shape; ValueError otherwise.
+
+        Real numbers only: strings, booleans, complex and object arrays are refused,
+        never converted.
+        """
+        array = value if _is_float_array(value) else _real_array(value, type(self), what)
         if array.shape != self.shape:
             raise ValueError(
                 f"{type(self).__name__}: {what} has shape {array.shape}, expected {self.shape}"
@@ -249,16 +266,49 @@ class ConvexSet(abc.ABC):
         return array
 
     def _check_batch(self, values: np.ndarray, what: str) -> np.ndarray:
-        """``values`` as a float array of shape (k, *shape); ValueError otherwise."""
-        array = np.asarray(values, dtype=float)
+        """``values`` as a float array of shape (k, *shape); ValueError otherwise.
+
+        The error names the first row with a non-finite entry.
+        """
+        array = values if _is_float_array(values) else _real_array(values, type(self), what)
         if array.shape[1:] != self.shape or array.ndim != len(self.shape) + 1:
             raise ValueError(
                 f"{type(self).__name__}: {what} has shape {array.shape}, expected "
                 f"(k, {', '.join(map(str, self.shape))}) for a batch of k"
             )
         if not all_finite(array):
-            raise ValueError(f"{type(self).__name__}: {what} has non-finite entries (NaN or inf)")
+            finite_rows = np.isfinite(array).reshape(len(array), -1).all(axis=1)
+            row = int(np.argmin(finite_rows))
+            raise ValueError(
+                f"{type(self).__name__}: {what} row {row} has non-finite entries (NaN or inf)"
+            )
         return array
+
+
+def _is_float_array(value: object) -> bool:
+    """Whether ``value`` is already a C-contiguous float64 ndarray (the checks' fast path).
+
+    Other arrays are copied to that layout, so an oracle's reductions (BLAS dot
+    products, pairwise sums) run the same kernel whatever the caller's memory layout.
+    """
+    return type(value) is np.ndarray and value.dtype == np.float64 and value.flags.c_contiguous
+
+
+def _real_array(value: object, owner: type, what: str) -> np.ndarray:
+    """``value`` as a float array if its entries are real numbers (int or float)."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "fiu":
+        raise ValueError(
+            f"{owner.__name__}: {what} has dtype {array.dtype} ({_short(value)}); expected "
+            "real numbers (a float or int array)"
+        )
+    return np.ascontiguousarray(array, dtype=float)
+
+
+def _short(value: object) -> str:
+    """``repr(value)`` on one line, cut to 60 characters."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class ShrunkSet(ConvexSet):
@@ -270,7 +320,11 @@ class ShrunkSet(ConvexSet):
     """
 
     def __init__(self, base: ConvexSet, delta: float):
+        if not isinstance(base, ConvexSet):
+            raise TypeError(f"ShrunkSet: base={base!r} must be a ConvexSet")
         r = base.inner_radius
+        if not is_real_number(delta):
+            raise ValueError(f"shrink: delta={delta!r} must be a real number in [0, r], r={r:g}")
         if not (np.isfinite(delta) and 0.0 <= delta <= r * (1.0 + 1e-12)):
             raise ValueError(f"shrink: delta={delta!r} must lie in [0, r] with r={r:g}")
         self.base = base
@@ -305,32 +359,46 @@ class ShrunkSet(ConvexSet):
         return self.base.tangent_many(vectors)
 
     def lmo(self, direction: np.ndarray) -> np.ndarray:
-        c = self.base.center
-        return c + self.scale * (self.base.lmo(direction) - c)
+        return self._toward_centre(self.base.lmo(direction))
 
-    def lmo_many(self, directions: np.ndarray) -> np.ndarray:
+    def _lmo_rows(self, directions: np.ndarray) -> np.ndarray:
         """Row-wise ``lmo``: c + a(lmo_K(g_i) - c) for each row, from K's ``lmo_many``."""
+        return self._toward_centre(self.base.lmo_many(directions))
+
+    def _toward_centre(self, points: np.ndarray) -> np.ndarray:
+        """c + a(y - c) for a point of K or a batch of them (the same operations)."""
         c = self.base.center
-        return c + self.scale * (self.base.lmo_many(directions) - c)
+        return c + self.scale * (points - c)
 
     @property
     def has_projection(self) -> bool:
         return self.base.has_projection
 
     def project(self, x: np.ndarray) -> np.ndarray:
+        return self._project_through_base(self._check_array(x, "point"), self.base.project)
+
+    def _project_rows(self, points: np.ndarray) -> np.ndarray:
+        """Row-wise ``project``, from K's ``project_many`` (the operations of ``project``)."""
+        return self._project_through_base(points, self.base.project_many)
+
+    def _project_through_base(
+        self, x: np.ndarray, base_projection: Callable[[np.ndarray], np.ndarray]
+    ) -> np.ndarray:
+        """c + a(Pi_K(c + (x - c)/a) - c) for a point or a batch (elementwise, so equal).
+
+        On the per-round path of projected agents: one temporary per side, the
+        operations of the formula in its order, and none of the translations when
+        c = 0 (they are exact then, up to the sign of a zero).
+        """
         c = self.base.center
-        x = self._check_array(x, "point")
         if self.scale == 0.0:
-            return np.array(c, dtype=float, copy=True)
-        # c + a(Pi_K(c + (x - c)/a) - c) on the per-round path of projected agents: one
-        # temporary per side, the operations of the formula in its order, and none of
-        # the translations when c = 0 (they are exact then, up to the sign of a zero).
+            return np.array(np.broadcast_to(c, x.shape), dtype=float, copy=True)
         if self._centered_at_origin:
-            return np.multiply(self.base.project(x / self.scale), self.scale)
+            return np.multiply(base_projection(x / self.scale), self.scale)
         inner = np.subtract(x, c)
         inner /= self.scale
         inner += c
-        result = np.subtract(self.base.project(inner), c)
+        result = np.subtract(base_projection(inner), c)
         result *= self.scale
         result += c
         return result
@@ -380,24 +448,38 @@ def as_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     return tuple(int(k) for k in dims)
 
 
+def is_real_number(value: object) -> bool:
+    """Whether ``value`` is a real number: an int or float (Python or numpy), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
 def check_size(value: object, name: str, owner: str, minimum: int = 1, why: str = "") -> int:
-    """``value`` as an int >= ``minimum``; a ValueError naming ``owner`` and ``name`` otherwise."""
-    message = f"{owner}: {name}={value!r} must be an integer >= {minimum}{why}"
-    if isinstance(value, bool | np.bool_):
-        raise ValueError(message)
-    if isinstance(value, float | np.floating) and float(value).is_integer():
-        value = int(value)
-    if not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(message)
+    """``value`` as an int >= ``minimum``; a ValueError naming ``owner`` and ``name`` otherwise.
+
+    Only integers (Python or numpy) are accepted: a float, even 3.0, a string or a bool
+    is refused rather than converted.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise ValueError(
+            f"{owner}: {name}={value!r} must be an integer >= {minimum}{why}, "
+            f"not a {type(value).__name__}"
+        )
+    if value < minimum:
+        raise ValueError(f"{owner}: {name}={value!r} must be an integer >= {minimum}{why}")
     return int(value)
 
 
 def check_radius(value: object, owner: str) -> float:
-    """``value`` as a finite float > 0; a ValueError naming ``owner`` otherwise."""
-    try:
-        radius = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{owner}: radius={value!r} must be a finite number > 0") from None
+    """``value`` as a finite float > 0; a ValueError naming ``owner`` otherwise.
+
+    Only real numbers (int or float, Python or numpy) are accepted; a string such as
+    "1" or a bool is refused rather than converted.
+    """
+    if not is_real_number(value):
+        raise ValueError(
+            f"{owner}: radius={value!r} must be a finite number > 0, not a {type(value).__name__}"
+        )
+    radius = float(value)  # type: ignore[arg-type]
     if not (np.isfinite(radius) and radius > 0):
         raise ValueError(f"{owner}: radius={value!r} must be a finite number > 0")
     return radius

@@ -18,7 +18,8 @@ R = sqrt(n - 1), attained at every vertex.
 Oracles. LMO = the permutation matrix of a minimum-cost assignment for the cost matrix
 G (``scipy.optimize.linear_sum_assignment``, the Jonker-Volgenant algorithm as modified
 by Crouse 2016), O(n^3). Projection = a QP with n^2 variables solved by Clarabel (the
-optional ``qp`` extra; see ``bco_gym.sets._qp``), interior point.
+optional ``qp`` extra; see ``bco_gym.sets._qp``), interior point. ``lmo_many`` and
+``project_many`` solve the rows one by one with the single oracles' code.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from scipy.optimize import linear_sum_assignment
 
 from bco_gym.sets._qp import NonnegativeProjector, missing_solver_message, qp_available
 from bco_gym.sets.base import DEFAULT_ATOL, SCREEN_SLACK, ConvexSet, check_size
+
+_SAFE_COST = 1e300
+_TINY_COST = 1e-290
 
 
 class BirkhoffPolytope(ConvexSet):
@@ -76,11 +80,11 @@ class BirkhoffPolytope(ConvexSet):
         return _double_centre(self._check_batch(vectors, "vectors"))
 
     def lmo(self, direction: np.ndarray) -> np.ndarray:
-        g = self._check_array(direction, "direction")
-        rows, columns = linear_sum_assignment(g)
-        vertex = np.zeros(self.shape)
-        vertex[rows, columns] = 1.0
-        return vertex
+        return _assignment_vertex(self._check_array(direction, "direction"))
+
+    def _lmo_rows(self, directions: np.ndarray) -> np.ndarray:
+        """One assignment problem per row (the single oracle's function, row by row)."""
+        return np.stack([_assignment_vertex(g) for g in directions])
 
     @property
     def has_projection(self) -> bool:
@@ -136,6 +140,21 @@ class BirkhoffPolytope(ConvexSet):
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(self.shape), np.ones(self.shape)
+
+
+def _assignment_vertex(g: np.ndarray) -> np.ndarray:
+    """The permutation matrix of a minimum-cost assignment for the cost matrix ``g``.
+
+    Costs beyond 1e300/n in magnitude (whose sums could overflow inside the solver) or
+    below 1e-290 are first divided by the largest |g_ij|, which changes no assignment.
+    """
+    largest = np.max(np.abs(g))
+    if largest > _SAFE_COST / len(g) or 0.0 < largest < _TINY_COST:
+        g = g / largest
+    rows, columns = linear_sum_assignment(g)
+    vertex = np.zeros(g.shape)
+    vertex[rows, columns] = 1.0
+    return vertex
 
 
 def _double_centre(v: np.ndarray) -> np.ndarray:

@@ -7,7 +7,8 @@ identity); inner radius r = min_i (high_i - low_i)/2 (the nearest facet); outer 
 R = ||(high - low)/2||_2 (every vertex is that far from c).
 
 Oracles: LMO = the vertex with x_i = low_i where g_i >= 0 and high_i where g_i < 0, O(n).
-Projection = clipping each coordinate to [low_i, high_i], O(n).
+Projection = clipping each coordinate to [low_i, high_i], O(n). Both are entrywise, so
+``lmo_many`` and ``project_many`` are the same expressions broadcast over the batch.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ class Hypercube(ConvexSet):
     def __init__(
         self, low: float | np.ndarray = -1.0, high: float | np.ndarray = 1.0, n: int | None = None
     ):
-        low_array = np.asarray(low, dtype=float)
-        high_array = np.asarray(high, dtype=float)
+        low_array = _corner(low, "low")
+        high_array = _corner(high, "high")
         for name, corner in (("low", low_array), ("high", high_array)):
             if corner.ndim > 1:
                 raise ValueError(
@@ -90,11 +91,18 @@ class Hypercube(ConvexSet):
         return np.array(self._check_batch(vectors, "vectors"), dtype=float, copy=True)
 
     def lmo(self, direction: np.ndarray) -> np.ndarray:
-        g = self._check_array(direction, "direction")
-        return np.where(g >= 0.0, self.low, self.high)
+        return self._lmo_rows(self._check_array(direction, "direction"))
+
+    def _lmo_rows(self, directions: np.ndarray) -> np.ndarray:
+        """Entrywise, so one expression serves a point (..., n) and a batch alike."""
+        return np.where(directions >= 0.0, self.low, self.high)
 
     def project(self, x: np.ndarray) -> np.ndarray:
-        return np.clip(self._check_array(x, "point"), self.low, self.high)
+        return self._project_rows(self._check_array(x, "point"))
+
+    def _project_rows(self, points: np.ndarray) -> np.ndarray:
+        """Entrywise clipping, for a point or a batch alike."""
+        return np.clip(points, self.low, self.high)
 
     def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
         x = np.asarray(x)
@@ -131,3 +139,14 @@ class Hypercube(ConvexSet):
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         return self.low.copy(), self.high.copy()
+
+
+def _corner(value: object, name: str) -> np.ndarray:
+    """A corner as a float array, if it holds real numbers (no strings, bools, complex)."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "iuf":
+        raise ValueError(
+            f"Hypercube: {name}={value!r} must be a real number or an array of real numbers "
+            f"(got dtype {array.dtype})"
+        )
+    return array.astype(float)

@@ -30,13 +30,20 @@ vertex is a longest path for the weights 1 - 2c_e, i.e. lmo(2c - 1).
 Oracles. LMO = shortest s-t path for edge weights g by dynamic programming over the
 nodes in topological order, negative weights allowed: the nodes are grouped in levels
 (longest distance from s), and each level is relaxed in one vectorised step, O(m)
-work in (number of levels) numpy calls. Projection = a QP solved by Clarabel (the
-optional ``qp`` extra; see ``bco_gym.sets._qp``), polynomial, interior point.
+work in (number of levels) numpy calls. Weights whose path sums could overflow (max
+|g_e| > 1e300/m) or that are subnormal are first divided by max |g_e|. Projection = a QP
+solved by Clarabel (the optional ``qp`` extra; see ``bco_gym.sets._qp``), polynomial,
+interior point.
+
+Batches. ``lmo_many`` runs the dynamic programme on all rows at once: one pass over
+the levels with (k, ...) arrays of distances and best in-edges, then all paths traced
+back together; the same additions and tie-breaking as ``lmo``, so row i is ``lmo``'s
+path exactly. ``project_many`` solves the QPs row by row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,6 +55,9 @@ from bco_gym.sets._qp import NonnegativeProjector, missing_solver_message, qp_av
 from bco_gym.sets.base import DEFAULT_ATOL, SCREEN_SLACK, ConvexSet, check_size
 
 _SAMPLE_VERTICES = 5
+# Weights beyond these magnitudes are rescaled before the dynamic programme (see lmo).
+_SAFE_WEIGHT = 1e300
+_TINY_WEIGHT = 1e-290
 
 
 class FlowPolytope(ConvexSet):
@@ -74,8 +84,8 @@ class FlowPolytope(ConvexSet):
 
     def __init__(self, edges: Iterable[Sequence[Hashable]], source: Hashable, sink: Hashable):
         self.edges = _normalise_edges(edges)
-        self.source = _plain(source)
-        self.sink = _plain(sink)
+        self.source = _check_node(source, "source")
+        self.sink = _check_node(sink, "sink")
         self.nodes = tuple(dict.fromkeys(node for edge in self.edges for node in edge))
         self._grid_shape: tuple[int, int] | None = None
         index = {node: i for i, node in enumerate(self.nodes)}
@@ -356,8 +366,16 @@ class FlowPolytope(ConvexSet):
 
     # -- oracles ----------------------------------------------------------------------------
     def lmo(self, direction: np.ndarray) -> np.ndarray:
-        """The indicator of a shortest s-t path for edge weights ``direction``."""
+        """The indicator of a shortest s-t path for edge weights ``direction``.
+
+        The dynamic programme of :meth:`_lmo_rows` on one row, kept in its own lean
+        form (a batch of one costs several times more here): the same additions in the
+        same order and the same tie-breaking (the first best in-edge), so the same path.
+        """
         g = self._check_array(direction, "direction")
+        largest = np.max(np.abs(g))
+        if self._unsafe_scale(largest):
+            g = g / largest  # as in _safely_scaled
         weights = np.append(g, 0.0)
         distance = np.full(len(self.nodes) + 1, np.inf)
         distance[self._s] = 0.0
@@ -374,6 +392,58 @@ class FlowPolytope(ConvexSet):
             vertex[edge] = 1.0
             node = self._tails[edge]
         return vertex
+
+    def _lmo_rows(self, directions: np.ndarray) -> np.ndarray:
+        """Shortest s-t paths for every row of edge weights, in one pass over the levels.
+
+        distance[i, v] is row i's shortest s-v distance; each level's nodes take the
+        best in-edge (the first on ties) of every row at once, then every row's path
+        is traced back from t. Rows whose weights could overflow a path's sum (or lose
+        bits to underflow) are first divided by their largest |weight|, which changes
+        no shortest path.
+        """
+        count = len(directions)
+        weights = np.zeros((count, len(self.edges) + 1))  # the last: the padding edge
+        weights[:, :-1] = self._safely_scaled(directions)
+        distance = np.full((count, len(self.nodes) + 1), np.inf)  # the last: padding node
+        distance[:, self._s] = 0.0
+        best_edge = np.zeros((count, len(self.nodes)), dtype=np.intp)
+        for nodes, in_edges, in_tails, rows in self._levels:
+            candidates = distance[:, in_tails] + weights[:, in_edges]  # (count, nodes, width)
+            choice = candidates.argmin(axis=2)
+            distance[:, nodes] = candidates.min(axis=2)  # the value at choice, exactly
+            best_edge[:, nodes] = in_edges[rows, choice]
+        return self._trace_paths(best_edge)
+
+    def _safely_scaled(self, directions: np.ndarray) -> np.ndarray:
+        """The rows, those of an unsafe scale divided by their largest |weight|."""
+        largest = np.abs(directions).max(axis=1)
+        unsafe = self._unsafe_scale(largest)
+        if not unsafe.any():
+            return directions
+        scaled = directions.copy()
+        scaled[unsafe] /= largest[unsafe, np.newaxis]
+        return scaled
+
+    def _unsafe_scale(self, largest: Any) -> Any:
+        """Whether weights of largest magnitude ``largest`` (a number or an array) could
+        overflow a path's sum (above 1e300/m) or be subnormal (below 1e-290)."""
+        return (largest > _SAFE_WEIGHT / len(self.edges)) | (
+            (largest < _TINY_WEIGHT) & (largest > 0.0)
+        )
+
+    def _trace_paths(self, best_edge: np.ndarray) -> np.ndarray:
+        """Path indicators from t back to s along each row's best in-edges."""
+        vertices = np.zeros((len(best_edge), len(self.edges)))
+        rows = np.arange(len(best_edge))
+        node = np.full(len(best_edge), self._t)
+        while len(rows):
+            edge = best_edge[rows, node]
+            vertices[rows, edge] = 1.0
+            node = self._tails[edge]
+            walking = node != self._s
+            rows, node = rows[walking], node[walking]
+        return vertices
 
     @property
     def has_projection(self) -> bool:
@@ -467,20 +537,32 @@ def _plain(node: Hashable) -> Hashable:
     return node.item() if isinstance(node, np.generic) else node
 
 
+def _check_node(node: Hashable, where: str) -> Hashable:
+    """A node as a plain hashable value equal to itself (so it can index the graph)."""
+    node = _plain(node)
+    allowed = "nodes must be hashable values equal to themselves (str, int, tuple, ...)"
+    try:
+        hash(node)
+    except TypeError:
+        raise ValueError(
+            f"FlowPolytope: {where} has an unhashable node {node!r}; {allowed}"
+        ) from None
+    if node != node:
+        raise ValueError(f"FlowPolytope: {where} has the node {node!r}; {allowed}")
+    return node
+
+
 def _normalise_edges(edges: Iterable[Sequence[Hashable]]) -> tuple[tuple[Hashable, Hashable], ...]:
+    if isinstance(edges, str | bytes | Mapping) or not isinstance(edges, Iterable):
+        raise ValueError(f"FlowPolytope: edges={edges!r} must be a sequence of (tail, head) pairs")
     result = []
     for e, edge in enumerate(edges):
-        pair = tuple(edge) if not isinstance(edge, str | bytes) else (edge,)
+        if isinstance(edge, str | bytes) or not isinstance(edge, Iterable):
+            raise ValueError(f"FlowPolytope: edge {e} is {edge!r}; expected a (tail, head) pair")
+        pair = tuple(edge)
         if len(pair) != 2:
             raise ValueError(f"FlowPolytope: edge {e} is {edge!r}; expected a (tail, head) pair")
-        tail, head = (_plain(node) for node in pair)
-        for node in (tail, head):
-            try:
-                hash(node)
-            except TypeError:
-                raise ValueError(
-                    f"FlowPolytope: edge {e} has an unhashable node {node!r}"
-                ) from None
+        tail, head = (_check_node(node, f"edge {e}") for node in pair)
         if tail == head:
             raise ValueError(
                 f"FlowPolytope: the graph is not a DAG; edge {e} is a self-loop at {tail!r}"

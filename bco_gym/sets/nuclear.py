@@ -18,11 +18,27 @@ Oracles.
   ``v0``; the first call starts from a fixed seeded vector, so answers are
   deterministic. The warm start changes the iteration count, not the answer beyond the
   solver tolerance (tol=0: machine precision). Dense fallback, a full SVD, where ARPACK
-  cannot apply (m < 3) or fails to converge. For G = 0 every point is a minimiser and
-  the centre 0 is returned.
+  cannot apply (m < 3) or fails to converge. G is first divided by its largest entry
+  (the answer does not depend on the scale of G; ARPACK's Gram operator then neither
+  overflows nor underflows). For G = 0 every point is a minimiser and the centre 0 is
+  returned.
 * Projection: X = U diag(s) V^T (full SVD, O(rows*cols*m)); the singular values are
   projected onto {w >= 0, sum w <= rho} (the l1-ball projection of a nonnegative
   vector, by sorting) and U diag(w) V^T is returned.
+
+Batches. ``project_many`` runs the projection's operations on all rows at once
+(``np.linalg.svd`` on the (k, rows, cols) stack calls LAPACK on each matrix alone, the
+products are one BLAS call per matrix), so its rows equal ``project``'s bit for bit.
+``lmo_many`` computes the top singular pairs of all rows by one stacked dense SVD
+(O(k rows cols m); for m > 128, where Lanczos is cheaper, by ARPACK row by row, each
+row from the fixed start vector rather than the previous answer): it is NOT
+bit-identical to ``lmo`` where ``lmo`` uses ARPACK (m >= 3). The answer -rho u v^T does
+not depend on the sign of the singular pair, so where sigma_1 > sigma_2 (a spectral
+gap) both paths return the same matrix up to rounding, about 1e-12 (more precisely
+eps/gap relative to sigma_1). Where sigma_1 = sigma_2 the minimiser is not unique: each
+path returns a minimiser (the same value -rho sigma_1 to rounding), possibly different
+matrices. For m < 3 both paths are the dense SVD, and rows agree bit for bit.
+``lmo_many`` neither uses nor updates the warm-start vector.
 """
 
 from __future__ import annotations
@@ -39,9 +55,12 @@ from bco_gym.sets.base import (
     check_radius,
     check_size,
 )
-from bco_gym.sets.simplex import project_onto_simplex
+from bco_gym.sets.simplex import project_onto_simplex, project_rows_onto_simplex
 
 _SVDS_MIN_SIDE = 3
+# Up to this min(rows, cols), one stacked dense SVD of a batch beats Lanczos row by row
+# (measured: 0.76 against 3.2 ms a row at 50 x 50, 2.8 against 4.0 at 100 x 100).
+_STACKED_SVD_MAX_SIDE = 128
 
 
 class NuclearNormBall(ConvexSet):
@@ -64,6 +83,8 @@ class NuclearNormBall(ConvexSet):
         self.cols = check_size(cols, "cols", "NuclearNormBall")
         self.radius = check_radius(radius, "NuclearNormBall")
         self.shape = (self.rows, self.cols)
+        if not isinstance(warm_start, bool | np.bool_):
+            raise ValueError(f"NuclearNormBall: warm_start={warm_start!r} must be True or False")
         self.warm_start = bool(warm_start)
         self._min_side = min(self.rows, self.cols)
         self._center = np.zeros(self.shape)
@@ -91,23 +112,45 @@ class NuclearNormBall(ConvexSet):
 
     def lmo(self, direction: np.ndarray) -> np.ndarray:
         g = self._check_array(direction, "direction")
-        if not np.any(g):
+        largest = np.max(np.abs(g))
+        if largest == 0.0:
             return np.zeros(self.shape)
-        left, right = self._top_singular_pair(g)
+        start = self._last_vector if self.warm_start else self._initial_vector
+        left, right = self._top_singular_pair(g / largest, start)
+        if self._min_side >= _SVDS_MIN_SIDE:
+            self._last_vector = right if self.rows >= self.cols else left
         return (-self.radius) * np.outer(left, right)
 
-    def _top_singular_pair(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Unit vectors u, v with u^T g v = sigma_1(g)."""
+    def _lmo_rows(self, directions: np.ndarray) -> np.ndarray:
+        """-radius u_1 v_1^T of each row (see the module docstring: equal to ``lmo`` to
+        about 1e-12 given a spectral gap, bit for bit when min(rows, cols) < 3; the warm
+        start is neither used nor changed)."""
+        largest = np.abs(directions).max(axis=(1, 2))
+        vertices = np.zeros(directions.shape)
+        live = largest > 0.0
+        if not live.any():
+            return vertices
+        scaled = directions[live] / largest[live, np.newaxis, np.newaxis]
+        if self._min_side > _STACKED_SVD_MAX_SIDE:  # ARPACK from the fixed start, by rows
+            pairs = [self._top_singular_pair(g, self._initial_vector) for g in scaled]
+            left = np.array([pair[0] for pair in pairs])
+            right = np.array([pair[1] for pair in pairs])
+        else:
+            u, _, vt = np.linalg.svd(scaled, full_matrices=False)
+            left, right = u[:, :, 0], vt[:, 0, :]
+        vertices[live] = (-self.radius) * (left[:, :, np.newaxis] * right[:, np.newaxis, :])
+        return vertices
+
+    def _top_singular_pair(self, g: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Unit vectors u, v with u^T g v = sigma_1(g): ARPACK from ``start`` where it
+        applies, a dense SVD otherwise (or if ARPACK fails)."""
         if self._min_side >= _SVDS_MIN_SIDE:
-            start = self._last_vector if self.warm_start else self._initial_vector
             try:
                 left, _, right_t = svds(g, k=1, v0=start, tol=0.0, solver="arpack")
             except (ArpackNoConvergence, ArpackError):
                 pass
             else:
-                left, right = left[:, 0], right_t[0]
-                self._last_vector = right if self.rows >= self.cols else left
-                return left, right
+                return left[:, 0], right_t[0]
         u, _, vt = np.linalg.svd(g, full_matrices=False)
         return u[:, 0], vt[0]
 
@@ -118,6 +161,18 @@ class NuclearNormBall(ConvexSet):
             return y.copy()
         w = project_onto_simplex(s, self.radius)
         return (u * w) @ vt
+
+    def _project_rows(self, points: np.ndarray) -> np.ndarray:
+        """``project``'s operations on every row: stacked SVDs (LAPACK on each matrix
+        alone), each row's singular values summed alone, the simplex projection of the
+        rows outside, and one matrix product per row."""
+        u, s, vt = np.linalg.svd(points, full_matrices=False)
+        outside = s.sum(axis=1) > self.radius
+        projections = points.copy()
+        if outside.any():
+            w = project_rows_onto_simplex(s[outside], self.radius)
+            projections[outside] = (u[outside] * w[:, np.newaxis, :]) @ vt[outside]
+        return projections
 
     def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
         x = np.asarray(x)

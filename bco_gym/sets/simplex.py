@@ -6,8 +6,10 @@ Geometry: centre c = (1/n) 1; aff_dim d = n - 1; V = {v : sum_i v_i = 0}, so
 ``tangent(v) = v - mean(v)``; inner radius r = 1/sqrt(n(n-1)) (distance from c to a
 facet); outer radius R = sqrt((n-1)/n) (distance from c to a vertex).
 
-Oracles: LMO = the vertex e_i with i = argmin_i g_i, O(n). Projection by sorting
-(Held, Wolfe & Crowder 1974; Duchi et al. 2008), O(n log n).
+Oracles: LMO = the vertex e_i with i = argmin_i g_i (the first on ties), O(n).
+Projection by sorting (Held, Wolfe & Crowder 1974; Duchi et al. 2008), O(n log n).
+``lmo_many`` and ``project_many`` run the same operations on all rows at once (row i
+equals the single oracle's answer bit for bit).
 """
 
 from __future__ import annotations
@@ -18,20 +20,41 @@ from bco_gym.sets.base import DEFAULT_ATOL, SCREEN_SLACK, ConvexSet, all_finite,
 
 
 def project_onto_simplex(y: np.ndarray, total: float = 1.0) -> np.ndarray:
-    """Euclidean projection of a vector onto {x >= 0, sum x = total} (total > 0).
+    """Euclidean projection of a vector ``y`` onto {x >= 0, sum x = total} (total > 0).
 
     With u = y sorted decreasingly and rho the last index k (1-based) with
     u_k > (u_1 + ... + u_k - total)/k, the projection is max(y - theta, 0) with
     theta = (u_1 + ... + u_rho - total)/rho. O(n log n).
 
+    The projection is unchanged by adding a multiple of the all-ones vector, so when
+    the largest entry exceeds ``total`` in magnitude, y is first shifted by it (then
+    u_1 = 0 and k = 1 always qualifies): without the shift, huge entries would cancel
+    ``total`` away. :func:`project_rows_onto_simplex` runs the same operations on each
+    row of a batch (subtracting 0 where a row needs no shift, which changes no bit).
+
     References: Held, Wolfe & Crowder (1974); Duchi, Shalev-Shwartz, Singer & Chandra,
     "Efficient projections onto the l1-ball for learning in high dimensions", ICML 2008.
     """
     u = np.sort(y)[::-1]
+    if abs(u[0]) > total:
+        y = y - u[0]
+        u = u - u[0]  # = sort(y - u_1), as rounding is monotone
     cumulative = np.cumsum(u) - total
-    ks = np.arange(1, y.size + 1)
-    rho = np.nonzero(u * ks > cumulative)[0][-1]
+    rho = np.nonzero(u * np.arange(1, y.size + 1) > cumulative)[0][-1]
     return np.maximum(y - cumulative[rho] / (rho + 1), 0.0)
+
+
+def project_rows_onto_simplex(rows: np.ndarray, total: float = 1.0) -> np.ndarray:
+    """:func:`project_onto_simplex` of each row of ``rows`` (shape (k, n)), by the same
+    floating-point operations row by row, so row i equals the single call's answer."""
+    u = np.sort(rows, axis=1)[:, ::-1]
+    shift = np.where(np.abs(u[:, 0]) > total, u[:, 0], 0.0)[:, np.newaxis]
+    u = u - shift
+    cumulative = np.cumsum(u, axis=1) - total
+    qualifies = u * np.arange(1, rows.shape[1] + 1) > cumulative
+    rho = rows.shape[1] - 1 - np.argmax(qualifies[:, ::-1], axis=1)  # the last k that does
+    theta = cumulative[np.arange(len(rows)), rho] / (rho + 1)
+    return np.maximum((rows - shift) - theta[:, np.newaxis], 0.0)
 
 
 class Simplex(ConvexSet):
@@ -83,11 +106,20 @@ class Simplex(ConvexSet):
     def lmo(self, direction: np.ndarray) -> np.ndarray:
         g = self._check_array(direction, "direction")
         vertex = np.zeros(self.n)
-        vertex[np.argmin(g)] = 1.0
+        vertex[np.argmin(g)] = 1.0  # the first minimiser, as in _lmo_rows
         return vertex
+
+    def _lmo_rows(self, directions: np.ndarray) -> np.ndarray:
+        """e_i for i = argmin of each row (the first such i on ties, as ``lmo``)."""
+        vertices = np.zeros(directions.shape)
+        vertices[np.arange(len(directions)), np.argmin(directions, axis=1)] = 1.0
+        return vertices
 
     def project(self, x: np.ndarray) -> np.ndarray:
         return project_onto_simplex(self._check_array(x, "point"))
+
+    def _project_rows(self, points: np.ndarray) -> np.ndarray:
+        return project_rows_onto_simplex(points)
 
     def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
         x = np.asarray(x)

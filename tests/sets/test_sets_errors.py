@@ -16,6 +16,7 @@ from bco_gym.sets import (
     L1Ball,
     L2Ball,
     NuclearNormBall,
+    ShrunkSet,
     Simplex,
 )
 
@@ -175,3 +176,78 @@ def test_qp_sets_without_clarabel(case, monkeypatch):
     monkeypatch.setattr(module, "qp_available", lambda: True)  # found, but fails to import
     with pytest.raises(NotImplementedError, match="needs the Clarabel QP solver"):
         convex_set.project(convex_set.center)
+
+
+_EDGES = [("s", "a"), ("a", "t"), ("s", "t")]
+
+# Wrong-typed constructor arguments: refused (never converted), naming the value.
+WRONG_TYPES = [
+    ("Simplex n str", lambda: Simplex("3"), "'3'"),
+    ("Simplex n float", lambda: Simplex(3.0), "3.0"),
+    ("Simplex n numpy float", lambda: Simplex(np.float64(3.0)), "3.0"),
+    ("Simplex n bool", lambda: Simplex(True), "True"),
+    ("Simplex n None", lambda: Simplex(None), "None"),
+    ("Simplex n list", lambda: Simplex([3]), r"\[3\]"),
+    ("Simplex n complex", lambda: Simplex(3 + 0j), r"\(3\+0j\)"),
+    ("L2Ball radius str", lambda: L2Ball(3, radius="1"), "'1'"),
+    ("L2Ball radius bool", lambda: L2Ball(3, radius=True), "True"),
+    ("L2Ball radius None", lambda: L2Ball(3, radius=None), "None"),
+    ("L2Ball radius complex", lambda: L2Ball(3, radius=1 + 0j), r"\(1\+0j\)"),
+    ("L2Ball radius list", lambda: L2Ball(3, radius=[1.0]), r"\[1\.0\]"),
+    ("L2Ball radius array", lambda: L2Ball(3, radius=np.array(1.0)), r"array\(1\.\)"),
+    ("L2Ball n str", lambda: L2Ball("3"), "'3'"),
+    ("L1Ball radius bytes", lambda: L1Ball(3, radius=b"1"), "b'1'"),
+    ("L1Ball n numpy bool", lambda: L1Ball(np.True_), "True"),
+    ("L1Ball n float", lambda: L1Ball(4.0), "4.0"),
+    ("Hypercube low str", lambda: Hypercube(low="0", high=1.0, n=2), "'0'"),
+    ("Hypercube high str", lambda: Hypercube(low=0.0, high="1", n=2), "'1'"),
+    ("Hypercube low strs", lambda: Hypercube(["0", "1"], [2.0, 3.0]), r"\['0', '1'\]"),
+    ("Hypercube low bools", lambda: Hypercube([False, False], [1.0, 1.0]), "False"),
+    ("Hypercube high complex", lambda: Hypercube(0.0, 1j, n=2), "1j"),
+    ("Hypercube low None", lambda: Hypercube(None, 1.0, n=2), "None"),
+    ("Hypercube high dict", lambda: Hypercube(0.0, {"x": 1.0}, n=2), "'x'"),
+    ("Hypercube n str", lambda: Hypercube(0.0, 1.0, n="3"), "'3'"),
+    ("Hypercube n float", lambda: Hypercube(0.0, 1.0, n=3.0), "3.0"),
+    ("Nuclear radius bool", lambda: NuclearNormBall(2, 2, radius=True), "True"),
+    ("Nuclear radius str", lambda: NuclearNormBall(2, 2, radius="2"), "'2'"),
+    ("Nuclear rows str", lambda: NuclearNormBall("2", 2), "'2'"),
+    ("Nuclear cols float", lambda: NuclearNormBall(2, 2.0), "2.0"),
+    ("Nuclear warm_start str", lambda: NuclearNormBall(2, 2, warm_start="no"), "'no'"),
+    ("Nuclear warm_start int", lambda: NuclearNormBall(2, 2, warm_start=1), "1"),
+    ("Nuclear warm_start None", lambda: NuclearNormBall(2, 2, warm_start=None), "None"),
+    ("Birkhoff n str", lambda: BirkhoffPolytope("3"), "'3'"),
+    ("Birkhoff n float", lambda: BirkhoffPolytope(3.5), "3.5"),
+    ("Birkhoff n numpy bool", lambda: BirkhoffPolytope(np.True_), "True"),
+    ("Flow edges str", lambda: FlowPolytope("st", "s", "t"), "'st'"),
+    ("Flow edges int", lambda: FlowPolytope(5, "s", "t"), "5"),
+    ("Flow edges None", lambda: FlowPolytope(None, "s", "t"), "None"),
+    ("Flow edges dict", lambda: FlowPolytope({"s": "t", "a": "t"}, "s", "t"), "'s'"),
+    ("Flow edge str", lambda: FlowPolytope([("s", "a"), "at", ("s", "t")], "s", "t"), "'at'"),
+    ("Flow edge int", lambda: FlowPolytope([("s", "a"), 5, ("s", "t")], "s", "t"), "5"),
+    ("Flow source list", lambda: FlowPolytope(_EDGES, ["s"], "t"), r"\['s'\]"),
+    ("Flow sink set", lambda: FlowPolytope(_EDGES, "s", {"t"}), r"\{'t'\}"),
+    ("Flow sink nan", lambda: FlowPolytope(_EDGES, "s", float("nan")), "nan"),
+    ("Flow node nan", lambda: FlowPolytope([("s", float("nan")), ("s", "t")], "s", "t"), "nan"),
+    ("grid rows str", lambda: FlowPolytope.grid("3", 3), "'3'"),
+    ("grid cols float", lambda: FlowPolytope.grid(3, 3.0), "3.0"),
+    ("grid rows bool", lambda: FlowPolytope.grid(True, 3), "True"),
+    ("shrink delta str", lambda: Simplex(3).shrink("0.1"), "'0.1'"),
+    ("shrink delta bool", lambda: Simplex(3).shrink(False), "False"),
+    ("shrink delta None", lambda: Simplex(3).shrink(None), "None"),
+    ("ShrunkSet base str", lambda: ShrunkSet("simplex", 0.1), "'simplex'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("build", "shown"), [case[1:] for case in WRONG_TYPES], ids=[case[0] for case in WRONG_TYPES]
+)
+def test_wrong_typed_constructor_arguments_are_refused(build, shown):
+    with pytest.raises((ValueError, TypeError)) as error:
+        build()
+    message = str(error.value)
+    assert re.search(shown, message), message
+    assert re.search(r"must|expected", message), message
+
+
+def test_enough_wrong_types_are_enumerated():
+    assert len(WRONG_TYPES) >= 30
