@@ -156,16 +156,22 @@ class Feasibility:
         if radius not in self._shrunk:
             self._shrunk[radius] = convex_set.shrink(radius)
         shrunk = self._shrunk[radius]
-        if any(shrunk.violation(anchor, self.atol / 2) is not None for anchor in anchors):
+        if len(anchors) > ROW_LOOP_LIMIT:
+            if shrunk.violation_many(anchors, self.atol / 2) is not None:
+                return False
+        elif any(shrunk.violation(anchor, self.atol / 2) is not None for anchor in anchors):
             return False
         slack = self.atol * convex_set.inner_radius / (4.0 * convex_set.outer_radius)
         limit = (radius + slack) ** 2
-        size = max(1, int(np.prod(convex_set.shape)))
-        rounds = max(1, CERTIFICATE_FLOATS // size)  # temporaries stay in cache
-        for row in range(len(plays)):
-            anchor = anchors[row]
-            for first in range(0, plays.shape[1], rounds):
-                offsets = (plays[row, first : first + rounds] - anchor).reshape(-1, size)
+        rows, rounds = plays.shape[:2]
+        size = plays[0, 0].size if rounds else 1
+        # temporaries stay in cache: groups of whole rows, or slices of one row's rounds
+        group = max(1, CERTIFICATE_FLOATS // max(1, rounds * size))
+        step = rounds if group > 1 else max(1, CERTIFICATE_FLOATS // size)
+        for row in range(0, rows, group):
+            for first in range(0, rounds, step):
+                window = plays[row : row + group, first : first + step]
+                offsets = (window - anchors[row : row + group, np.newaxis]).reshape(-1, size)
                 if not np.all(np.einsum("ij,ij->i", offsets, offsets) <= limit):
                     return False
         return True

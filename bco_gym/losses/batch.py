@@ -12,7 +12,10 @@ the seed (sequence-level parameters are baked into the chunk parameters when a c
 is drawn). So the S sequences' current chunks, stacked into arrays of shape
 (chunk_size, S, ...) (a round's S rows contiguous), evaluated as if rows were rounds
 (``params[key][offset]`` for round t = chunk * chunk_size + offset), give every row's own
-values. The stacks are refreshed once per chunk.
+values. The stacks are refreshed once per chunk. (A long block, of ``ROW_BLOCK_ROUNDS``
+rounds or more, is evaluated row by row instead: S calls vectorised over the block's
+rounds, bit-equal as the evaluation is row-independent, without copying every chunk
+into the stack.)
 
 What a family must satisfy for this (``batch_evaluable``):
 
@@ -56,6 +59,10 @@ from bco_gym.losses.portfolio import PortfolioLoss
 from bco_gym.losses.quadratic import QuadraticLoss
 from bco_gym.losses.regression import RegressionLoss
 from bco_gym.sets.base import all_finite
+
+#: From this many rounds on, a block is evaluated row by row on each sequence's own chunk
+#: (S calls, no stacked copy of the chunks); shorter ones on the stacked chunks.
+ROW_BLOCK_ROUNDS = 32
 
 #: The built-in families whose ``_evaluate`` satisfies the module docstring's conditions.
 VERIFIED_FAMILIES: tuple[type[LossSequence], ...] = (
@@ -152,7 +159,7 @@ class LossBatch:
                 f"{self.name} loss batch: points of shape {points.shape}, expected {expected}"
             )
         self._check_points(points, (self.size, points.shape[1], *self.shape), "(S, k, *shape)")
-        if not self.stacked:
+        if not self.stacked or points.shape[1] >= ROW_BLOCK_ROUNDS:
             values = self._row_losses(start, points)
         else:
             values = np.empty((self.size, points.shape[1]))

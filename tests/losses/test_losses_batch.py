@@ -15,7 +15,7 @@ from losses_helpers import CASE_IDS, CASES, SETS, feasible_points, sequence
 
 from bco_gym.errors import InvalidLossError
 from bco_gym.losses import FAMILIES, LinearLoss
-from bco_gym.losses.batch import VERIFIED_FAMILIES, LossBatch, batch_evaluable
+from bco_gym.losses.batch import ROW_BLOCK_ROUNDS, VERIFIED_FAMILIES, LossBatch, batch_evaluable
 from bco_gym.sets import L2Ball
 
 ROWS = 3
@@ -49,12 +49,12 @@ def test_rounds_blocks_and_gradients_equal_each_rows_own(family, set_name):
         gradients = batch.gradients(t, points)
         for row, (s, x) in enumerate(zip(sequences, points, strict=True)):
             assert np.array_equal(gradients[row], s.gradient(t, x))
-    start, count = chunk - 5, 12  # crosses a chunk boundary
-    block = points_for(set_name, rng, count)
-    values = batch.block(start, block)
-    assert values.shape == (ROWS, count)
-    for row, s in enumerate(sequences):
-        assert np.array_equal(values[row], s.losses(start, block[row]))
+    for start, count in ((chunk - 5, 12), (chunk - 20, ROW_BLOCK_ROUNDS + 3)):
+        block = points_for(set_name, rng, count)  # crosses a chunk boundary: short, long
+        values = batch.block(start, block)
+        assert values.shape == (ROWS, count)
+        for row, s in enumerate(sequences):
+            assert np.array_equal(values[row], s.losses(start, block[row]))
 
 
 class ShiftedLinear(LinearLoss):
