@@ -162,3 +162,12 @@ def test_bad_arguments_are_refused():
             n=2,
             render_mode="rgb_array",
         )
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    import bco_gym.envs.vector
+
+    result = doctest.testmod(bco_gym.envs.vector, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted >= 3
