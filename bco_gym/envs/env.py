@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
@@ -11,14 +12,14 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
+from bco_gym.envs.actions import ON_INFEASIBLE, check_losses, feasible_points
 from bco_gym.envs.rendering import PlaneView, can_render
 from bco_gym.envs.spaces import ConvexSetSpace
-from bco_gym.errors import InfeasibleActionError
+from bco_gym.errors import InvalidLossError
 from bco_gym.losses import LossSequence, make_losses
 from bco_gym.problem import FEEDBACKS, Problem
 from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet
 
-ON_INFEASIBLE = ("raise", "project")
 RENDER_MODES = ("rgb_array",)
 RECENT_PLAYS = 64
 
@@ -131,7 +132,7 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
         self.losses = _loss_sequence(losses, convex_set, loss_kwargs)
         self.feedback = feedback
         self.on_infeasible = on_infeasible
-        self.atol = float(atol)
+        self.atol = _check_atol(atol)
         self.problem = Problem(
             convex_set,
             self.horizon,
@@ -144,7 +145,7 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
         self._setup_rendering(render_mode)
         self._shape = convex_set.shape
         self._full_feedback = feedback == "full"
-        self._project = on_infeasible == "project"
+        self._losses_name = _losses_name(self.losses)
         self._round: int | None = None
 
     @property
@@ -171,12 +172,15 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
             raise ResetNeeded(
                 f"the episode was truncated after horizon={self.horizon} rounds; call env.reset()"
             )
-        point, projected = self._feasible_point(action, t)
-        loss = self.losses.loss(t, point)
+        point, projected = feasible_points(
+            self.set, action, atol=self.atol, round_index=t, on_infeasible=self.on_infeasible
+        )
+        loss = self._loss(t, point)
+        gradient = self._gradient(t, point) if self._full_feedback else None
         self._round = t + 1
         info: dict[str, Any] = {"loss": loss, "t": t + 1}
-        if self._full_feedback:
-            info["gradient"] = self.losses.gradient(t, point)
+        if gradient is not None:
+            info["gradient"] = gradient
         if projected:
             info["projected"] = True
         if self._recent is not None:
@@ -184,25 +188,38 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
         observation = np.array([(t + 1) / self.horizon], dtype=np.float32)
         return observation, -loss, False, t + 1 == self.horizon, info
 
-    def _feasible_point(self, action: Any, t: int) -> tuple[np.ndarray, bool]:
-        """The action as a float64 point of K (projected if allowed), and whether it was."""
+    def _loss(self, t: int, point: np.ndarray) -> float:
+        """f_t(point), refused with InvalidLossError unless it is one finite number."""
         try:
-            point = np.asarray(action, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InfeasibleActionError(
-                f"round {t}: action {action!r} is not a numeric array of shape {self._shape}"
+            value = self.losses.loss(t, point)
+        except (IndexError, TypeError) as exc:  # an _evaluate that returned no usable value
+            raise InvalidLossError(
+                f"{self._losses_name}, round {t}: the loss sequence returned no number ({exc})"
             ) from exc
-        if point.shape != self._shape:
-            raise InfeasibleActionError(
-                f"round {t}: action has shape {point.shape}, expected {self._shape} "
-                f"(a point of {self.set!r})"
+        if type(value) is float and math.isfinite(value):
+            return value  # the common case; check_losses diagnoses every other
+        values = np.asarray(value)
+        if values.size != 1:
+            raise InvalidLossError(
+                f"{self._losses_name}, round {t}: the loss is {value!r} of shape {values.shape}; "
+                "expected one finite number"
             )
-        reason = self.set.violation(point, self.atol)
-        if reason is None:
-            return point, False
-        if self._project and np.all(np.isfinite(point)):
-            return self.set.project(point), True
-        raise InfeasibleActionError(f"round {t}: action not in {self.set!r}: {reason}")
+        (loss,) = check_losses(values.reshape(1), losses_name=self._losses_name, round_index=t)
+        return float(loss)
+
+    def _gradient(self, t: int, point: np.ndarray) -> np.ndarray:
+        """A gradient of f_t at point, refused unless finite and of K's shape."""
+        gradient = np.asarray(self.losses.gradient(t, point))
+        if (
+            gradient.shape != self._shape
+            or gradient.dtype.kind not in "iuf"
+            or not np.all(np.isfinite(gradient))
+        ):
+            raise InvalidLossError(
+                f"{self._losses_name}, round {t}: the gradient is {gradient!r}; expected finite "
+                f"real numbers of shape {self._shape}"
+            )
+        return gradient
 
     # -- rendering ------------------------------------------------------------------------
     def _setup_rendering(self, render_mode: str | None) -> None:
@@ -231,9 +248,28 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
 
 
 def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
-    if value not in allowed:
+    """``value`` must be one of ``allowed`` (strings, or None), never a look-alike."""
+    if not any(value is a or (isinstance(value, str) and value == a) for a in allowed):
         shown = ", ".join(repr(a) for a in allowed)
         raise ValueError(f"{name}={value!r} is not allowed; allowed: {shown}")
+
+
+def _check_atol(atol: Any) -> float:
+    """The feasibility tolerance: a finite real number >= 0 (not a string or a bool)."""
+    if (
+        isinstance(atol, bool)
+        or not isinstance(atol, int | float | np.integer | np.floating)
+        or not (math.isfinite(atol) and atol >= 0)
+    ):
+        raise ValueError(f"atol={atol!r} is not allowed; expected a finite real number >= 0")
+    return float(atol)
+
+
+def _losses_name(losses: LossSequence) -> str:
+    """How errors name a loss sequence: its class and family name."""
+    family = getattr(losses, "name", None)
+    shown = f" ({family!r})" if isinstance(family, str) else ""
+    return f"loss sequence {type(losses).__name__}{shown}"
 
 
 def _loss_sequence(
@@ -241,8 +277,10 @@ def _loss_sequence(
 ) -> LossSequence:
     """The loss sequence on K: given, or built from a family name and its kwargs."""
     if isinstance(losses, LossSequence):
-        if loss_kwargs:
-            raise ValueError("loss_kwargs apply to a family name only; got a LossSequence")
+        if loss_kwargs is not None and not (isinstance(loss_kwargs, Mapping) and not loss_kwargs):
+            raise ValueError(
+                f"loss_kwargs={loss_kwargs!r} apply to a family name only; got a LossSequence"
+            )
         if losses.set is not convex_set and (
             type(losses.set) is not type(convex_set) or repr(losses.set) != repr(convex_set)
         ):
@@ -253,5 +291,12 @@ def _loss_sequence(
     if not isinstance(losses, str):
         raise TypeError(
             f"losses must be a LossSequence or a family name, got {type(losses).__name__}"
+        )
+    if loss_kwargs is not None and not (
+        isinstance(loss_kwargs, Mapping) and all(isinstance(key, str) for key in loss_kwargs)
+    ):
+        raise ValueError(
+            f"loss_kwargs={loss_kwargs!r} is not allowed; expected None or a dict of the "
+            f"family's keyword arguments (str keys)"
         )
     return make_losses(losses, convex_set, **dict(loss_kwargs or {}))
