@@ -13,7 +13,7 @@ from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
 from bco_gym.envs.actions import ON_INFEASIBLE, check_losses, feasible_points
-from bco_gym.envs.rendering import PlaneView, can_render
+from bco_gym.envs.rendering import BASIS_ROUNDS, PlaneView, plane_basis
 from bco_gym.envs.spaces import ConvexSetSpace
 from bco_gym.errors import InvalidLossError
 from bco_gym.losses import LossSequence, make_losses
@@ -79,9 +79,11 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     * ``horizon``: T, the number of rounds (a positive integer).
     * ``feedback``: ``"bandit"`` (default) or ``"full"``.
     * ``on_infeasible``: ``"raise"`` (default) or ``"project"`` (needs ``K.has_projection``).
-    * ``render_mode``: None or ``"rgb_array"`` (sets whose affine hull has dimension 1 or
-      2: e.g. ``Simplex(2)``, ``Simplex(3)``, ``L2Ball(2)``), drawing K, the comparator
-      and the last 64 plays.
+    * ``render_mode``: None or ``"rgb_array"`` (every set; stable-baselines3's
+      ``make_vec_env`` passes it): a (320, 256, 3) image of K, the comparator and the
+      last 64 plays above their losses. Sets of affine dimension 1 or 2 are drawn
+      themselves; larger ones as their shadow on the plane of the two directions along
+      which the loss gradients vary most (over the first 256 rounds).
     * ``atol``: the feasibility tolerance (default 1e-9).
     * ``loss_kwargs``: keyword arguments of the family when ``losses`` is a name.
 
@@ -102,7 +104,6 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     * v0: initial release.
     """
 
-    # Per instance, "render_modes" lists only the modes this set supports (see __init__).
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 30}  # noqa: RUF012
 
     def __init__(
@@ -161,7 +162,10 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
         self._round = 0
         if self._recent is not None:
             self._recent.clear()
+            self._recent_losses.clear()
             self._comparator = None
+            if self.set.aff_dim > 2:
+                self._view = None  # the plane follows this episode's losses
         return np.zeros(1, dtype=np.float32), {"t": 0}
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -185,6 +189,7 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
             info["projected"] = True
         if self._recent is not None:
             self._recent.append(np.array(point, dtype=float))
+            self._recent_losses.append(loss)
         observation = np.array([(t + 1) / self.horizon], dtype=np.float32)
         return observation, -loss, False, t + 1 == self.horizon, info
 
@@ -223,28 +228,34 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
 
     # -- rendering ------------------------------------------------------------------------
     def _setup_rendering(self, render_mode: str | None) -> None:
-        renderable = can_render(self.set)
-        self.metadata = {**self.metadata, "render_modes": list(RENDER_MODES) if renderable else []}
         _check_choice("render_mode", render_mode, (None, *RENDER_MODES))
-        if render_mode is not None and not renderable:
-            raise ValueError(
-                f"render_mode={render_mode!r} needs a set whose affine hull has dimension 1 or 2 "
-                f"(e.g. Simplex(3), L2Ball(2)); {self.set!r} has aff_dim={self.set.aff_dim}"
-            )
         self.render_mode = render_mode
-        self._view = PlaneView(self.set) if render_mode is not None else None
-        self._recent: deque[np.ndarray] | None = (
-            deque(maxlen=RECENT_PLAYS) if render_mode is not None else None
-        )
+        self._view: PlaneView | None = None  # built at the first render (see render)
+        rendering = render_mode is not None
+        self._recent: deque[np.ndarray] | None = deque(maxlen=RECENT_PLAYS) if rendering else None
+        self._recent_losses: deque[float] = deque(maxlen=RECENT_PLAYS)
         self._comparator: np.ndarray | None = None
 
     def render(self) -> np.ndarray | None:
-        """An RGB array of K (grey), the last plays (blue) and the comparator (red)."""
-        if self._view is None:
+        """An RGB array: K (grey; its shadow on the plane of the losses' top two
+        directions when aff_dim > 2), the last plays (blue), the comparator (red) and
+        the plays' losses (green, in a strip below)."""
+        if self._recent is None:
             return None
+        if self._view is None:
+            self._view = PlaneView(self.set, self._plane_basis())
         if self._comparator is None and self._round is not None:
             self._comparator = self.losses.comparator([self.horizon])[0].point
-        return self._view.frame(self._comparator, self._recent or ())
+        return self._view.frame(self._comparator, self._recent, self._recent_losses)
+
+    def _plane_basis(self) -> np.ndarray | None:
+        """The plane of the view: V for aff_dim <= 2 (None: the default); above, the top
+        two directions of the gradients at the centre over the first rounds."""
+        if self.set.aff_dim <= 2 or self._round is None:
+            return None
+        center = self.set.center
+        rounds = range(min(self.horizon, BASIS_ROUNDS))
+        return plane_basis(self.set, np.stack([self.losses.gradient(t, center) for t in rounds]))
 
 
 def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
@@ -290,7 +301,8 @@ def _loss_sequence(
         return losses
     if not isinstance(losses, str):
         raise TypeError(
-            f"losses must be a LossSequence or a family name, got {type(losses).__name__}"
+            f"losses={losses!r} is not allowed; expected a LossSequence or a family name "
+            f"(bco_gym.losses.families_for(K) lists them), got a {type(losses).__name__}"
         )
     if loss_kwargs is not None and not (
         isinstance(loss_kwargs, Mapping) and all(isinstance(key, str) for key in loss_kwargs)

@@ -7,7 +7,7 @@ Every id accepts the common ``gym.make`` keyword arguments
 * ``loss_kwargs``: a dict of the family's parameters;
 * ``feedback``: ``"bandit"`` or ``"full"``;
 * ``on_infeasible``: ``"raise"`` or ``"project"``;
-* ``render_mode``: None or ``"rgb_array"`` (sets of affine dimension 1 or 2),
+* ``render_mode``: None or ``"rgb_array"`` (every set; see ``BanditConvexEnv``),
 
 plus the size of the set (``n``; ``rows``/``cols``; ``grid``). An unknown or invalid
 value raises a ``ValueError`` naming the value and what is allowed. The env truncates
@@ -18,13 +18,16 @@ fresh interpreter.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import inspect
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 from gymnasium.envs.registration import register
 
 from bco_gym.envs.env import BanditConvexEnv
+from bco_gym.losses import families_for
 from bco_gym.sets import (
     BirkhoffPolytope,
     FlowPolytope,
@@ -49,6 +52,45 @@ def _size(env_id: str, name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
+#: The env's own keywords every id accepts besides the make-function's named ones.
+ENV_OPTIONS = tuple(
+    name
+    for name in inspect.signature(BanditConvexEnv.__init__).parameters
+    if name not in ("self", "convex_set", "losses", "horizon", "loss_kwargs")
+)
+
+
+def _keywords_checked(env_id: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Refuse, with a ValueError listing the accepted ones, keywords ``env_id`` lacks.
+
+    The accepted keywords are the make-function's named parameters and
+    :data:`ENV_OPTIONS`; without this check an unknown keyword would reach
+    ``BanditConvexEnv`` and end in a bare TypeError.
+    """
+
+    def decorate(make: Callable[..., Any]) -> Callable[..., Any]:
+        named = [
+            p.name
+            for p in inspect.signature(make).parameters.values()
+            if p.kind is not inspect.Parameter.VAR_KEYWORD
+        ]
+        accepted = (*named, *(name for name in ENV_OPTIONS if name not in named))
+
+        @functools.wraps(make)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            unknown = [name for name in kwargs if name not in accepted]
+            if unknown:
+                raise ValueError(
+                    f"{env_id}: unknown keyword(s) {', '.join(map(repr, unknown))}; "
+                    f"accepted: {', '.join(accepted)}"
+                )
+            return make(*args, **kwargs)
+
+        return checked
+
+    return decorate
+
+
 def _env(
     convex_set: ConvexSet,
     horizon: int,
@@ -56,9 +98,15 @@ def _env(
     loss_kwargs: Mapping[str, Any] | None,
     **options: Any,
 ) -> BanditConvexEnv:
+    if not isinstance(loss, str):
+        raise ValueError(
+            f"loss={loss!r} is not allowed; expected a family name, one of "
+            f"{', '.join(families_for(convex_set))}"
+        )
     return BanditConvexEnv(convex_set, loss, horizon, loss_kwargs=loss_kwargs, **options)
 
 
+@_keywords_checked("BCO-Simplex-v0")
 def make_simplex(
     n: int = 10,
     horizon: int = VECTOR_HORIZON,
@@ -70,6 +118,7 @@ def make_simplex(
     return _env(Simplex(_size("BCO-Simplex-v0", "n", n, 2)), horizon, loss, loss_kwargs, **options)
 
 
+@_keywords_checked("BCO-Ball-v0")
 def make_ball(
     n: int = 10,
     horizon: int = VECTOR_HORIZON,
@@ -81,6 +130,7 @@ def make_ball(
     return _env(L2Ball(_size("BCO-Ball-v0", "n", n, 1)), horizon, loss, loss_kwargs, **options)
 
 
+@_keywords_checked("BCO-L1Ball-v0")
 def make_l1_ball(
     n: int = 10,
     horizon: int = VECTOR_HORIZON,
@@ -92,6 +142,7 @@ def make_l1_ball(
     return _env(L1Ball(_size("BCO-L1Ball-v0", "n", n, 1)), horizon, loss, loss_kwargs, **options)
 
 
+@_keywords_checked("BCO-Hypercube-v0")
 def make_hypercube(
     n: int = 10,
     horizon: int = VECTOR_HORIZON,
@@ -104,6 +155,7 @@ def make_hypercube(
     return _env(Hypercube(-1.0, 1.0, n=size), horizon, loss, loss_kwargs, **options)
 
 
+@_keywords_checked("BCO-NuclearBall-v0")
 def make_nuclear_ball(
     rows: int = 10,
     cols: int = 10,
@@ -119,6 +171,7 @@ def make_nuclear_ball(
     return _env(convex_set, horizon, loss, loss_kwargs, **options)
 
 
+@_keywords_checked("BCO-ShortestPath-v0")
 def make_shortest_path(
     grid: int = 5,
     horizon: int = STRUCTURED_HORIZON,
@@ -131,6 +184,7 @@ def make_shortest_path(
     return _env(FlowPolytope.grid(size, size), horizon, loss, loss_kwargs, **options)
 
 
+@_keywords_checked("BCO-Birkhoff-v0")
 def make_birkhoff(
     n: int = 5,
     horizon: int = STRUCTURED_HORIZON,

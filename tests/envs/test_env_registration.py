@@ -117,7 +117,8 @@ def test_defaults():
         ("BCO-NuclearBall-v0", {"rows": 0}, "rows=0 is not allowed; expected an integer >= 1"),
         ("BCO-ShortestPath-v0", {"grid": 1}, "grid=1 is not allowed; expected an integer >= 2"),
         ("BCO-Birkhoff-v0", {"n": True}, "n=True is not allowed"),
-        ("BCO-Simplex-v0", {"n": 10, "render_mode": "rgb_array"}, "aff_dim=9"),
+        ("BCO-Simplex-v0", {"n": 10, "render_mode": "human"}, "allowed: None, 'rgb_array'"),
+        ("BCO-Simplex-v0", {"dim": 5}, r"unknown keyword\(s\) 'dim'; accepted: n, horizon, loss"),
     ],
 )
 def test_invalid_make_kwargs_raise_value_errors(env_id, kwargs, message):
