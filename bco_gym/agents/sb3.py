@@ -33,9 +33,10 @@ for policy samples and initial weights, numpy's legacy one for minibatches and a
 noise, Python's ``random`` when seeding). Each agent keeps its own copies of those
 three states, seeded from ``reset(seed)``, and swaps them in around the SB3 calls that
 draw from them, so the agent neither disturbs nor depends on the caller's global
-random state. On CPU
-with one torch thread (``torch.set_num_threads(1)``, recommended: the networks are
-tiny and threads only add overhead) the same seed gives the same actions, bit for bit.
+random state. The agents run torch with one thread unless told otherwise
+(``torch_threads``, swapped in around the SB3 calls and recorded in ``params``): the
+networks are tiny, so threads only add overhead, and results depend on the count.
+On CPU with a given thread count the same seed gives the same actions, bit for bit.
 
 Requires the ``rl`` extra: ``pip install 'bco_gym[rl]'`` (stable-baselines3, torch).
 
@@ -63,7 +64,7 @@ import numpy as np
 
 from bco_gym.agents.base import Agent
 from bco_gym.problem import Problem
-from bco_gym.sets.box_maps import DEFAULT_VERTEX_TOLERANCE, box_map
+from bco_gym.sets.box_maps import DEFAULT_VERTEX_TOLERANCE, MappedPoint, box_map
 
 INSTALL_HINT = "pip install 'bco_gym[rl]'"
 
@@ -100,17 +101,19 @@ def action_space(problem: Problem) -> gym.spaces.Box:
 class _PrivateRandomState:
     """This agent's copies of the global generators SB3 draws from.
 
-    ``with state.torch():`` swaps the agent's torch CPU generator state in (policy
-    samples, weight initialisation) and on leaving saves it and restores the
-    caller's; ``with state.legacy():`` does the same for numpy's legacy global
-    generator and Python's ``random`` (minibatch shuffles, replay sampling, action
+    ``with state.torch():`` swaps the agent's torch CPU generator state (policy
+    samples, weight initialisation) and thread count in, and on leaving saves the
+    generator state and restores the caller's state and thread count;
+    ``with state.legacy():`` does the same for numpy's legacy global generator and
+    Python's ``random`` (minibatch shuffles, replay sampling, action
     noise, SB3's own seeding). The two are separate because the numpy swap costs
     ~100 microseconds, while torch's is ~1: the numpy one wraps only the calls that
     draw from it.
     """
 
-    def __init__(self, torch: ModuleType, seed: int):
+    def __init__(self, torch: ModuleType, seed: int, threads: int = 1):
         self._torch_module = torch
+        self._threads = threads
         self._torch_state = torch.Generator().manual_seed(seed).get_state()
         self._legacy_state = (
             np.random.RandomState(seed).get_state(),
@@ -121,12 +124,17 @@ class _PrivateRandomState:
     def torch(self) -> Iterator[None]:
         torch = self._torch_module
         outer = torch.get_rng_state()
+        outer_threads = torch.get_num_threads()
         torch.set_rng_state(self._torch_state)
+        if outer_threads != self._threads:
+            torch.set_num_threads(self._threads)
         try:
             yield
         finally:
             self._torch_state = torch.get_rng_state()
             torch.set_rng_state(outer)
+            if outer_threads != self._threads:
+                torch.set_num_threads(outer_threads)
 
     @contextlib.contextmanager
     def legacy(self) -> Iterator[None]:
@@ -145,6 +153,30 @@ class _PrivateRandomState:
     def everything(self) -> Iterator[None]:
         with self.torch(), self.legacy():
             yield
+
+
+def _problem_of(env_or_problem: Any, who: str) -> Problem:
+    """The Problem itself, or ``env.unwrapped.problem`` (any wrappers, the adapter too)."""
+    if isinstance(env_or_problem, Problem):
+        return env_or_problem
+    problem = getattr(getattr(env_or_problem, "unwrapped", env_or_problem), "problem", None)
+    if not isinstance(problem, Problem):
+        raise TypeError(
+            f"{who} needs a Problem or a bco_gym env (whose unwrapped.problem is one); got "
+            f"{env_or_problem!r}"
+        )
+    return problem
+
+
+def _check_flag(name: str, value: Any) -> None:
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"SB3Agent: {name}={value!r} is not allowed; expected True or False")
+
+
+def _check_threads(threads: Any) -> int:
+    if isinstance(threads, bool) or not isinstance(threads, int | np.integer) or threads < 1:
+        raise ValueError(f"torch_threads={threads!r} is not allowed; expected an integer >= 1")
+    return int(threads)
 
 
 class _SpacesOnlyEnv(gym.Env):
@@ -301,12 +333,23 @@ class SB3Agent(Agent):
 
     Args:
         model: an SB3 ``PPO``, ``A2C``, ``SAC`` or ``TD3`` model with observation space
-            Box(0, 1, (1,)) and action space Box(-1, 1, set.shape), on one env.
-        problem: the BCO problem.
+            Box(0, 1, (1,)) and action space Box(-1, 1, set.shape), trained on any
+            number of envs (e.g. ``make_vec_env(id, wrapper_class=BoxActionAdapter)``).
+        env_or_problem: the BCO problem, or an env carrying it (``env.unwrapped.problem``;
+            wrapped or not, with or without :class:`~bco_gym.wrappers.BoxActionAdapter`),
+            as for ``make_agent``.
         online: keep learning during the episode (default: frozen).
         deterministic: play the policy's mean action (frozen mode only; default True).
             Online mode samples, as ``learn`` does.
         vertex_tolerance: the simplex map's reach (see ``SoftmaxMap``).
+        torch_threads: torch's intra-op threads while the agent runs SB3 (default 1: the
+            networks are tiny, more threads only add overhead, and results depend on
+            the count). Swapped in around each SB3 call, so the caller's setting is
+            untouched; recorded in ``params``.
+
+    ``act`` returns a point of K (a :class:`~bco_gym.sets.box_maps.MappedPoint`): step
+    the BCO env itself with it, not ``BoxActionAdapter(env)``, which would map it a
+    second time (the adapter warns when given one).
 
     Attributes:
         model: the SB3 model playing the current episode.
@@ -322,13 +365,18 @@ class SB3Agent(Agent):
     def __init__(
         self,
         model: Any,
-        problem: Problem,
+        env_or_problem: Any,
         online: bool = False,
         deterministic: bool | None = None,
         vertex_tolerance: float = DEFAULT_VERTEX_TOLERANCE,
+        torch_threads: int = 1,
     ):
-        super().__init__(problem)
+        super().__init__(_problem_of(env_or_problem, type(self).__name__))
         self._sb3, self._torch = import_sb3()
+        _check_flag("online", online)
+        if deterministic is not None:
+            _check_flag("deterministic", deterministic)
+        self.torch_threads = _check_threads(torch_threads)
         if online and deterministic:
             raise ValueError(
                 "SB3Agent: deterministic=True needs online=False; an online model explores by "
@@ -338,9 +386,9 @@ class SB3Agent(Agent):
         self._check_model(model)
         self.model = model
         self.deterministic = (not self.online) if deterministic is None else bool(deterministic)
-        self.box_map = box_map(problem.set, vertex_tolerance)
+        self.box_map = box_map(self.problem.set, vertex_tolerance)
         self._initial_model: bytes | None = None  # the model as at the first reset (online)
-        self._random_state = _PrivateRandomState(self._torch, 0)
+        self._random_state = _PrivateRandomState(self._torch, 0, self.torch_threads)
         self._driver: Any = None
         self.model_seed: int | None = None
         self.params = {
@@ -348,6 +396,7 @@ class SB3Agent(Agent):
             "online": self.online,
             "deterministic": self.deterministic,
             "vertex_tolerance": float(vertex_tolerance),
+            "torch_threads": self.torch_threads,
         }
 
     # -- model checks and copies ------------------------------------------------------------
@@ -374,8 +423,6 @@ class SB3Agent(Agent):
                 f"SB3Agent: the model's observation space is {model.observation_space}, "
                 f"expected {observation_space()} (the round fraction t/T)"
             )
-        if getattr(model, "n_envs", 1) != 1:
-            raise ValueError(f"SB3Agent: the model runs n_envs={model.n_envs}; expected 1")
         off_policy = isinstance(model, _sb3_class("common.off_policy_algorithm.OffPolicyAlgorithm"))
         if self.online and off_policy and model.train_freq.unit.value != "step":
             raise ValueError(
@@ -395,7 +442,10 @@ class SB3Agent(Agent):
             buffer = io.BytesIO()
             self.model.save(buffer)
             self._initial_model = buffer.getvalue()
-        model = type(self.model).load(io.BytesIO(self._initial_model), device="cpu")
+        # loaded onto one stand-in env: a model trained on n_envs > 1 then learns on one
+        model = type(self.model).load(
+            io.BytesIO(self._initial_model), env=_SpacesOnlyEnv(self.problem), device="cpu"
+        )
         model.set_random_seed(seed)
         return model
 
@@ -403,7 +453,7 @@ class SB3Agent(Agent):
     def _reset(self) -> None:
         seed = int(self.rng.integers(0, 2**31 - 1))
         self.model_seed = seed
-        self._random_state = _PrivateRandomState(self._torch, seed)
+        self._random_state = _PrivateRandomState(self._torch, seed, self.torch_threads)
         self.stats["model_updates"] = 0
         with self._random_state.everything():
             self.model = self._new_model(seed)
@@ -437,7 +487,7 @@ class SB3Agent(Agent):
             action = self._driver.act(self._observation(self._round))
         if self.box_map.uses_projection:
             self.stats["projections"] += 1
-        return self.box_map(action)
+        return self.box_map(action).view(MappedPoint)
 
     def _update(self, loss: float, info: dict[str, Any] | None) -> None:
         last_round = self._round + 1 == self.horizon
@@ -453,10 +503,17 @@ class SB3OnlineAgent(SB3Agent):
     hyperparameters in ``params``: the class ``DEFAULTS`` tuned for BCO, updated by
     the keyword arguments. Those are keywords of the SB3 algorithm's constructor,
     plus ``hidden_sizes`` (the MLP's layer widths, ``policy_kwargs["net_arch"]``),
-    ``vertex_tolerance`` (the simplex map's reach) and,
-    for TD3/SAC, ``action_noise_std`` (sigma of Gaussian action noise in the box;
-    0 for none). Shared defaults: ``gamma = 0`` (exact: plays do not affect later
-    rounds), small networks, device "cpu". ``OPTIONS`` lists the accepted keywords.
+    ``vertex_tolerance`` (the simplex map's reach), ``torch_threads`` (torch's thread
+    count while the agent runs, default 1, recorded in ``params``) and, for TD3/SAC,
+    ``action_noise_std`` (sigma of Gaussian action noise in the box; 0 for none).
+    Shared defaults: ``gamma = 0`` (exact: plays do not affect later rounds), small
+    networks, device "cpu". ``OPTIONS`` lists the accepted keywords.
+
+    With ``model=`` (``make_agent("sb3-ppo", env, model=trained_model)``) each episode
+    starts instead from a copy of that trained model, which must be of the agent's
+    algorithm and brings its own hyperparameters, and keeps learning online;
+    ``params["pretrained"]`` is then True. For frozen evaluation use
+    ``SB3Agent(model, env)``.
     """
 
     algorithm: ClassVar[str]
@@ -467,15 +524,44 @@ class SB3OnlineAgent(SB3Agent):
         self,
         problem: Problem,
         vertex_tolerance: float = DEFAULT_VERTEX_TOLERANCE,
+        model: Any = None,
+        torch_threads: int = 1,
         **hyperparameters: Any,
     ):
         sb3, torch = import_sb3()
         self._algorithm_class = getattr(sb3, self.algorithm)
-        self.hyperparameters = self._resolve(problem, hyperparameters)
-        with _PrivateRandomState(torch, 0).everything():
-            model = _build_model(self._algorithm_class, problem, self.hyperparameters, 0, None)
-        super().__init__(model, problem, online=True, vertex_tolerance=vertex_tolerance)
+        self._given_model = model is not None
+        if self._given_model:
+            self.hyperparameters = self._check_given(model, hyperparameters)
+        else:
+            self.hyperparameters = self._resolve(problem, hyperparameters)
+            threads = _check_threads(torch_threads)
+            with _PrivateRandomState(torch, 0, threads).everything():
+                model = _build_model(self._algorithm_class, problem, self.hyperparameters, 0, None)
+        super().__init__(
+            model,
+            problem,
+            online=True,
+            vertex_tolerance=vertex_tolerance,
+            torch_threads=torch_threads,
+        )
         self.params = {**self.params, **self.hyperparameters}
+
+    def _check_given(self, model: Any, hyperparameters: dict[str, Any]) -> dict[str, Any]:
+        """A trained model of this agent's algorithm, which brings its own hyperparameters."""
+        if not isinstance(model, self._algorithm_class):
+            raise TypeError(
+                f"{self.name}: model={model!r} is not allowed; expected a trained "
+                f"stable_baselines3.{self.algorithm} model (or use SB3Agent(model, env) for "
+                "any algorithm)"
+            )
+        if hyperparameters:
+            raise ValueError(
+                f"{self.name}: the given model brings its own hyperparameters; got "
+                f"{sorted(hyperparameters)} as well (allowed with model=: vertex_tolerance, "
+                "torch_threads)"
+            )
+        return {"pretrained": True}
 
     def _resolve(self, problem: Problem, overrides: dict[str, Any]) -> dict[str, Any]:
         """DEFAULTS updated by ``overrides``, whose keys must be in ``OPTIONS``."""
@@ -509,6 +595,8 @@ class SB3OnlineAgent(SB3Agent):
         return _build_model(self._algorithm_class, self.problem, self.hyperparameters, seed, env)
 
     def _new_model(self, seed: int) -> Any:
+        if self._given_model:  # a copy of the trained model, as SB3Agent does online
+            return super()._new_model(seed)
         return self.make_model(seed)
 
 
@@ -534,7 +622,8 @@ def _build_model(
     )
 
 
-# the SB3 constructor keywords worth overriding (tests check them against SB3's signatures)
+# the SB3 constructor keywords worth overriding (tests check them against SB3's signatures),
+# plus this module's own (hidden_sizes, vertex_tolerance, action_noise_std, model, torch_threads)
 _ON_POLICY_OPTIONS = (
     "learning_rate",
     "n_steps",
@@ -549,6 +638,8 @@ _ON_POLICY_OPTIONS = (
     "policy_kwargs",
     "hidden_sizes",
     "vertex_tolerance",
+    "model",
+    "torch_threads",
 )
 _OFF_POLICY_OPTIONS = (
     "learning_rate",
@@ -563,6 +654,8 @@ _OFF_POLICY_OPTIONS = (
     "hidden_sizes",
     "action_noise_std",
     "vertex_tolerance",
+    "model",
+    "torch_threads",
 )
 _ON_POLICY_COMMON = {"gamma": 0.0, "gae_lambda": 1.0, "hidden_sizes": [32, 32]}
 _OFF_POLICY_COMMON = {

@@ -40,6 +40,15 @@ from bco_gym.sets.simplex import Simplex
 DEFAULT_VERTEX_TOLERANCE = 1e-3
 
 
+class MappedPoint(np.ndarray):
+    """A point of K that a box map already produced from a box action.
+
+    ``SB3Agent.act`` returns its plays as this (a view; otherwise a plain float64
+    array), so :class:`bco_gym.wrappers.BoxActionAdapter` can tell when it is handed
+    a point instead of a box action (the map would then apply twice) and warn.
+    """
+
+
 class BoxMap(abc.ABC):
     """A continuous map from the cube [-1, 1]^shape into a convex set K.
 

@@ -206,7 +206,7 @@ def test_names_work_through_make_agent_and_bco_gym_compare(monkeypatch, tmp_path
 
 
 def test_options_are_keywords_of_the_sb3_constructors():
-    own = {"hidden_sizes", "vertex_tolerance", "action_noise_std"}
+    own = {"hidden_sizes", "vertex_tolerance", "action_noise_std", "model", "torch_threads"}
     for agent_class in SB3_AGENTS.values():
         signature = inspect.signature(getattr(sb3, agent_class.algorithm).__init__).parameters
         assert set(agent_class.OPTIONS) - own <= set(signature), agent_class.name
