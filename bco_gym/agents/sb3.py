@@ -53,7 +53,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
-import math
 import random
 from collections.abc import Iterator
 from types import ModuleType
@@ -63,6 +62,7 @@ import gymnasium as gym
 import numpy as np
 
 from bco_gym.agents.base import Agent
+from bco_gym.agents.sb3_options import check_options
 from bco_gym.problem import Problem
 from bco_gym.sets.box_maps import DEFAULT_VERTEX_TOLERANCE, MappedPoint, box_map
 
@@ -573,16 +573,7 @@ class SB3OnlineAgent(SB3Agent):
         resolved = {**self.DEFAULTS, **overrides}
         if "buffer_size" in self.OPTIONS:
             resolved.setdefault("buffer_size", problem.horizon + 1)
-        learning_rate = resolved["learning_rate"]
-        if not callable(learning_rate) and not (
-            isinstance(learning_rate, int | float)
-            and math.isfinite(learning_rate)
-            and learning_rate > 0
-        ):
-            raise ValueError(
-                f"{self.name}: learning_rate={learning_rate!r} must be a finite number > 0 "
-                "(or an SB3 schedule)"
-            )
+        check_options(self.name, resolved)
         return resolved
 
     def make_model(self, seed: int, env: gym.Env | None = None) -> Any:
@@ -685,6 +676,12 @@ class PPOAgent(SB3OnlineAgent):
     def _resolve(self, problem: Problem, overrides: dict[str, Any]) -> dict[str, Any]:
         resolved = super()._resolve(problem, overrides)
         resolved.setdefault("batch_size", resolved["n_steps"])
+        if resolved["batch_size"] < 2 and resolved.get("normalize_advantage", True):
+            raise ValueError(
+                f"{self.name}: batch_size={resolved['batch_size']} is not allowed; PPO "
+                "normalises advantages over a minibatch, so expected an integer >= 2 "
+                "(batch_size defaults to n_steps)"
+            )
         return resolved
 
 

@@ -57,9 +57,15 @@ class ConvexSetSpace(spaces.Box):
     ):
         if not isinstance(convex_set, ConvexSet):
             raise TypeError(f"ConvexSetSpace needs a ConvexSet, got {type(convex_set).__name__}")
-        if not (np.isfinite(atol) and atol >= 0):
+        if (
+            isinstance(atol, bool)
+            or not isinstance(atol, int | float | np.integer | np.floating)
+            or not (np.isfinite(atol) and atol >= 0)
+        ):
             raise ValueError(f"ConvexSetSpace: atol={atol!r} must be finite and >= 0")
-        if batch is not None and (isinstance(batch, bool) or int(batch) != batch or batch < 1):
+        if batch is not None and (
+            isinstance(batch, bool) or not isinstance(batch, int | np.integer) or batch < 1
+        ):
             raise ValueError(f"ConvexSetSpace: batch={batch!r} must be None or an integer >= 1")
         low, high = convex_set.bounds()
         if batch is not None:

@@ -144,6 +144,16 @@ class RegretRecorder(gym.Wrapper):
         ``checkpoints`` must increase strictly within [1, rounds played]; one comparator
         call serves them all, and the prefix sums are sums of correctly rounded pieces.
         """
+        given = None if isinstance(checkpoints, str | bytes) else np.asarray(checkpoints, object)
+        if (
+            given is None
+            or given.ndim != 1
+            or not all(isinstance(c, int | np.integer) and not isinstance(c, bool) for c in given)
+        ):
+            raise ValueError(
+                f"checkpoints {checkpoints!r} are not allowed; expected a sequence of integer "
+                f"prefix lengths within [1, {self._filled}]"
+            )
         stops = [int(c) for c in checkpoints]
         if not stops or stops[0] < 1 or stops[-1] > self._filled or stops != sorted(set(stops)):
             raise ValueError(

@@ -232,7 +232,10 @@ def test_errors_name_the_problem(monkeypatch):
         ValueError, match=r"unknown hyperparameter\(s\) \['n_step'\]; allowed: .*'n_steps'"
     ):
         PPOAgent(problem, n_step=8)
-    with pytest.raises(ValueError, match=r"learning_rate=-1.0 must be a finite number > 0"):
+    with pytest.raises(
+        ValueError,
+        match=r"learning_rate=-1.0 is not allowed; expected a finite real number in \(0, inf\)",
+    ):
         A2CAgent(problem, learning_rate=-1.0)
     wrong = PPOAgent(Problem(Simplex(4), 10, 1.0, 1.0)).model
     with pytest.raises(
