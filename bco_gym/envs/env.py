@@ -171,10 +171,13 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         t = self._round
         if t is None:
-            raise ResetNeeded("Cannot call env.step() before calling env.reset()")
+            raise ResetNeeded(
+                "Cannot call env.step() before calling env.reset(): reset must come first"
+            )
         if t >= self.horizon:
             raise ResetNeeded(
-                f"the episode was truncated after horizon={self.horizon} rounds; call env.reset()"
+                f"the episode was truncated after horizon={self.horizon} rounds; env.reset() must "
+                "be called to start a new one"
             )
         point, projected = feasible_points(
             self.set, action, atol=self.atol, round_index=t, on_infeasible=self.on_infeasible
@@ -194,23 +197,28 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
         return observation, -loss, False, t + 1 == self.horizon, info
 
     def _loss(self, t: int, point: np.ndarray) -> float:
-        """f_t(point), refused with InvalidLossError unless it is one finite number."""
-        try:
-            value = self.losses.loss(t, point)
-        except (IndexError, TypeError) as exc:  # an _evaluate that returned no usable value
+        """f_t(point), refused with InvalidLossError unless exactly one finite number.
+
+        Evaluated as ``losses.loss`` does (the family's ``_evaluate`` on a batch of one),
+        but without its ``float(values[0])``, which would take the first of several
+        values, read a string as a number or fail on none.
+        """
+        ((_, _, params, part),) = self.losses.chunks(t, t + 1)
+        values = self.losses._evaluate(params, part, point[np.newaxis])
+        if (
+            isinstance(values, np.ndarray)
+            and values.shape == (1,)
+            and values.dtype == np.float64
+            and math.isfinite(values[0])
+        ):
+            return float(values[0])  # the common case; check_losses diagnoses every other
+        checked = check_losses(values, losses_name=self._losses_name, round_index=t)
+        if checked.shape != (1,):
             raise InvalidLossError(
-                f"{self._losses_name}, round {t}: the loss sequence returned no number ({exc})"
-            ) from exc
-        if type(value) is float and math.isfinite(value):
-            return value  # the common case; check_losses diagnoses every other
-        values = np.asarray(value)
-        if values.size != 1:
-            raise InvalidLossError(
-                f"{self._losses_name}, round {t}: the loss is {value!r} of shape {values.shape}; "
-                "expected one finite number"
+                f"{self._losses_name}, round {t}: {len(checked)} losses for one play; "
+                "expected exactly one finite number"
             )
-        (loss,) = check_losses(values.reshape(1), losses_name=self._losses_name, round_index=t)
-        return float(loss)
+        return float(checked[0])
 
     def _gradient(self, t: int, point: np.ndarray) -> np.ndarray:
         """A gradient of f_t at point, refused unless finite and of K's shape."""
@@ -290,13 +298,15 @@ def _loss_sequence(
     if isinstance(losses, LossSequence):
         if loss_kwargs is not None and not (isinstance(loss_kwargs, Mapping) and not loss_kwargs):
             raise ValueError(
-                f"loss_kwargs={loss_kwargs!r} apply to a family name only; got a LossSequence"
+                f"loss_kwargs={loss_kwargs!r} apply to a family name only; got a LossSequence, "
+                "which must come with loss_kwargs=None"
             )
         if losses.set is not convex_set and (
             type(losses.set) is not type(convex_set) or repr(losses.set) != repr(convex_set)
         ):
             raise ValueError(
-                f"the loss sequence is defined on {losses.set!r}, the env's set is {convex_set!r}"
+                f"the loss sequence is defined on {losses.set!r}, the env's set is {convex_set!r}; "
+                "expected a loss sequence built on the env's set"
             )
         return losses
     if not isinstance(losses, str):

@@ -96,7 +96,7 @@ class ConvexSetSpace(spaces.Box):
         if mask is not None or probability is not None:
             raise error.Error(
                 f"ConvexSetSpace.sample: masks are not supported, got mask={mask!r}, "
-                f"probability={probability!r}"
+                f"probability={probability!r}; expected None for both"
             )
         if self.batch is None:
             return np.asarray(self.set.sample(self.np_random), dtype=np.float64)

@@ -90,7 +90,10 @@ class BoxMap(abc.ABC):
                 f"(the shape of {self.convex_set!r})"
             )
         if not np.all(np.isfinite(array)):
-            raise ValueError(f"{type(self).__name__}: action has non-finite entries: {array}")
+            raise ValueError(
+                f"{type(self).__name__}: action has non-finite entries: {array}; expected "
+                "finite numbers (clipped to the box [-1, 1])"
+            )
         return self._map(np.clip(array, -1.0, 1.0))
 
     @abc.abstractmethod

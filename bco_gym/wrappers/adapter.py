@@ -48,7 +48,8 @@ class BoxActionAdapter(gym.ActionWrapper):
         problem = getattr(env.unwrapped, "problem", None)
         if problem is None:
             raise TypeError(
-                f"BoxActionAdapter wraps a bco_gym env (with env.unwrapped.problem); got {env!r}"
+                f"BoxActionAdapter needs a bco_gym env (whose env.unwrapped.problem is the BCO "
+                f"problem, e.g. gym.make('BCO-Simplex-v0')); got {env!r}"
             )
         self.box_map: BoxMap = box_map(problem.set, vertex_tolerance)
         self.action_space = gym.spaces.Box(-1.0, 1.0, problem.set.shape, np.float32)

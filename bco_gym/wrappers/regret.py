@@ -60,7 +60,8 @@ class RegretRecorder(gym.Wrapper):
         problem = getattr(env.unwrapped, "problem", None)
         if problem is None:
             raise TypeError(
-                f"RegretRecorder wraps a bco_gym env (with env.unwrapped.problem); got {env!r}"
+                f"RegretRecorder needs a bco_gym env (whose env.unwrapped.problem is the BCO "
+                f"problem, e.g. gym.make('BCO-Simplex-v0')); got {env!r}"
             )
         self._horizon = problem.horizon
         self._losses = np.empty(min(self._horizon, _FIRST_CAPACITY))
