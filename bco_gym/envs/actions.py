@@ -72,15 +72,16 @@ def feasible_points(
             f"round {round_index}: action of shape {points.shape}, expected {expected} "
             f"(a point of {convex_set!r}{per_row})"
         )
-    rows = points if batched else points[np.newaxis]
-    if batched and len(rows) == 0:
+    if batched and len(points) == 0:
         raise InfeasibleActionError(f"round {round_index}: an empty batch of actions (0 rows)")
-    projected = _projected_rows(convex_set, rows, atol, round_index, on_infeasible, batched)
-    if projected.any():
-        rows = np.array(rows, dtype=np.float64, copy=True)
-        rows[projected] = convex_set.project_many(rows[projected])
-        points = rows if batched else rows[0]
-    return points, projected if batched else projected.reshape(())
+    rows = points if batched else points[np.newaxis]
+    found = _first_violation(convex_set, rows, atol)
+    if found is None:  # the common case: every row in K
+        return points, np.zeros(len(rows) if batched else (), dtype=bool)
+    projected = _projected_rows(convex_set, rows, found, atol, round_index, on_infeasible, batched)
+    rows = np.array(rows, dtype=np.float64, copy=True)
+    rows[projected] = convex_set.project_many(rows[projected])
+    return (rows, projected) if batched else (rows[0], projected.reshape(()))
 
 
 def check_losses(values: Any, *, losses_name: str, round_index: int) -> np.ndarray:
@@ -123,6 +124,8 @@ def _real_array(
     actions: Any, round_index: int, shape: tuple[int, ...], batched: bool
 ) -> np.ndarray:
     """``actions`` as a float64 array, refusing every dtype that is not a real number."""
+    if type(actions) is np.ndarray and actions.dtype == np.float64:
+        return actions  # the common case, as cheap as possible
     try:
         array = np.asarray(actions)
     except (TypeError, ValueError) as exc:  # ragged nested lists
@@ -142,18 +145,17 @@ def _real_array(
 def _projected_rows(
     convex_set: ConvexSet,
     rows: np.ndarray,
+    found: tuple[int, str],
     atol: float,
     round_index: int,
     on_infeasible: str,
     batched: bool,
 ) -> np.ndarray:
-    """Mask of the rows to project; raises for the first row that may not be projected."""
+    """Mask of the rows to project, from the first violation ``found`` on; raises for
+    the first row that may not be projected (non-finite, or ``on_infeasible="raise"``)."""
     projected = np.zeros(len(rows), dtype=bool)
     start = 0
-    while start < len(rows):
-        found = _first_violation(convex_set, rows[start:], atol)
-        if found is None:
-            break
+    while found is not None:
         index = start + found[0]
         finite = bool(np.all(np.isfinite(rows[index])))
         if on_infeasible != "project" or not finite:
@@ -163,6 +165,7 @@ def _projected_rows(
             )
         projected[index] = True
         start = index + 1
+        found = _first_violation(convex_set, rows[start:], atol) if start < len(rows) else None
     return projected
 
 

@@ -42,11 +42,15 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     ## Action Space
 
     :class:`~bco_gym.envs.ConvexSetSpace`: float64 arrays of ``set.shape`` lying in K
-    within ``atol``; its ``low``/``high`` are K's bounding box. Actions are converted to
-    float64 (float32 rounding may exceed a small ``atol``). An action of the wrong shape,
-    with NaN/inf entries, or outside K raises :class:`~bco_gym.InfeasibleActionError`
-    naming the violated constraint; with ``on_infeasible="project"`` a finite action of
-    the right shape outside K is replaced by its Euclidean projection onto K instead.
+    within ``atol``; its ``low``/``high`` are K's bounding box. Actions of an integer or
+    floating dtype are converted to float64 (float32 rounding may exceed a small
+    ``atol``); bool, complex, string and object arrays are refused, never converted
+    (``action_space.contains`` agrees). An action of the wrong shape, with NaN/inf
+    entries, or outside K raises :class:`~bco_gym.InfeasibleActionError` naming the
+    round, the action, the violated constraint and its distance to K, and the remedies;
+    with ``on_infeasible="project"`` a finite action of the right shape outside K is
+    replaced by its Euclidean projection onto K instead. The checks are
+    :func:`bco_gym.envs.actions.feasible_points`, shared with the vector env.
 
     ## Observation Space
 
@@ -58,7 +62,10 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     ``reward = -f_t(x_t)``, a Python float. ``info["loss"]`` is f_t(x_t) and
     ``info["t"]`` the number of rounds played; with ``feedback="full"``,
     ``info["gradient"]`` is a (sub)gradient of f_t at x_t; when the action was projected,
-    ``info["projected"]`` is True.
+    ``info["projected"]`` is True. A loss sequence that returns anything but one finite
+    number (NaN, inf, no value, several, a string) or a non-finite gradient raises
+    :class:`~bco_gym.errors.InvalidLossError` naming it and the round; the round is not
+    counted.
 
     ## Starting State
 
@@ -203,8 +210,9 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
         but without its ``float(values[0])``, which would take the first of several
         values, read a string as a number or fail on none.
         """
-        ((_, _, params, part),) = self.losses.chunks(t, t + 1)
-        values = self.losses._evaluate(params, part, point[np.newaxis])
+        index, offset = divmod(t, self.losses.chunk_size)  # t < horizon: an existing round
+        params = self.losses.chunk(index)
+        values = self.losses._evaluate(params, slice(offset, offset + 1), point[np.newaxis])
         if (
             isinstance(values, np.ndarray)
             and values.shape == (1,)
