@@ -281,24 +281,6 @@ def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
         raise ValueError(f"{name}={value!r} is not allowed; allowed: {shown}")
 
 
-def _check_atol(atol: Any) -> float:
-    """The feasibility tolerance: a finite real number >= 0 (not a string or a bool)."""
-    if (
-        isinstance(atol, bool)
-        or not isinstance(atol, int | float | np.integer | np.floating)
-        or not (math.isfinite(atol) and atol >= 0)
-    ):
-        raise ValueError(f"atol={atol!r} is not allowed; expected a finite real number >= 0")
-    return float(atol)
-
-
-def _losses_name(losses: LossSequence) -> str:
-    """How errors name a loss sequence: its class and family name."""
-    family = getattr(losses, "name", None)
-    shown = f" ({family!r})" if isinstance(family, str) else ""
-    return f"loss sequence {type(losses).__name__}{shown}"
-
-
 def _loss_sequence(
     losses: LossSequence | str, convex_set: ConvexSet, loss_kwargs: Mapping[str, Any] | None
 ) -> LossSequence:
@@ -330,3 +312,21 @@ def _loss_sequence(
             f"family's keyword arguments (str keys)"
         )
     return make_losses(losses, convex_set, **dict(loss_kwargs or {}))
+
+
+def _check_atol(atol: Any) -> float:
+    """The feasibility tolerance: a finite real number >= 0 (not a string or a bool)."""
+    if (
+        isinstance(atol, bool)
+        or not isinstance(atol, int | float | np.integer | np.floating)
+        or not (math.isfinite(atol) and atol >= 0)
+    ):
+        raise ValueError(f"atol={atol!r} is not allowed; expected a finite real number >= 0")
+    return float(atol)
+
+
+def _losses_name(losses: LossSequence) -> str:
+    """How errors name a loss sequence: its class and family name."""
+    family = getattr(losses, "name", None)
+    shown = f" ({family!r})" if isinstance(family, str) else ""
+    return f"loss sequence {type(losses).__name__}{shown}"
