@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from gymnasium.envs.registration import register
 
@@ -106,7 +108,6 @@ def _env(
     return BanditConvexEnv(convex_set, loss, horizon, loss_kwargs=loss_kwargs, **options)
 
 
-@_keywords_checked("BCO-Simplex-v0")
 def make_simplex(
     n: int = 10,
     horizon: int = VECTOR_HORIZON,
@@ -118,7 +119,6 @@ def make_simplex(
     return _env(Simplex(_size("BCO-Simplex-v0", "n", n, 2)), horizon, loss, loss_kwargs, **options)
 
 
-@_keywords_checked("BCO-Ball-v0")
 def make_ball(
     n: int = 10,
     horizon: int = VECTOR_HORIZON,
@@ -130,7 +130,6 @@ def make_ball(
     return _env(L2Ball(_size("BCO-Ball-v0", "n", n, 1)), horizon, loss, loss_kwargs, **options)
 
 
-@_keywords_checked("BCO-L1Ball-v0")
 def make_l1_ball(
     n: int = 10,
     horizon: int = VECTOR_HORIZON,
@@ -142,7 +141,6 @@ def make_l1_ball(
     return _env(L1Ball(_size("BCO-L1Ball-v0", "n", n, 1)), horizon, loss, loss_kwargs, **options)
 
 
-@_keywords_checked("BCO-Hypercube-v0")
 def make_hypercube(
     n: int = 10,
     horizon: int = VECTOR_HORIZON,
@@ -155,7 +153,6 @@ def make_hypercube(
     return _env(Hypercube(-1.0, 1.0, n=size), horizon, loss, loss_kwargs, **options)
 
 
-@_keywords_checked("BCO-NuclearBall-v0")
 def make_nuclear_ball(
     rows: int = 10,
     cols: int = 10,
@@ -171,7 +168,6 @@ def make_nuclear_ball(
     return _env(convex_set, horizon, loss, loss_kwargs, **options)
 
 
-@_keywords_checked("BCO-ShortestPath-v0")
 def make_shortest_path(
     grid: int = 5,
     horizon: int = STRUCTURED_HORIZON,
@@ -184,7 +180,6 @@ def make_shortest_path(
     return _env(FlowPolytope.grid(size, size), horizon, loss, loss_kwargs, **options)
 
 
-@_keywords_checked("BCO-Birkhoff-v0")
 def make_birkhoff(
     n: int = 5,
     horizon: int = STRUCTURED_HORIZON,
@@ -218,3 +213,21 @@ ENV_IDS = (
     "BCO-ShortestPath-v0",
     "BCO-Birkhoff-v0",
 )
+
+
+def _check_keywords_of_every_id() -> None:
+    """Wrap the make-function of every id registered above in :func:`_keywords_checked`.
+
+    Done once here, from the registry, so an id added to the list above gets the check
+    without further edits (``gym.make`` imports the wrapped function by its name).
+    """
+    module = sys.modules[__name__]
+    for spec in gym.registry.values():
+        if isinstance(spec.entry_point, str) and spec.entry_point.startswith(_ENTRY):
+            name = spec.entry_point.removeprefix(_ENTRY)
+            make = getattr(module, name)
+            if not hasattr(make, "__wrapped__"):
+                setattr(module, name, _keywords_checked(spec.id)(make))
+
+
+_check_keywords_of_every_id()

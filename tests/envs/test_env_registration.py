@@ -186,3 +186,11 @@ def test_make_with_module_prefix_in_a_fresh_interpreter():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["BanditConvexEnv", "1"]
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_every_id_refuses_unknown_keywords_listing_the_accepted_ones(env_id):
+    with pytest.raises(
+        ValueError, match=rf"{env_id}: unknown keyword\(s\) 'dim'; accepted: .*atol"
+    ):
+        gym.make(env_id, dim=5)
