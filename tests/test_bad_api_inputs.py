@@ -682,6 +682,7 @@ MAKE_AGENT_BAD = [
     ("sb3-ppo", {"clip_range": -1}, "clip_range=-1"),
     ("sb3-ppo", {"policy_kwargs": "x"}, "policy_kwargs='x'"),
     ("sb3-ppo", {"learning_rate": "fast"}, "learning_rate='fast'"),
+    ("sb3-ppo", {"learning_rate": np.float32(1e-3)}, "(a Python int or float)"),
     ("sb3-ppo", {"target_kl": 0}, "target_kl=0"),
     ("sb3-ppo", {"vertex_tolerance": "x"}, "vertex_tolerance='x'"),
     ("sb3-ppo", {"model": "trained.zip"}, "model='trained.zip'"),

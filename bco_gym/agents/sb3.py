@@ -50,11 +50,8 @@ References:
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import io
-import random
-from collections.abc import Iterator
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -62,7 +59,19 @@ import gymnasium as gym
 import numpy as np
 
 from bco_gym.agents.base import Agent
-from bco_gym.agents.sb3_options import check_options
+from bco_gym.agents.sb3_drivers import (
+    FrozenDriver,
+    OffPolicyDriver,
+    OnPolicyDriver,
+    PrivateRandomState,
+)
+from bco_gym.agents.sb3_options import (
+    OFF_POLICY_COMMON,
+    OFF_POLICY_OPTIONS,
+    ON_POLICY_COMMON,
+    ON_POLICY_OPTIONS,
+    check_options,
+)
 from bco_gym.problem import Problem
 from bco_gym.sets.box_maps import DEFAULT_VERTEX_TOLERANCE, MappedPoint, box_map
 
@@ -96,63 +105,6 @@ def observation_space() -> gym.spaces.Box:
 def action_space(problem: Problem) -> gym.spaces.Box:
     """SB3's action space for ``problem``: the box [-1, 1]^shape of the set."""
     return gym.spaces.Box(-1.0, 1.0, problem.set.shape, np.float32)
-
-
-class _PrivateRandomState:
-    """This agent's copies of the global generators SB3 draws from.
-
-    ``with state.torch():`` swaps the agent's torch CPU generator state (policy
-    samples, weight initialisation) and thread count in, and on leaving saves the
-    generator state and restores the caller's state and thread count;
-    ``with state.legacy():`` does the same for numpy's legacy global generator and
-    Python's ``random`` (minibatch shuffles, replay sampling, action
-    noise, SB3's own seeding). The two are separate because the numpy swap costs
-    ~100 microseconds, while torch's is ~1: the numpy one wraps only the calls that
-    draw from it.
-    """
-
-    def __init__(self, torch: ModuleType, seed: int, threads: int = 1):
-        self._torch_module = torch
-        self._threads = threads
-        self._torch_state = torch.Generator().manual_seed(seed).get_state()
-        self._legacy_state = (
-            np.random.RandomState(seed).get_state(),
-            random.Random(seed).getstate(),
-        )
-
-    @contextlib.contextmanager
-    def torch(self) -> Iterator[None]:
-        torch = self._torch_module
-        outer = torch.get_rng_state()
-        outer_threads = torch.get_num_threads()
-        torch.set_rng_state(self._torch_state)
-        if outer_threads != self._threads:
-            torch.set_num_threads(self._threads)
-        try:
-            yield
-        finally:
-            self._torch_state = torch.get_rng_state()
-            torch.set_rng_state(outer)
-            if outer_threads != self._threads:
-                torch.set_num_threads(outer_threads)
-
-    @contextlib.contextmanager
-    def legacy(self) -> Iterator[None]:
-        # the legacy global numpy generator is exactly what SB3 draws from
-        outer = (np.random.get_state(), random.getstate())  # noqa: NPY002
-        np.random.set_state(self._legacy_state[0])  # noqa: NPY002
-        random.setstate(self._legacy_state[1])
-        try:
-            yield
-        finally:
-            self._legacy_state = (np.random.get_state(), random.getstate())  # noqa: NPY002
-            np.random.set_state(outer[0])  # noqa: NPY002
-            random.setstate(outer[1])
-
-    @contextlib.contextmanager
-    def everything(self) -> Iterator[None]:
-        with self.torch(), self.legacy():
-            yield
 
 
 def _problem_of(env_or_problem: Any, who: str) -> Problem:
@@ -194,128 +146,6 @@ class _SpacesOnlyEnv(gym.Env):
 
     def step(self, action: np.ndarray):
         raise RuntimeError("see reset(): this stand-in env cannot be stepped")
-
-
-class _FrozenDriver:
-    """Evaluate the policy of a trained model (``model.predict``)."""
-
-    def __init__(self, model: Any, deterministic: bool):
-        self.model = model
-        self.deterministic = deterministic
-
-    def act(self, observation: np.ndarray) -> np.ndarray:
-        action, _ = self.model.predict(observation, deterministic=self.deterministic)
-        return action
-
-    def observe(self, reward: float, next_observation: np.ndarray, last_round: bool) -> bool:
-        """A frozen policy learns nothing (returns whether the model was trained)."""
-        return False
-
-
-class _OnPolicyDriver:
-    """``OnPolicyAlgorithm.collect_rollouts`` + ``learn`` (PPO, A2C), one round at a time."""
-
-    def __init__(self, model: Any, torch: ModuleType, random_state: _PrivateRandomState):
-        self.model = model
-        self.torch = torch
-        self.random_state = random_state
-        self.steps_in_rollout = 0
-        self._pending: tuple[Any, ...] = ()
-        model.rollout_buffer.reset()
-
-    def act(self, observation: np.ndarray) -> np.ndarray:
-        model, policy = self.model, self.model.policy
-        if self.steps_in_rollout == 0:
-            policy.set_training_mode(False)
-        sde_due = model.sde_sample_freq > 0 and self.steps_in_rollout % model.sde_sample_freq == 0
-        if model.use_sde and (self.steps_in_rollout == 0 or sde_due):
-            policy.reset_noise(1)
-        observations = observation[np.newaxis]
-        with self.torch.no_grad():
-            tensor = self.torch.as_tensor(observations, device=model.device)
-            actions, values, log_probs = policy(tensor)
-        actions = actions.cpu().numpy()
-        self._pending = (observations, actions, values, log_probs)
-        if policy.squash_output:
-            return policy.unscale_action(actions)[0]
-        return np.clip(actions, model.action_space.low, model.action_space.high)[0]
-
-    def observe(self, reward: float, next_observation: np.ndarray, last_round: bool) -> bool:
-        model = self.model
-        observations, actions, values, log_probs = self._pending
-        model.num_timesteps += 1
-        rewards = np.array([reward], dtype=np.float32)
-        model.rollout_buffer.add(
-            observations, actions, rewards, model._last_episode_starts, values, log_probs
-        )
-        model._last_episode_starts = np.zeros(1, dtype=bool)
-        self.steps_in_rollout += 1
-        if self.steps_in_rollout < model.n_steps or last_round:
-            return False
-        with self.torch.no_grad():
-            tensor = self.torch.as_tensor(next_observation[np.newaxis], device=model.device)
-            last_values = model.policy.predict_values(tensor)
-        model.rollout_buffer.compute_returns_and_advantage(
-            last_values=last_values, dones=np.zeros(1, dtype=bool)
-        )
-        model._update_current_progress_remaining(model.num_timesteps, model._total_timesteps)
-        with self.random_state.legacy():  # minibatch shuffles
-            model.train()
-        model.rollout_buffer.reset()
-        self.steps_in_rollout = 0
-        return True
-
-
-class _OffPolicyDriver:
-    """``OffPolicyAlgorithm.collect_rollouts`` + ``learn`` (SAC, TD3), one round at a time."""
-
-    def __init__(self, model: Any, random_state: _PrivateRandomState):
-        self.model = model
-        self.random_state = random_state
-        self.steps_in_rollout = 0
-        self._pending: tuple[Any, ...] = ()
-
-    def act(self, observation: np.ndarray) -> np.ndarray:
-        model = self.model
-        if self.steps_in_rollout == 0:
-            model.policy.set_training_mode(False)
-        sde_due = model.sde_sample_freq > 0 and self.steps_in_rollout % model.sde_sample_freq == 0
-        if model.use_sde and (self.steps_in_rollout == 0 or sde_due):
-            model.actor.reset_noise(1)
-        model._last_obs = observation[np.newaxis]
-        noise = model.action_noise
-        with self.random_state.legacy() if noise is not None else contextlib.nullcontext():
-            actions, buffer_actions = model._sample_action(model.learning_starts, noise, 1)
-        self._pending = (model._last_obs, buffer_actions)
-        return actions[0]
-
-    def observe(self, reward: float, next_observation: np.ndarray, last_round: bool) -> bool:
-        model = self.model
-        observations, buffer_actions = self._pending
-        model.num_timesteps += 1
-        self.steps_in_rollout += 1
-        # the episode ends by truncation at T: SB3 marks it a timeout, not a terminal state
-        infos = [{"TimeLimit.truncated": True}] if last_round else [{}]
-        model.replay_buffer.add(
-            observations,
-            next_observation[np.newaxis],
-            buffer_actions,
-            np.array([reward], dtype=np.float32),
-            np.array([last_round]),
-            infos,
-        )
-        model._update_current_progress_remaining(model.num_timesteps, model._total_timesteps)
-        model._on_step()
-        if self.steps_in_rollout < model.train_freq.frequency:
-            return False
-        self.steps_in_rollout = 0
-        frequency = model.train_freq.frequency
-        gradient_steps = model.gradient_steps if model.gradient_steps >= 0 else frequency
-        if last_round or model.num_timesteps <= model.learning_starts or gradient_steps == 0:
-            return False
-        with self.random_state.legacy():  # replay sampling
-            model.train(batch_size=model.batch_size, gradient_steps=gradient_steps)
-        return True
 
 
 class SB3Agent(Agent):
@@ -388,7 +218,7 @@ class SB3Agent(Agent):
         self.deterministic = (not self.online) if deterministic is None else bool(deterministic)
         self.box_map = box_map(self.problem.set, vertex_tolerance)
         self._initial_model: bytes | None = None  # the model as at the first reset (online)
-        self._random_state = _PrivateRandomState(self._torch, 0, self.torch_threads)
+        self._random_state = PrivateRandomState(self._torch, 0, self.torch_threads)
         self._driver: Any = None
         self.model_seed: int | None = None
         self.params = {
@@ -453,18 +283,18 @@ class SB3Agent(Agent):
     def _reset(self) -> None:
         seed = int(self.rng.integers(0, 2**31 - 1))
         self.model_seed = seed
-        self._random_state = _PrivateRandomState(self._torch, seed, self.torch_threads)
+        self._random_state = PrivateRandomState(self._torch, seed, self.torch_threads)
         self.stats["model_updates"] = 0
         with self._random_state.everything():
             self.model = self._new_model(seed)
             if not self.online:
-                self._driver = _FrozenDriver(self.model, self.deterministic)
+                self._driver = FrozenDriver(self.model, self.deterministic)
                 return
             self._prepare_online(self.model)
             if isinstance(self.model, _sb3_class("common.on_policy_algorithm.OnPolicyAlgorithm")):
-                self._driver = _OnPolicyDriver(self.model, self._torch, self._random_state)
+                self._driver = OnPolicyDriver(self.model, self._torch, self._random_state)
             else:
-                self._driver = _OffPolicyDriver(self.model, self._random_state)
+                self._driver = OffPolicyDriver(self.model, self._random_state)
 
     def _prepare_online(self, model: Any) -> None:
         """What ``model._setup_learn(total_timesteps=T)`` does, minus the env reset."""
@@ -536,7 +366,7 @@ class SB3OnlineAgent(SB3Agent):
         else:
             self.hyperparameters = self._resolve(problem, hyperparameters)
             threads = _check_threads(torch_threads)
-            with _PrivateRandomState(torch, 0, threads).everything():
+            with PrivateRandomState(torch, 0, threads).everything():
                 model = _build_model(self._algorithm_class, problem, self.hyperparameters, 0, None)
         super().__init__(
             model,
@@ -613,61 +443,15 @@ def _build_model(
     )
 
 
-# the SB3 constructor keywords worth overriding (tests check them against SB3's signatures),
-# plus this module's own (hidden_sizes, vertex_tolerance, action_noise_std, model, torch_threads)
-_ON_POLICY_OPTIONS = (
-    "learning_rate",
-    "n_steps",
-    "gamma",
-    "gae_lambda",
-    "ent_coef",
-    "vf_coef",
-    "max_grad_norm",
-    "normalize_advantage",
-    "use_sde",
-    "sde_sample_freq",
-    "policy_kwargs",
-    "hidden_sizes",
-    "vertex_tolerance",
-    "model",
-    "torch_threads",
-)
-_OFF_POLICY_OPTIONS = (
-    "learning_rate",
-    "buffer_size",
-    "learning_starts",
-    "batch_size",
-    "tau",
-    "gamma",
-    "train_freq",
-    "gradient_steps",
-    "policy_kwargs",
-    "hidden_sizes",
-    "action_noise_std",
-    "vertex_tolerance",
-    "model",
-    "torch_threads",
-)
-_ON_POLICY_COMMON = {"gamma": 0.0, "gae_lambda": 1.0, "hidden_sizes": [32, 32]}
-_OFF_POLICY_COMMON = {
-    "gamma": 0.0,
-    "learning_starts": 100,
-    "batch_size": 64,
-    "train_freq": 1,
-    "gradient_steps": 1,
-    "hidden_sizes": [64, 64],
-}
-
-
 class PPOAgent(SB3OnlineAgent):
     """PPO learning online (``sb3-ppo``): rollouts of 64 rounds, 4 epochs over one
     minibatch (``batch_size`` defaults to ``n_steps``)."""
 
     name = "sb3-ppo"
     algorithm = "PPO"
-    OPTIONS = (*_ON_POLICY_OPTIONS, "batch_size", "n_epochs", "clip_range", "target_kl")
+    OPTIONS = (*ON_POLICY_OPTIONS, "batch_size", "n_epochs", "clip_range", "target_kl")
     DEFAULTS: ClassVar[dict[str, Any]] = {
-        **_ON_POLICY_COMMON,
+        **ON_POLICY_COMMON,
         "learning_rate": 1e-3,
         "n_steps": 64,
         "n_epochs": 4,
@@ -690,8 +474,8 @@ class A2CAgent(SB3OnlineAgent):
 
     name = "sb3-a2c"
     algorithm = "A2C"
-    OPTIONS = (*_ON_POLICY_OPTIONS, "use_rms_prop", "rms_prop_eps")
-    DEFAULTS: ClassVar[dict[str, Any]] = {**_ON_POLICY_COMMON, "learning_rate": 7e-4, "n_steps": 8}
+    OPTIONS = (*ON_POLICY_OPTIONS, "use_rms_prop", "rms_prop_eps")
+    DEFAULTS: ClassVar[dict[str, Any]] = {**ON_POLICY_COMMON, "learning_rate": 7e-4, "n_steps": 8}
 
 
 class SACAgent(SB3OnlineAgent):
@@ -699,8 +483,8 @@ class SACAgent(SB3OnlineAgent):
 
     name = "sb3-sac"
     algorithm = "SAC"
-    OPTIONS = (*_OFF_POLICY_OPTIONS, "ent_coef", "target_entropy", "use_sde", "use_sde_at_warmup")
-    DEFAULTS: ClassVar[dict[str, Any]] = {**_OFF_POLICY_COMMON, "learning_rate": 1e-3}
+    OPTIONS = (*OFF_POLICY_OPTIONS, "ent_coef", "target_entropy", "use_sde", "use_sde_at_warmup")
+    DEFAULTS: ClassVar[dict[str, Any]] = {**OFF_POLICY_COMMON, "learning_rate": 1e-3}
 
 
 class TD3Agent(SB3OnlineAgent):
@@ -708,9 +492,9 @@ class TD3Agent(SB3OnlineAgent):
 
     name = "sb3-td3"
     algorithm = "TD3"
-    OPTIONS = (*_OFF_POLICY_OPTIONS, "policy_delay", "target_policy_noise", "target_noise_clip")
+    OPTIONS = (*OFF_POLICY_OPTIONS, "policy_delay", "target_policy_noise", "target_noise_clip")
     DEFAULTS: ClassVar[dict[str, Any]] = {
-        **_OFF_POLICY_COMMON,
+        **OFF_POLICY_COMMON,
         "learning_rate": 1e-3,
         "action_noise_std": 0.1,
     }

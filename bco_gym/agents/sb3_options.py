@@ -1,4 +1,4 @@
-"""The keywords of the ``sb3-*`` agents and what each accepts.
+"""The keywords of the ``sb3-*`` agents, their shared defaults, and what each accepts.
 
 stable-baselines3 trusts its constructor arguments: ``n_steps="8"`` fails deep inside
 a buffer, ``gamma=2.0`` or ``use_sde="yes"`` are silently used. The sb3 agents check
@@ -12,26 +12,82 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 Check = Callable[[Any], bool]
+
+# the SB3 constructor keywords worth overriding (tests check them against SB3's signatures),
+# plus this module's own (hidden_sizes, vertex_tolerance, action_noise_std, model, torch_threads)
+ON_POLICY_OPTIONS = (
+    "learning_rate",
+    "n_steps",
+    "gamma",
+    "gae_lambda",
+    "ent_coef",
+    "vf_coef",
+    "max_grad_norm",
+    "normalize_advantage",
+    "use_sde",
+    "sde_sample_freq",
+    "policy_kwargs",
+    "hidden_sizes",
+    "vertex_tolerance",
+    "model",
+    "torch_threads",
+)
+OFF_POLICY_OPTIONS = (
+    "learning_rate",
+    "buffer_size",
+    "learning_starts",
+    "batch_size",
+    "tau",
+    "gamma",
+    "train_freq",
+    "gradient_steps",
+    "policy_kwargs",
+    "hidden_sizes",
+    "action_noise_std",
+    "vertex_tolerance",
+    "model",
+    "torch_threads",
+)
+ON_POLICY_COMMON = {"gamma": 0.0, "gae_lambda": 1.0, "hidden_sizes": [32, 32]}
+OFF_POLICY_COMMON = {
+    "gamma": 0.0,
+    "learning_starts": 100,
+    "batch_size": 64,
+    "train_freq": 1,
+    "gradient_steps": 1,
+    "hidden_sizes": [64, 64],
+}
 
 
 def _integer(minimum: int) -> tuple[Check, str]:
     def check(value: Any) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+        return (
+            isinstance(value, int | np.integer) and not isinstance(value, bool) and value >= minimum
+        )
 
     return check, f"an integer >= {minimum}"
 
 
-def _real(low: float, high: float = math.inf, *, open_low: bool = False) -> tuple[Check, str]:
+def _real(
+    low: float, high: float = math.inf, *, open_low: bool = False, numpy: bool = True
+) -> tuple[Check, str]:
+    """A finite real number in the interval; numpy scalars only where SB3 takes them
+    (its schedules accept Python numbers alone, np.float64 being one)."""
+    kinds = (int, float, np.integer, np.floating) if numpy else (int, float)
+
     def check(value: Any) -> bool:
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if isinstance(value, bool) or not isinstance(value, kinds):
             return False
         above = value > low if open_low else value >= low
         return math.isfinite(value) and above and value <= high
 
     bracket = "(" if open_low else "["
     upper = "inf)" if math.isinf(high) else f"{high:g}]"
-    return check, f"a finite real number in {bracket}{low:g}, {upper}"
+    kind = "" if numpy else " (a Python int or float)"
+    return check, f"a finite real number{kind} in {bracket}{low:g}, {upper}"
 
 
 def _boolean() -> tuple[Check, str]:
@@ -71,7 +127,7 @@ def _layer_sizes() -> tuple[Check, str]:
             isinstance(value, Sequence)
             and not isinstance(value, str)
             and all(
-                isinstance(width, int) and not isinstance(width, bool) and width >= 1
+                isinstance(width, int | np.integer) and not isinstance(width, bool) and width >= 1
                 for width in value
             )
         )
@@ -106,13 +162,13 @@ def _train_frequency() -> tuple[Check, str]:
 
 #: option -> (check, what is allowed); options an algorithm lacks are never looked up.
 RULES: dict[str, tuple[Check, str]] = {
-    "learning_rate": _or_schedule(_real(0.0, open_low=True)),
+    "learning_rate": _or_schedule(_real(0.0, open_low=True, numpy=False)),
     "n_steps": _integer(1),
     "batch_size": _integer(1),
     "n_epochs": _integer(1),
     "gamma": _real(0.0, 1.0),
     "gae_lambda": _real(0.0, 1.0),
-    "clip_range": _or_schedule(_real(0.0, open_low=True)),
+    "clip_range": _or_schedule(_real(0.0, open_low=True, numpy=False)),
     "target_kl": _or_none(_real(0.0, open_low=True)),
     "ent_coef": _or_auto(_real(0.0)),
     "vf_coef": _real(0.0),

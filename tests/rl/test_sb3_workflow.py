@@ -149,3 +149,20 @@ def test_agents_run_with_one_torch_thread_and_restore_the_callers_count():
     for bad in (0, 1.5, True, "2"):
         with pytest.raises(ValueError, match=rf"torch_threads={bad!r} is not allowed"):
             PPOAgent(env.unwrapped.problem, torch_threads=bad)
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [
+        ("sb3-ppo", {"n_steps": np.int64(8), "gamma": 0.5, "clip_range": lambda _: 0.2}),
+        ("sb3-ppo", {"target_kl": None, "hidden_sizes": (4, 4), "policy_kwargs": None}),
+        ("sb3-a2c", {"learning_rate": np.float64(1e-3), "use_rms_prop": False}),
+        ("sb3-sac", {"ent_coef": "auto_0.1", "target_entropy": "auto", "train_freq": (2, "step")}),
+        ("sb3-td3", {"action_noise_std": 0.0, "gradient_steps": -1, "tau": 1.0}),
+    ],
+)
+def test_valid_hyperparameters_pass_the_checks_unchanged(name, kwargs):
+    env = gym.make("BCO-Simplex-v0", n=3, horizon=20)
+    agent = make_agent(name, env, **kwargs)
+    for key, value in kwargs.items():
+        assert agent.params[key] is value
