@@ -313,6 +313,14 @@ def step_cases() -> list[Case]:
             simplex_env,
             center_steps,
         ),
+        Case(
+            "reset-options",
+            lambda env: env.reset(options={"horizon": 5}),
+            ValueError,
+            "{'horizon': 5}",
+            simplex_env,
+            center_steps,
+        ),
     ]
     return cases
 

@@ -164,6 +164,11 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if options:  # SB3's vector envs pass {}; anything in it would be ignored
+            raise ValueError(
+                f"options={options!r} is not allowed; BanditConvexEnv.reset takes no options "
+                "(expected None or {})"
+            )
         super().reset(seed=seed)
         self.losses.reset(self.np_random)
         self._round = 0
