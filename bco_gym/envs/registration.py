@@ -7,7 +7,7 @@ Every id accepts the common ``gym.make`` keyword arguments
 * ``loss_kwargs``: a dict of the family's parameters;
 * ``feedback``: ``"bandit"`` or ``"full"``;
 * ``on_infeasible``: ``"raise"`` or ``"project"``;
-* ``render_mode``: None or ``"rgb_array"`` (sets of affine dimension 1 or 2),
+* ``render_mode``: None or ``"rgb_array"`` (every set; see ``BanditConvexEnv``),
 
 plus the size of the set (``n``; ``rows``/``cols``; ``grid``). An unknown or invalid
 value raises a ``ValueError`` naming the value and what is allowed. The env truncates
@@ -18,13 +18,18 @@ fresh interpreter.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import inspect
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from gymnasium.envs.registration import register
 
 from bco_gym.envs.env import BanditConvexEnv
+from bco_gym.losses import families_for
 from bco_gym.sets import (
     BirkhoffPolytope,
     FlowPolytope,
@@ -49,6 +54,45 @@ def _size(env_id: str, name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
+#: The env's own keywords every id accepts besides the make-function's named ones.
+ENV_OPTIONS = tuple(
+    name
+    for name in inspect.signature(BanditConvexEnv.__init__).parameters
+    if name not in ("self", "convex_set", "losses", "horizon", "loss_kwargs")
+)
+
+
+def _keywords_checked(env_id: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Refuse, with a ValueError listing the accepted ones, keywords ``env_id`` lacks.
+
+    The accepted keywords are the make-function's named parameters and
+    :data:`ENV_OPTIONS`; without this check an unknown keyword would reach
+    ``BanditConvexEnv`` and end in a bare TypeError.
+    """
+
+    def decorate(make: Callable[..., Any]) -> Callable[..., Any]:
+        named = [
+            p.name
+            for p in inspect.signature(make).parameters.values()
+            if p.kind is not inspect.Parameter.VAR_KEYWORD
+        ]
+        accepted = (*named, *(name for name in ENV_OPTIONS if name not in named))
+
+        @functools.wraps(make)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            unknown = [name for name in kwargs if name not in accepted]
+            if unknown:
+                raise ValueError(
+                    f"{env_id}: unknown keyword(s) {', '.join(map(repr, unknown))}; "
+                    f"accepted: {', '.join(accepted)}"
+                )
+            return make(*args, **kwargs)
+
+        return checked
+
+    return decorate
+
+
 def _env(
     convex_set: ConvexSet,
     horizon: int,
@@ -56,6 +100,11 @@ def _env(
     loss_kwargs: Mapping[str, Any] | None,
     **options: Any,
 ) -> BanditConvexEnv:
+    if not isinstance(loss, str):
+        raise ValueError(
+            f"loss={loss!r} is not allowed; expected a family name, one of "
+            f"{', '.join(families_for(convex_set))}"
+        )
     return BanditConvexEnv(convex_set, loss, horizon, loss_kwargs=loss_kwargs, **options)
 
 
@@ -239,3 +288,21 @@ ENV_IDS = (
     "BCO-ShortestPath-v0",
     "BCO-Birkhoff-v0",
 )
+
+
+def _check_keywords_of_every_id() -> None:
+    """Wrap the make-function of every id registered above in :func:`_keywords_checked`.
+
+    Done once here, from the registry, so an id added to the list above gets the check
+    without further edits (``gym.make`` imports the wrapped function by its name).
+    """
+    module = sys.modules[__name__]
+    for spec in gym.registry.values():
+        if isinstance(spec.entry_point, str) and spec.entry_point.startswith(_ENTRY):
+            name = spec.entry_point.removeprefix(_ENTRY)
+            make = getattr(module, name)
+            if not hasattr(make, "__wrapped__"):
+                setattr(module, name, _keywords_checked(spec.id)(make))
+
+
+_check_keywords_of_every_id()
