@@ -1,9 +1,11 @@
 """What ``env.step`` checks of an action, for S rows at once (a round or a block).
 
 :class:`Feasibility` gives the runner's batched loops and the vector env the single
-env's verdict on each play: a play of the wrong shape, non-finite, or outside K (within
-``atol``) raises :class:`~bco_gym.InfeasibleActionError` naming the round (and the row,
-when rows are named), or, with ``project=True``, a finite play outside K is replaced by
+env's verdict on each play, through the single env's own check
+(:func:`~bco_gym.envs.actions.feasible_points`, with its messages): a play of the wrong
+shape, non-finite, or outside K (within ``atol``) raises
+:class:`~bco_gym.InfeasibleActionError` naming the round (and the row, when rows are
+named), or, with ``project=True``, a finite play outside K is replaced by
 its Euclidean projection (``set.project_many``, row-equal to ``set.project``).
 
 A block of plays (rows x k rounds) is accepted in one of two ways:
@@ -30,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym.envs.actions import feasible_points
 from bco_gym.errors import InfeasibleActionError
 from bco_gym.sets import (
     BirkhoffPolytope,
@@ -54,8 +57,8 @@ CERTIFIED_SETS = (
 )
 # Floats per slice of a block in the anchor certificate (a cache-sized temporary).
 CERTIFICATE_FLOATS = 1 << 16
-# Up to this many rows a round is checked with ``violation`` per row (cheaper than the
-# vectorised screen's fixed cost); above, with ``violation_many``.
+# Up to this many rows the anchors are checked with ``violation`` per row (cheaper than
+# the vectorised screen's fixed cost); above, with ``violation_many``.
 ROW_LOOP_LIMIT = 4
 
 
@@ -76,6 +79,7 @@ class Feasibility:
         self.set = convex_set
         self.atol = float(atol)
         self.project = bool(project)
+        self.on_infeasible = "project" if self.project else "raise"
         self.name_rows = bool(name_rows)
         #: Whether an agent's anchor may certify a block (module docstring).
         self.uses_anchors = (
@@ -85,50 +89,26 @@ class Feasibility:
 
     # -- one round -----------------------------------------------------------------------
     def round(self, actions: Any, t: int) -> tuple[np.ndarray, np.ndarray]:
-        """(points float64 (S, *shape), projected mask (S,)) for the actions of round t."""
+        """(points float64 (S, *shape), projected mask (S,)) for the actions of round t.
+
+        :func:`~bco_gym.envs.actions.feasible_points`, the single env's own check, on the
+        batch (on row 0 alone when rows are not named, so a batch of one reads as
+        ``env.step``).
+        """
+        if self.name_rows:
+            return feasible_points(
+                self.set,
+                actions,
+                atol=self.atol,
+                round_index=t,
+                on_infeasible=self.on_infeasible,
+                batched=True,
+            )
         points = self._as_points(actions, t, extra_axes=1)
-        projected = np.zeros(len(points), dtype=bool)
-        found = self._first_violation(points)
-        if found is None:
-            return points, projected
-        if not self.project:
-            row, reason = found
-            raise InfeasibleActionError(
-                f"{self._where(t, row)}: action not in {self.set!r}: {reason}"
-            )
-        rows = self._violating_rows(points, found)
-        for row in rows:
-            if not np.all(np.isfinite(points[row])):
-                reason = self.set.violation(points[row], self.atol)
-                raise InfeasibleActionError(
-                    f"{self._where(t, row)}: action not in {self.set!r}: {reason}"
-                )
-        points = points.copy()
-        points[rows] = self.set.project_many(points[rows])
-        projected[rows] = True
-        return points, projected
-
-    def _first_violation(self, points: np.ndarray) -> tuple[int, str] | None:
-        """(row, reason) of the first row outside K, or None; the verdict of ``violation``."""
-        if len(points) > ROW_LOOP_LIMIT:
-            return self.set.violation_many(points, self.atol)
-        for row, point in enumerate(points):
-            reason = self.set.violation(point, self.atol)
-            if reason is not None:
-                return row, reason
-        return None
-
-    def _violating_rows(self, points: np.ndarray, found: tuple[int, str]) -> list[int]:
-        """Every row outside K, the first being ``found``'s."""
-        rows, start = [], 0
-        while found is not None:
-            row = start + found[0]
-            rows.append(row)
-            start = row + 1
-            found = (
-                self.set.violation_many(points[start:], self.atol) if start < len(points) else None
-            )
-        return rows
+        point, projected = feasible_points(
+            self.set, points[0], atol=self.atol, round_index=t, on_infeasible=self.on_infeasible
+        )
+        return point[np.newaxis], projected.reshape(1)
 
     # -- a block -------------------------------------------------------------------------
     def block(
@@ -141,11 +121,20 @@ class Feasibility:
         rounds = plays.shape[1]
         found = self.set.violation_many(plays.reshape(-1, *self.set.shape), self.atol)
         if found is not None:
-            index, reason = found
-            row, offset = divmod(index, rounds)
-            where = self._where(start + offset, row)
-            raise InfeasibleActionError(f"{where}: action not in {self.set!r}: {reason}")
+            row, offset = divmod(found[0], rounds)
+            self._refuse(plays[row, offset], start + offset, row, found[1])
         return plays
+
+    def _refuse(self, play: np.ndarray, t: int, row: int, reason: str) -> None:
+        """Raise ``env.step``'s error for this play (naming the row when rows are named)."""
+        try:
+            feasible_points(self.set, play, atol=self.atol, round_index=t)
+        except InfeasibleActionError as error:
+            if not self.name_rows:
+                raise
+            message = str(error).replace(f"round {t}:", f"round {t}, row {row}:", 1)
+            raise InfeasibleActionError(message) from None
+        raise InfeasibleActionError(f"{self._where(t, row)}: action not in {self.set!r}: {reason}")
 
     def _certified(self, plays: np.ndarray, anchors: np.ndarray, radius: float) -> bool:
         """Whether the anchor certificate (module docstring) holds for this block."""

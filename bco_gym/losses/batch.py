@@ -119,6 +119,10 @@ class LossBatch:
                 )
         self.size = len(self.sequences)
         self.name = getattr(first, "name", type(first).__name__)
+        family = getattr(first, "name", None)
+        shown = f" ({family!r})" if isinstance(family, str) else ""
+        #: How errors name the sequences (as ``BanditConvexEnv`` does).
+        self.label = f"loss sequence {type(first).__name__}{shown}"
         self.shape = tuple(first.set.shape)
         self.chunk_size = first.chunk_size
         self.stacked = batch_evaluable(first)
@@ -143,8 +147,8 @@ class LossBatch:
         values = self._evaluate_family(params, slice(0, self.size), points)
         if values.shape != (self.size,):
             raise InvalidLossError(
-                f"{self.name} loss: round {t}: {self.size} values expected, got an array of "
-                f"shape {values.shape}"
+                f"{self.label}, round {t}: {self.size} values expected (one per row), got an "
+                f"array of shape {values.shape}"
             )
         if not all_finite(values):
             self._checked(values[:, np.newaxis], t)
@@ -172,10 +176,27 @@ class LossBatch:
         """A (sub)gradient of f^i_t at points[i] for every row: shape (S, *shape)."""
         points = self._check_points(points, (self.size, *self.shape), "(S, *shape)")
         if self._gradient is None or not self.stacked:
-            return np.stack([s.gradient(t, x) for s, x in zip(self.sequences, points, strict=True)])
-        index, offset = divmod(t, self.chunk_size)
-        params = {key: value[offset] for key, value in self._chunk(index).items()}
-        return self._gradient(self.sequences[0], params, points)
+            rows = [
+                np.asarray(s.gradient(t, x)) for s, x in zip(self.sequences, points, strict=True)
+            ]
+            for row, gradient in enumerate(rows):
+                if gradient.shape != self.shape or gradient.dtype.kind not in "iuf":
+                    raise InvalidLossError(
+                        f"{self._where(t, row)}: the gradient is {gradient!r}; expected finite "
+                        f"real numbers of shape {self.shape}"
+                    )
+            gradients = np.stack(rows).astype(np.float64, copy=False)
+        else:
+            index, offset = divmod(t, self.chunk_size)
+            params = {key: value[offset] for key, value in self._chunk(index).items()}
+            gradients = self._gradient(self.sequences[0], params, points)
+        if not all_finite(gradients):
+            row = int(np.argmin(np.isfinite(gradients.reshape(self.size, -1)).all(axis=1)))
+            raise InvalidLossError(
+                f"{self._where(t, row)}: the gradient is {gradients[row]!r}; expected finite "
+                f"real numbers of shape {self.shape}"
+            )
+        return gradients
 
     # -- internals ----------------------------------------------------------------------
     def _evaluate(self, params: Params, points: np.ndarray) -> np.ndarray:
@@ -191,7 +212,7 @@ class LossBatch:
         )
         if values.shape != (rows * rounds,):
             raise InvalidLossError(
-                f"{self.name} loss: {rows * rounds} values expected from the batched evaluation, "
+                f"{self.label}: {rows * rounds} values expected from the batched evaluation, "
                 f"got an array of shape {values.shape}"
             )
         return values.reshape(rows, rounds)
@@ -237,8 +258,8 @@ class LossBatch:
                 )
                 if piece.shape != (end - first,):
                     raise InvalidLossError(
-                        f"{self.name} loss: round {first}, row {row}: expected {end - first} "
-                        f"value(s), got an array of shape {piece.shape}"
+                        f"{self._where(first, row)}: expected {end - first} value(s), got an "
+                        f"array of shape {piece.shape}"
                     )
                 values[row, first - start : end - start] = piece
         return values
@@ -247,10 +268,15 @@ class LossBatch:
         if not np.isfinite(values).all():
             row, column = np.argwhere(~np.isfinite(values))[0]
             raise InvalidLossError(
-                f"{self.name} loss: round {start + int(column)}, row {int(row)}: the loss is "
-                f"{values[row, column]!r}, not a finite number"
+                f"{self._where(start + int(column), int(row))}: the loss is "
+                f"{float(values[row, column])!r}; a loss must be a finite number (check the loss "
+                "sequence's _evaluate/loss at this point)"
             )
         return values
+
+    def _where(self, t: int, row: int) -> str:
+        """The sequences, the round and (in a batch of several) the row, for errors."""
+        return f"{self.label}, round {t}" + (f", row {row}" if self.size > 1 else "")
 
     def _check_points(self, points: Any, shape: tuple[Any, ...], label: str) -> np.ndarray:
         if type(points) is not np.ndarray or points.dtype != np.float64:

@@ -112,7 +112,9 @@ def test_nan_names_family_round_and_row():
     batch = LossBatch(make_rows(NaNAtRowOne))
     points = np.zeros((ROWS, 3, 2))
     points[1, 2, 0] = 0.25
-    with pytest.raises(InvalidLossError, match=r"nan-linear loss: round 9, row 1"):
+    with pytest.raises(
+        InvalidLossError, match=r"NaNAtRowOne \('nan-linear'\), round 9, row 1: the loss is nan"
+    ):
         batch.block(7, points)
     with pytest.raises(InvalidLossError, match=r"round 4, row 1"):
         batch.losses(4, points[:, 2])
@@ -120,7 +122,9 @@ def test_nan_names_family_round_and_row():
 
 def test_empty_values_raise_invalid_loss():
     batch = LossBatch(make_rows(EmptyLoss))
-    with pytest.raises(InvalidLossError, match=r"empty-linear loss: round 0, row 0"):
+    with pytest.raises(
+        InvalidLossError, match=r"EmptyLoss \('empty-linear'\), round 0, row 0: expected 1 value"
+    ):
         batch.losses(0, np.zeros((ROWS, 2)))
 
 
