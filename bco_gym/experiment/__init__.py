@@ -12,7 +12,7 @@
 
 from pathlib import Path
 
-from bco_gym.experiment.many import run_many, run_seed_batch
+from bco_gym.experiment.many import batch_size_for, run_many, run_seed_batch
 from bco_gym.experiment.results import (
     SweepMismatchError,
     SweepStore,
@@ -48,6 +48,7 @@ __all__ = [
     "SweepMismatchError",
     "Tuning",
     "agent_seed_for",
+    "batch_size_for",
     "cells",
     "default_checkpoints",
     "fit_exponents",

@@ -46,6 +46,9 @@ from bco_gym.experiment.runner import (
 from bco_gym.experiment.tally import resolve_checkpoints
 
 BATCHED_LOOPS = ("batched-block", "batched-lean")
+#: Memory a batch of runs may hold in its per-row buffers (see :func:`batch_size_for`).
+BATCH_BUDGET_BYTES = 256 * 2**20
+MAX_BATCH_SIZE = 64
 
 
 def run_many(
@@ -110,6 +113,32 @@ def run_many(
     )
     wall = (time.perf_counter() - wall_start) / len(seeds)
     return [dataclasses.replace(r, warnings=list(seen), wall_seconds=wall) for r in results]
+
+
+def batch_size_for(
+    env_id: str,
+    env_kwargs: Mapping[str, Any] | None = None,
+    budget_bytes: int = BATCH_BUDGET_BYTES,
+) -> int:
+    """How many seeds of ``env_id`` to play in one batch: at most ``MAX_BATCH_SIZE``, and
+    few enough that the per-row buffers fit ``budget_bytes``.
+
+    Per row a batch holds two copies of a loss chunk (the sequence's own and its row of
+    the stacked chunk, ``chunk_size`` rounds of parameters), a slice of a block
+    (``BLOCK_BUDGET_FLOATS`` floats at most) and a few points of K: an estimate, in
+    float64, from one env made with ``env_kwargs``.
+    """
+    from bco_gym.agents import BLOCK_BUDGET_FLOATS
+
+    env = gym.make(env_id, **dict(env_kwargs or {}))
+    try:
+        base = env.unwrapped
+        dim = int(base.set.dim)
+        chunk = base.losses.chunk_size * max(1, int(base.losses._floats_per_round()))
+    finally:
+        env.close()
+    per_row = 8 * (2 * chunk + min(BLOCK_BUDGET_FLOATS, 1024 * dim) + 16 * dim)
+    return int(max(1, min(MAX_BATCH_SIZE, budget_bytes // per_row)))
 
 
 def run_seed_batch(cells: Sequence[Any], progress: bool | None = False) -> list[RunResult]:

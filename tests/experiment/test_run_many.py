@@ -21,7 +21,7 @@ from bco_gym.envs import BanditConvexEnv, BanditConvexVectorEnv
 from bco_gym.errors import InvalidLossError
 from bco_gym.experiment import run, run_many
 from bco_gym.experiment import tally as tally_module
-from bco_gym.experiment.many import run_seed_batch
+from bco_gym.experiment.many import MAX_BATCH_SIZE, batch_size_for, run_seed_batch
 from bco_gym.experiment.sweep import cells
 from bco_gym.losses import LinearLoss
 from bco_gym.sets.base import ConvexSet
@@ -209,3 +209,10 @@ def test_nan_loss_names_the_round_not_the_agent(agent):
         InvalidLossError, match=r"NaNAfter \('nan-after'\), round 37, row 0: the loss is nan"
     ):
         run_many(envs, agent, [0, 1, 2])
+
+
+def test_batch_size_for_shrinks_with_the_dimension():
+    small = batch_size_for("BCO-Ball-v0", {"n": 10})
+    large = batch_size_for("BCO-Ball-v0", {"n": 100_000})
+    assert small == MAX_BATCH_SIZE and 1 <= large < small
+    assert batch_size_for("BCO-Ball-v0", {"n": 10}, budget_bytes=1) == 1
