@@ -19,16 +19,40 @@ Three timings per set (CPU seconds, each loop over the same T rounds):
 
 Targets: gym / hand <= 1.5; lean / hand < 1.
 
-Run:  python benchmarks/bench_peer.py [--horizon 20000]
+The published peer (0c): PyNOL's one-point bandit gradient descent (``BGDOnePoint``,
+``pip install pynol-xzp``, in its own virtual environment: ``PYNOL_PYTHON``, default
+``/tmp/pynol-venv/bin/python``) on the same loss vectors (the library's theta_t of
+``BCO-Ball-v0``, n = 10, through PyNOL's ``InnerLoss``), the same constants (our FKM's
+eta and delta, PyNOL's start x_1 = 0 as ours) and T = 10^5, played by PyNOL's own
+``online_learning`` loop in a child process; against our FKM through ``run`` and through
+``run_many`` (64 seeds, per run-round). Rounds per second side by side (CPU time of the
+loops; our comparator is subtracted). The regrets are shown too: the Gaussian streams
+differ, so they agree in distribution, not bit for bit. Without PyNOL the rows say so.
+
+Run:  python benchmarks/bench_peer.py [--horizon 20000] [--pynol-horizon 100000]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
+import subprocess
+import tempfile
+import textwrap
 from functools import partial
+from pathlib import Path
 
-from common import Row, interleaved_best, pin_blas_threads, table, verdict, write_json
+from common import (
+    Row,
+    cpu_seconds,
+    interleaved_best,
+    pin_blas_threads,
+    table,
+    verdict,
+    write_json,
+)
 
 pin_blas_threads()
 
@@ -37,12 +61,15 @@ import numpy as np  # noqa: E402
 
 import bco_gym  # noqa: E402, F401
 from bco_gym.agents import make_agent  # noqa: E402
-from bco_gym.experiment import agent_seed_for, run  # noqa: E402
+from bco_gym.experiment import agent_seed_for, default_checkpoints, run, run_many  # noqa: E402
 from bco_gym.wrappers import RegretRecorder  # noqa: E402
 
 CASES = {"ball": ("BCO-Ball-v0", {"n": 10}), "simplex": ("BCO-Simplex-v0", {"n": 10})}
 HORIZON = 20_000
 SEED = 0
+PYNOL_HORIZON = 100_000
+PYNOL_SEEDS = 64
+PYNOL_PYTHON = os.environ.get("PYNOL_PYTHON", "/tmp/pynol-venv/bin/python")
 
 
 def gym_loop(env_id: str, size: dict, horizon: int, seed: int):
@@ -176,13 +203,125 @@ def measure(horizon: int = HORIZON, repeats: int = 3) -> tuple[list[Row], dict]:
     return rows, raw
 
 
+PYNOL_CHILD = textwrap.dedent(
+    """
+    import json, math, sys, time
+    import numpy as np
+    from pynol.environment.domain import Ball
+    from pynol.environment.environment import Environment
+    from pynol.environment.loss_function import InnerLoss
+    from pynol.learner.base import BGDOnePoint
+    from pynol.online_learning import online_learning
+
+    theta = np.load(sys.argv[1])
+    eta, delta = float(sys.argv[2]), float(sys.argv[3])
+    horizon, n = theta.shape
+    env = Environment(func_sequence=InnerLoss(feature=theta))
+    learner = BGDOnePoint(Ball(n, radius=1.0), step_size=eta, scale_perturb=delta,
+                          prior=np.zeros(n))
+    start = time.process_time()
+    _, loss, _, _ = online_learning(horizon, env, learner)
+    seconds = time.process_time() - start
+    total = math.fsum(loss)
+    best = -float(np.linalg.norm(theta.sum(axis=0)))
+    print(json.dumps({"cpu_s": seconds, "cumulative_loss": total, "regret": total - best}))
+    """
+)
+
+
+def pynol_peer(horizon: int = PYNOL_HORIZON, seeds: int = PYNOL_SEEDS) -> list[Row]:
+    """PyNOL's BGDOnePoint against our FKM (single and batched): rounds per second."""
+    env_id, size = CASES["ball"]
+    env = gym.make(env_id, horizon=horizon, **size)
+    env.reset(seed=SEED)
+    losses = env.unwrapped.losses
+    chunks = math.ceil(horizon / losses.chunk_size)
+    theta = np.concatenate([losses.chunk(k)["theta"] for k in range(chunks)])[:horizon]
+    constants = make_agent("fkm", env).params
+    eta, delta = constants["step_size"], constants["smoothing_radius"]
+    points = default_checkpoints(horizon)
+    comparator, _, _ = cpu_seconds(lambda: losses.comparator(points))
+    single_cpu, _, single = cpu_seconds(
+        lambda: run(env_id, "fkm", horizon=horizon, seed=SEED, env_kwargs=size)
+    )
+    batch_cpu, _, batch = cpu_seconds(
+        lambda: run_many(env_id, "fkm", list(range(seeds)), horizon=horizon, env_kwargs=size)
+    )
+    ours = horizon / (single_cpu - comparator)
+    ours_batched = seeds * horizon / (batch_cpu - seeds * comparator)
+    detail = {
+        "case": f"{env_id} n={size['n']}, T={horizon}",
+        "eta": eta,
+        "delta": delta,
+        "ours_single_rounds_per_s": ours,
+        "ours_batched_run_rounds_per_s": ours_batched,
+        "ours_regret_seed0": single.final_regret,
+        "ours_batched_loop": batch[0].loop,
+        "pynol_python": PYNOL_PYTHON,
+    }
+    if not Path(PYNOL_PYTHON).exists():
+        detail["pynol"] = "not installed (set PYNOL_PYTHON to a venv with pynol-xzp)"
+        peer = math.nan
+    else:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "theta.npy"
+            np.save(path, theta)
+            finished = subprocess.run(
+                [PYNOL_PYTHON, "-c", PYNOL_CHILD, str(path), repr(eta), repr(delta)],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**os.environ, "PYTHONPATH": ""},
+            )
+        figures = json.loads(finished.stdout.strip().splitlines()[-1])
+        peer = horizon / figures["cpu_s"]
+        detail.update({"pynol_rounds_per_s": peer, "pynol_regret": figures["regret"]})
+    note = f"ball n={size['n']}, T={horizon:.0e}"
+    return [
+        Row("0c peer", f"PyNOL BGDOnePoint rounds/s ({note})", peer, "rounds/s", "", None, detail),
+        Row("0c peer", f"FKM run() rounds/s ({note})", ours, "rounds/s", "", None, detail),
+        Row(
+            "0c peer",
+            f"FKM run_many({seeds} seeds) run-rounds/s ({note})",
+            ours_batched,
+            "rounds/s",
+            "",
+            None,
+            detail,
+        ),
+        Row("0c peer", "FKM run() / PyNOL (rounds/s)", ours / peer, "x", "", None, detail),
+        Row(
+            "0c peer",
+            f"FKM run_many({seeds}) / PyNOL (rounds/s)",
+            ours_batched / peer,
+            "x",
+            "",
+            None,
+            detail,
+        ),
+    ]
+
+
+def measure_all(
+    horizon: int = HORIZON, pynol_horizon: int = PYNOL_HORIZON, seeds: int = PYNOL_SEEDS
+):
+    rows, raw = measure(horizon)
+    peer = pynol_peer(pynol_horizon, seeds)
+    raw["pynol"] = peer[0].detail
+    return rows + peer, raw
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--horizon", type=int, default=HORIZON)
+    parser.add_argument("--pynol-horizon", type=int, default=PYNOL_HORIZON)
+    parser.add_argument("--seeds", type=int, default=PYNOL_SEEDS)
     args = parser.parse_args()
-    rows, raw = measure(args.horizon)
+    rows, raw = measure_all(args.horizon, args.pynol_horizon, args.seeds)
     print(table(rows))
     for label, values in raw.items():
+        if label == "pynol":
+            continue
         print(
             f"{label}: us/round gym {values['gym_us']:.1f}, runner {values['lean_us']:.1f}, "
             f"hand {values['hand_us']:.1f}; hand loop agrees: {values['hand_agrees_with_library']}"

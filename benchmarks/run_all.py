@@ -1,6 +1,6 @@
 """Every benchmark of issue 7 in one run: ``make bench``.
 
-Runs benchmarks 0-5 (each module's ``measure``) and the set-oracle table of
+Runs benchmarks 0-6 (each module's ``measure``) and the set-oracle table of
 ``bench_sets.py``, prints each figure beside its target, and writes
 ``benchmarks/out/<name>.json`` (machine-readable rows and raw measurements),
 ``benchmarks/out/summary.md`` (the markdown table) and ``benchmarks/out/scaling.png``.
@@ -22,6 +22,7 @@ from common import OUT, machine, pin_blas_threads, table, write_json
 
 pin_blas_threads()
 
+import bench_batched  # noqa: E402
 import bench_fast_path  # noqa: E402
 import bench_memory  # noqa: E402
 import bench_overhead  # noqa: E402
@@ -35,7 +36,10 @@ HERE = Path(__file__).resolve().parent
 def suite(quick: bool) -> dict[str, tuple[str, object]]:
     """Benchmark number -> (JSON name, a call returning (rows, raw))."""
     return {
-        "0": ("peer", lambda: bench_peer.measure(4_000 if quick else bench_peer.HORIZON)),
+        "0": (
+            "peer",
+            lambda: bench_peer.measure_all(4_000, 4_000, 8) if quick else bench_peer.measure_all(),
+        ),
         "1": ("overhead", lambda: bench_overhead.measure(4_000 if quick else 20_000)),
         "2": ("fast_path", lambda: bench_fast_path.measure(quick)),
         "3": (
@@ -50,6 +54,7 @@ def suite(quick: bool) -> dict[str, tuple[str, object]]:
             "scaling",
             lambda: bench_scaling.measure((10, 100) if quick else bench_scaling.DIMENSIONS),
         ),
+        "6": ("batched", lambda: bench_batched.measure(quick)),
     }
 
 

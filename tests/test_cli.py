@@ -197,7 +197,7 @@ def test_tune_then_compare_tuned_on_disjoint_seeds(tmp_path, capsys):
     )
     printed = capsys.readouterr().out
     rows = {line.split()[0]: line for line in printed.splitlines() if line[:4] in ("bbcg", "rand")}
-    assert "tuned" in rows["bbcg"] and "theory" in rows["random"]
+    assert "tuned" in rows["bbcg"] and "default" in rows["random"]
     assert {r.params["c"] for r in load_sweep(out) if r.agent == "bbcg"} == {chosen}
     code = main(
         [

@@ -1,8 +1,11 @@
 """Online learners for bandit convex optimization, behind one policy API.
 
-``make_agent(name, env_or_problem, **overrides)`` builds an agent from a
-:class:`~bco_gym.problem.Problem` (or from an env, reading ``env.unwrapped.problem``)
+``make_agent(name, env_or_problem, batch_size=None, **overrides)`` builds an agent from
+a :class:`~bco_gym.problem.Problem` (or from an env, reading ``env.unwrapped.problem``)
 with its theorem's default hyperparameters; any of them can be overridden by keyword.
+Given a vector env (an object with ``num_envs``, such as
+``bco_gym.envs.BanditConvexVectorEnv``) or a ``batch_size``, the agent acts on a batch
+of S runs at once (:mod:`bco_gym.agents.batch`), row i bit for bit the single agent.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from bco_gym.agents.base import Agent
+from bco_gym.agents.batch import BLOCK_BUDGET_FLOATS, BatchAgent, check_batch_size
 from bco_gym.agents.bbcg import BlockBanditCG
 from bco_gym.agents.bfw import BanditFrankWolfe
 from bco_gym.agents.fkm import FlaxmanAgent
@@ -35,10 +39,17 @@ AGENTS: dict[str, type[Agent]] = {
 AGENTS.update(SB3_AGENTS)
 
 
-def make_agent(name: str, env_or_problem: Any, **overrides: Any) -> Agent:
+def make_agent(
+    name: str, env_or_problem: Any, batch_size: int | None = None, **overrides: Any
+) -> Agent:
     """Build the agent ``name`` for a problem (or an env's ``unwrapped.problem``).
 
-    Raises ValueError for an unknown name or keyword (listing the allowed ones) and
+    A vector env (an object with ``num_envs``) gives a batched agent with
+    ``batch_size = num_envs``; a ``batch_size`` S with a Problem or a single env gives
+    one for S runs. ``batch_size=None`` with a single env or a Problem: the single agent.
+
+    Raises ValueError for an unknown name or keyword (listing the allowed ones), a bad
+    ``batch_size``, or a batch for an agent without a batched form (the sb3 agents);
     TypeError when ``env_or_problem`` carries no Problem.
     """
     if name not in AGENTS:
@@ -51,15 +62,45 @@ def make_agent(name: str, env_or_problem: Any, **overrides: Any) -> Agent:
             f"{cls.__name__} ('{name}') got unknown keyword(s) {', '.join(unknown)}; "
             f"allowed: {allowed}"
         )
-    return cls(problem_of(env_or_problem), **overrides)
+    rows = _batch_size_of(name, env_or_problem, batch_size)
+    problem = problem_of(env_or_problem)
+    if rows is None:
+        return cls(problem, **overrides)
+    if not issubclass(cls, BatchAgent):
+        batched = ", ".join(n for n, c in AGENTS.items() if issubclass(c, BatchAgent))
+        raise ValueError(
+            f"{cls.__name__} ('{name}') has no batched form (got batch_size={rows}); "
+            f"batched agents: {batched}"
+        )
+    return cls(problem, batch_size=rows, **overrides)
+
+
+def _batch_size_of(name: str, env_or_problem: Any, batch_size: Any) -> int | None:
+    """S from ``batch_size`` or a vector env's ``num_envs`` (which must agree)."""
+    rows = check_batch_size(f"make_agent({name!r})", batch_size)
+    num_envs = getattr(env_or_problem, "num_envs", None)
+    if num_envs is None:
+        return rows
+    num_envs = check_batch_size(f"make_agent({name!r}): the vector env's num_envs", num_envs)
+    if rows is not None and rows != num_envs:
+        raise ValueError(
+            f"make_agent({name!r}): batch_size={rows} but the vector env has "
+            f"num_envs={num_envs}; pass batch_size=None or {num_envs}"
+        )
+    return num_envs
 
 
 def problem_of(env_or_problem: Any) -> Problem:
-    """The Problem itself, or ``env.unwrapped.problem`` for an env (no envs import)."""
+    """The Problem itself, or ``env.unwrapped.problem`` (or ``env.problem``) for an env.
+
+    Works for single and vector envs alike, without importing ``bco_gym.envs``.
+    """
     if isinstance(env_or_problem, Problem):
         return env_or_problem
     unwrapped = getattr(env_or_problem, "unwrapped", env_or_problem)
     problem = getattr(unwrapped, "problem", None)
+    if not isinstance(problem, Problem):
+        problem = getattr(env_or_problem, "problem", None)
     if not isinstance(problem, Problem):
         raise TypeError(
             f"make_agent needs a Problem or an env whose unwrapped.problem is one; got "
@@ -70,8 +111,10 @@ def problem_of(env_or_problem: Any) -> Problem:
 
 __all__ = [
     "AGENTS",
+    "BLOCK_BUDGET_FLOATS",
     "Agent",
     "BanditFrankWolfe",
+    "BatchAgent",
     "BlockBanditCG",
     "FlaxmanAgent",
     "OnlineFrankWolfe",

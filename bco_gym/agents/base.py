@@ -75,7 +75,7 @@ class Agent(abc.ABC):
         self.set = problem.set
         self.horizon = problem.horizon
         self.params: dict[str, Any] = {}
-        self.stats: dict[str, Any] = {}
+        self._stats: dict[str, Any] = {}
         self.rng = np.random.default_rng()
         self._round = 0
         self._awaiting_update = False
@@ -88,16 +88,38 @@ class Agent(abc.ABC):
         )
         return f"{type(self).__name__}({shown})"
 
+    #: None for an agent acting on one run; S for one acting on a batch of S runs.
+    batch_size: int | None = None
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Counters, at least ``rounds``, ``lmo_calls`` and ``projections`` (ints)."""
+        return self._stats
+
+    @stats.setter
+    def stats(self, value: dict[str, Any]) -> None:
+        self._stats = value
+
+    def row_stats(self, row: int) -> dict[str, Any]:
+        """The stats of run ``row`` as a single agent's dict (row 0 for a single agent)."""
+        if row != 0:
+            raise IndexError(f"{type(self).__name__} acts on one run: row={row!r}, allowed: 0")
+        return dict(self.stats)
+
     # -- public template methods --------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
         """Start a new episode; all the agent's randomness comes from ``seed``."""
         self.rng = np.random.default_rng(seed)
+        self._start_episode()
+        self.stats = {"rounds": 0, "lmo_calls": 0, "projections": 0}
+        self._reset()
+
+    def _start_episode(self) -> None:
+        """Reset the protocol's books (round counter, pending action or block)."""
         self._round = 0
         self._awaiting_update = False
         self._pending_block = 0
         self._was_reset = True
-        self.stats = {"rounds": 0, "lmo_calls": 0, "projections": 0}
-        self._reset()
 
     def act(self, observation: Any = None) -> np.ndarray:
         """The point of K to play this round (a new array of shape ``set.shape``)."""
@@ -111,12 +133,7 @@ class Agent(abc.ABC):
         Only for agents with ``supports_blocks``; follow with ``update_block`` and the k
         losses. Bit-identical to k rounds of ``act``/``update``.
         """
-        if not self.supports_blocks:
-            raise NotImplementedError(
-                f"{type(self).__name__} ('{self.name}') has no block fast path (its plays "
-                "depend on every loss); use act()/update(), or an agent with "
-                "supports_blocks=True ('bbcg', 'random')"
-            )
+        self._check_blocks_supported()
         self._check_can_act("block_actions")
         actions = self._block_actions()
         if len(actions) > self.horizon - self._round:
@@ -139,10 +156,7 @@ class Agent(abc.ABC):
     def update_block(self, losses: np.ndarray) -> None:
         """Learn from the losses of the plays returned by the last ``block_actions``."""
         k = self._pending_block
-        if k == 0:
-            raise RuntimeError(
-                f"{type(self).__name__}: update_block() called before block_actions()"
-            )
+        self._check_block_pending()
         values = np.asarray(losses, dtype=float)
         if values.shape != (k,):
             raise ValueError(
@@ -159,21 +173,10 @@ class Agent(abc.ABC):
 
     def update(self, loss: float, info: dict[str, Any] | None = None) -> None:
         """Learn from the loss f_t(x_t) of the last action (and ``info["gradient"]`` if full)."""
-        if self._pending_block:
-            raise RuntimeError(
-                f"{type(self).__name__}: a block of {self._pending_block} plays is pending; "
-                "pass its losses to update_block(), not update()"
-            )
-        if not self._awaiting_update:
-            raise RuntimeError(f"{type(self).__name__}: update() called before act()")
+        self._check_can_update(info)
         loss = float(loss)
         if not math.isfinite(loss):
             raise ValueError(f"{type(self).__name__}: loss={loss!r} must be finite")
-        if self.feedback == "full" and (info is None or "gradient" not in info):
-            raise ValueError(
-                f"{type(self).__name__} is a full-information agent: update(loss, info) needs "
-                "info['gradient'] (make the env with feedback='full')"
-            )
         self._update(loss, info)
         self._awaiting_update = False
         self._round += 1
@@ -188,6 +191,34 @@ class Agent(abc.ABC):
         return None
 
     # -- validation -------------------------------------------------------------------
+    def _check_can_update(self, info: dict[str, Any] | None) -> None:
+        if self._pending_block:
+            raise RuntimeError(
+                f"{type(self).__name__}: a block of {self._pending_block} plays is pending; "
+                "pass its losses to update_block(), not update()"
+            )
+        if not self._awaiting_update:
+            raise RuntimeError(f"{type(self).__name__}: update() called before act()")
+        if self.feedback == "full" and (info is None or "gradient" not in info):
+            raise ValueError(
+                f"{type(self).__name__} is a full-information agent: update(loss, info) needs "
+                "info['gradient'] (make the env with feedback='full')"
+            )
+
+    def _check_block_pending(self) -> None:
+        if self._pending_block == 0:
+            raise RuntimeError(
+                f"{type(self).__name__}: update_block() called before block_actions()"
+            )
+
+    def _check_blocks_supported(self) -> None:
+        if not self.supports_blocks:
+            raise NotImplementedError(
+                f"{type(self).__name__} ('{self.name}') has no block fast path (its plays "
+                "depend on every loss); use act()/update(), or an agent with "
+                "supports_blocks=True ('bbcg', 'random')"
+            )
+
     def _check_can_act(self, verb: str) -> None:
         if not self._was_reset:
             raise RuntimeError(f"{type(self).__name__}: call reset() before {verb}()")

@@ -8,14 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.agents.base import Agent
-from bco_gym.agents.estimators import block_estimate, tangent_gaussians
-from bco_gym.agents.frank_wolfe import ConditionalGradientResult, conditional_gradient
-from bco_gym.agents.schedules import block_length, positive, smoothing_radius_for
+from bco_gym.agents import bbcg_bounds
+from bco_gym.agents.batch import BatchAgent, slice_rounds
+from bco_gym.agents.estimators import tangent_gaussian_rows
+from bco_gym.agents.frank_wolfe import ConditionalGradientRows, conditional_gradient_rows
+from bco_gym.agents.schedules import block_length, flag, positive, smoothing_radius_for
 from bco_gym.problem import Problem
 
 
-class BlockBanditCG(Agent):
+class BlockBanditCG(BatchAgent):
     r"""Block Bandit Conditional Gradient, exactly Algorithms 1 and 2 of the paper.
 
     Notation: horizon T, centre c, inner/outer radii r/R, d = ``aff_dim`` (the paper's n;
@@ -27,12 +28,12 @@ class BlockBanditCG(Agent):
 
     * play y_t = x_{m-1} + delta*u_t with a fresh u_t uniform on the unit sphere of V
       (so y_t is in K), and form g_t = (d/delta) f_t(y_t) u_t;
-    * g_hat_m = sum of the block's g_t (one matrix product at the block's end);
+    * g_hat_m = sum of the block's g_t (one matrix product per slice of the block);
     * for m > 1, x_m = the output of Algorithm 2 on
       F_m(x) = eta*<g_hat_1 + ... + g_hat_{m-1}, x> + ||x - x_1||^2 over K_delta,
       warm-started at x_{m-1}, to Frank-Wolfe gap <= eps (x_1 = x_0 for m = 1).
 
-    Algorithm 2 (:func:`~bco_gym.agents.frank_wolfe.conditional_gradient`): do-while
+    Algorithm 2 (:func:`~bco_gym.agents.frank_wolfe.conditional_gradient_rows`): do-while
     Frank-Wolfe with exact line search sigma = clip(gap / (2||v - z||^2), 0, 1), one LMO
     call per iteration, stop once gap = <grad F(z), z - v> <= eps. The LMO of K_delta is
     K's, rescaled: c + (1 - delta/r)(lmo_K(g) - c).
@@ -44,17 +45,25 @@ class BlockBanditCG(Agent):
     bit-identical to the synchronous mode. As in the paper the routine also runs for the
     last block (its output is never played; its LMO calls are counted).
 
-    Block fast path: a block's plays are fixed at its start (all its directions are drawn
-    at once), so ``block_actions()`` returns the rest of the current block and
-    ``update_block(losses)`` absorbs them, bit-identical to round-by-round play;
-    ``block_anchor()`` is (x_{m-1}, delta).
+    Block fast path: a block's plays do not depend on its losses, so ``block_actions()``
+    returns the rest of the current slice of the block and ``update_block(losses)``
+    absorbs them, bit-identical to round-by-round play; ``block_anchor()`` is
+    (x_{m-1}, delta). A block is cut into slices of at most
+    :func:`~bco_gym.agents.batch.slice_rounds` rounds (a fixed memory budget): each
+    slice's directions are drawn at its start and its part of g_hat_m added at its end,
+    at the same boundaries on every path, so memory stays bounded at large dimension.
+
+    Batched (``batch_size`` S): every row runs Algorithm 1 with its own generator, the
+    routines of all rows run together (each row's iterations its own), and row i is
+    bit for bit the single agent with row i's seed.
 
     Theorem 1 parameters (d in place of n): K_b = round(sqrt(T)),
     eta = 2cR/(dM) T^(-3/4), delta = c T^(-1/4), eps = 16 R^2 T^(-1/2), for any c > 0 with
     c T^(-1/4) <= r. Then
 
         E[R_T] <= (3cG + cRG/r + 6GR + 4cG^2R/(dM) + 4RdM/c) T^(3/4),
-        E[LMO calls] <= (3/4 + Gc/(2dM) + G^2c^2/(4d^2M^2)) T.
+        E[LMO calls] <= (3/4 + Gc/(2dM) + G^2c^2/(4d^2M^2)) T   (the paper's count;
+        :meth:`lmo_call_bound` gives a bound for the routine as implemented).
 
     The default is the paper's choice c = sqrt(dMr/G), for which the bound reads
     (8(R/r) sqrt(dMrG) + 6GR + 4GR sqrt(rG/(dM))) T^(3/4) (using 3 <= 3R/r).
@@ -72,11 +81,15 @@ class BlockBanditCG(Agent):
         step_size: eta (default from c).
         smoothing_radius: delta in (0, r] (default from c, capped at r).
         tolerance: eps (default 16 R^2 / sqrt(T)).
-        background: run the conditional-gradient routine in a worker thread.
+        background: run the conditional-gradient routine in a worker thread (True or
+            False).
+        batch_size: None (one run) or S (S runs; see :mod:`~bco_gym.agents.batch`).
 
     Stats: ``rounds``, ``lmo_calls``, ``projections`` (always 0),
     ``lmo_calls_per_block`` (one entry per finished block; 0 for block 1) and ``cg_gap``
-    (the certified gap of the last routine, None before block 2 ends).
+    (the certified gap of the last routine, None before block 2 ends). Batched:
+    ``lmo_calls_per_block`` is an int64 array (S, blocks), ``cg_gap`` a float array (S,)
+    (NaN before block 2 ends); ``row_stats(i)`` gives row i's single-agent dict.
 
     References: D. Garber and B. Kretzu, "Improved regret bounds for projection-free
     bandit convex optimization", AISTATS 2020, Algorithms 1-2 and Theorem 1.
@@ -98,8 +111,9 @@ class BlockBanditCG(Agent):
         smoothing_radius: float | None = None,
         tolerance: float | None = None,
         background: bool = False,
+        batch_size: int | None = None,
     ):
-        super().__init__(problem)
+        super().__init__(problem, batch_size)
         owner = type(self).__name__
         T = self.horizon
         d, r, R = self.set.aff_dim, self.set.inner_radius, self.set.outer_radius
@@ -112,7 +126,7 @@ class BlockBanditCG(Agent):
             "step_size": positive(owner, "step_size", step_size, 2 * c * R / (d * M) * T**-0.75),
             "smoothing_radius": delta,
             "tolerance": positive(owner, "tolerance", tolerance, 16 * R**2 / math.sqrt(T)),
-            "background": bool(background),
+            "background": flag(owner, "background", background),
         }
         self._theorem_parameters = (
             block_size is None
@@ -123,171 +137,192 @@ class BlockBanditCG(Agent):
         )
         self._shrunk = self.set.shrink(delta)
         self._dimension = d
+        self._slice = slice_rounds(self.set.dim)
         self._executor: ThreadPoolExecutor | None = None
         self._pending: Future | _Finished | None = None
 
     # -- theory -------------------------------------------------------------------------
+    def _constants(self) -> bbcg_bounds.BBCGConstants:
+        p = self.params
+        return bbcg_bounds.BBCGConstants(
+            horizon=self.horizon,
+            block_size=p["block_size"],
+            dimension=self._dimension,
+            inner_radius=self.set.inner_radius,
+            outer_radius=self.set.outer_radius,
+            lipschitz=self.problem.lipschitz,
+            bound=self.problem.bound,
+            smoothing_radius=p["smoothing_radius"],
+            step_size=p["step_size"],
+            tolerance=p["tolerance"],
+        )
+
     def regret_bound(self) -> float:
         """The expected-regret bound for this problem and these parameters.
 
-        The paper's Lemma 3 at the actual parameters (it holds because every routine
-        stops with F_m(x_m) - min F_m <= gap <= eps):
-
-            (3 delta G + delta R G/r + G sqrt(eps) + eta G sqrt(K_b) dM/delta
-             + eta (dM/delta)^2 + 2 eta K_b G^2) T + 4R^2/eta,
-
-        and, with Theorem 1's parameters (any c with c T^(-1/4) <= r, the other
-        hyperparameters at their defaults), the larger of that and the theorem's
-        (3cG + cRG/r + 6GR + 4cG^2R/(dM) + 4RdM/c) T^(3/4). The two coincide when T is
-        a perfect square; with K_b = round(sqrt(T)) the closed form alone can fall
-        slightly below Lemma 3, so the larger one is the valid bound.
+        The paper's Lemma 3 at the actual parameters
+        (:func:`~bco_gym.agents.bbcg_bounds.lemma_3_regret`) and, with Theorem 1's
+        parameters (any c with c T^(-1/4) <= r, the other hyperparameters at their
+        defaults), the larger of that and the theorem's closed form. The two coincide
+        when T is a perfect square; with K_b = round(sqrt(T)) the closed form alone can
+        fall slightly below Lemma 3, so the larger one is the valid bound.
         """
-        T = self.horizon
-        d, r, R = self._dimension, self.set.inner_radius, self.set.outer_radius
-        G, M = self.problem.lipschitz, self.problem.bound
-        delta, eta = self.params["smoothing_radius"], self.params["step_size"]
-        K, eps = self.params["block_size"], self.params["tolerance"]
-        per_round = (
-            3 * delta * G
-            + delta * R * G / r
-            + G * math.sqrt(eps)
-            + eta * G * math.sqrt(K) * d * M / delta
-            + eta * (d * M / delta) ** 2
-            + 2 * eta * K * G**2
-        )
-        lemma = per_round * T + 4 * R**2 / eta
+        constants = self._constants()
+        lemma = bbcg_bounds.lemma_3_regret(constants)
         if not self._theorem_parameters:
             return lemma
-        c = self.params["c"]
-        constant = 3 * c * G + c * R * G / r + 6 * G * R + 4 * c * G**2 * R / (d * M)
-        return max(lemma, (constant + 4 * R * d * M / c) * T**0.75)
+        return max(lemma, bbcg_bounds.theorem_1_regret(constants, self.params["c"]))
 
     def lmo_call_bound(self) -> float:
-        """The paper's bound on the expected total LMO calls at these parameters.
+        """A bound on the expected total LMO calls of the routine as implemented.
 
-        Per block (proof of Theorem 1, from Lemma 4 and the bound on E[h_{m,1}]):
-        E[L_m] <= max(16R^2/eps^2, 2/eps) (eta sqrt(eps)(sqrt(K_b) dM/delta + K_b G)
-        + eta^2 (K_b (dM/delta)^2 + K_b^2 G^2)), summed over the ceil(T/K_b) blocks; with
-        Theorem 1's parameters, the larger of that and the theorem's closed form
-        (3/4 + Gc/(2dM) + G^2c^2/(4d^2M^2)) T.
+        (ceil(T/K_b) - 1)(1 + A H) with A = max(16 R_delta^2/eps^2, 2/eps) and
+        H = eps + eta min(2 R_delta E, sqrt(eps) E + (eta/2) E2),
+        E = sqrt(K_b) dM/delta + K_b G, E2 = K_b (dM/delta)^2 + K_b^2 G^2 (proofs in
+        :mod:`~bco_gym.agents.bbcg_bounds`). It holds at any parameters.
 
-        Note: Lemma 4 counts the iterations until F - min F <= eps, while Algorithm 2
-        stops on the Frank-Wolfe gap, which is never smaller; this is the paper's stated
-        count, not a re-derived one (measured counts sit far below it).
+        Where it differs from the paper's count (Theorem 1, from Lemma 4: the sum over
+        blocks of max(16R^2/eps^2, 2/eps) E[h_{m,1}] without the eps and the 1, and its
+        closed form (3/4 + Gc/(2dM) + G^2c^2/(4d^2M^2)) T): Lemma 4 counts the iterations
+        until F - min F <= eps, while Algorithm 2 as implemented (and as stated) is a
+        do-while that stops on the Frank-Wolfe gap, which is never smaller than
+        F - min F. So every routine makes at least one call (the paper's count can
+        fall below the number of blocks: at step_size=1e-12 on the ball with
+        T = 10^4 it is 1e-5 while 99 calls are made), and the routine starts from the
+        previous routine's point, whose excess is bounded by that routine's gap, at
+        most eps -- hence the 1 and the eps here.
         """
-        T, d = self.horizon, self._dimension
-        R, G, M = self.set.outer_radius, self.problem.lipschitz, self.problem.bound
-        delta, eta = self.params["smoothing_radius"], self.params["step_size"]
-        K, eps = self.params["block_size"], self.params["tolerance"]
-        spread = d * M / delta
-        first_gap_excess = eta * math.sqrt(eps) * (math.sqrt(K) * spread + K * G) + eta**2 * (
-            K * spread**2 + K**2 * G**2
-        )
-        per_block = max(16 * R**2 / eps**2, 2 / eps) * first_gap_excess
-        lemma = math.ceil(T / K) * per_block
-        if not self._theorem_parameters:
-            return lemma
-        ratio = G * self.params["c"] / (d * M)
-        return max(lemma, (0.75 + ratio / 2 + ratio**2 / 4) * T)
+        return bbcg_bounds.expected_lmo_calls(self._constants())
 
     @property
     def iterate(self) -> np.ndarray:
-        """x_{m-1}, the point played (plus exploration) in the current block (a copy);
-        after block m's last update, x_m."""
-        return self._point.copy()
+        """x_{m-1}, the point played (plus exploration) in the current block (a copy):
+        (S, *shape) batched, ``set.shape`` single; after block m's last update, x_m."""
+        return self._points.copy() if self.batch_size is not None else self._points[0].copy()
 
-    # -- hooks ----------------------------------------------------------------------------
-    def _reset(self) -> None:
+    # -- stats ----------------------------------------------------------------------------
+    def _row_extra_stats(self, row: int) -> dict[str, Any]:
+        gap = self._gaps[row]
+        return {
+            "lmo_calls_per_block": [int(calls[row]) for calls in self._calls_per_block],
+            "cg_gap": None if math.isnan(gap) else float(gap),
+        }
+
+    def _batch_extra_stats(self) -> dict[str, Any]:
+        calls = np.zeros((self.rows, len(self._calls_per_block)), dtype=np.int64)
+        for block, per_row in enumerate(self._calls_per_block):
+            calls[:, block] = per_row
+        return {"lmo_calls_per_block": calls, "cg_gap": self._gaps.copy()}
+
+    # -- row hooks ----------------------------------------------------------------------------
+    def _reset_rows(self) -> None:
         self._wait_pending()
-        center = np.array(self.set.center, dtype=float)
-        self._anchor = center  # x_1 = x_0 = c, never modified
-        self._point = center.copy()  # x_{m-1}
-        self._estimate_sum = np.zeros(self.set.shape)  # g_hat_1 + ... + g_hat_{m-1}
+        self._anchor = np.array(self.set.center, dtype=float)  # x_1 = x_0 = c, never modified
+        self._points = self._rows_of(self._anchor)  # x_{m-1} of every row
+        self._estimate_sum = np.zeros_like(self._points)  # g_hat_1 + ... + g_hat_{m-1}
+        self._block_sum = np.zeros_like(self._points)  # sum f_s u_s over the block so far
         self._block = 0  # index m of the current block (0 before the first)
         self._block_start = 0
         self._block_rounds = 0  # rounds in the current block
-        self._position = 0  # rounds of the current block already played
-        self._losses = np.empty(self.params["block_size"])
-        # The block's u_t = P_V g_t / ||P_V g_t||, kept as P_V g_t and its norms.
-        self._tangent = np.empty((0, *self.set.shape))
-        self._norms = np.empty(0)
+        self._block_played = 0  # rounds of the current block already played
+        self._slice_rounds = 0  # rounds in the current slice
+        self._position = 0  # rounds of the current slice already played
+        # The slice's u_t = P_V g_t / ||P_V g_t||, kept as P_V g_t and its norms.
+        self._tangent = np.empty((self.rows, 0, *self.set.shape))
+        self._norms = np.empty((self.rows, 0))
         self._plays = self._tangent
-        self.stats.update(lmo_calls_per_block=[], cg_gap=None)
+        self._losses = np.empty((self.rows, 0))
+        self._calls_per_block: list[np.ndarray] = []
+        self._gaps = np.full(self.rows, np.nan)
 
-    def _act(self) -> np.ndarray:
-        self._start_block_if_needed()
-        return self._plays[self._position].copy()
+    def _act_rows(self) -> np.ndarray:
+        self._start_slice_if_needed()
+        return self._plays[:, self._position].copy()
 
-    def _update(self, loss: float, info: dict[str, Any] | None) -> None:
-        self._losses[self._position] = loss
-        self._position += 1
-        if self._position == self._block_rounds:
-            self._finish_block()
+    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
+        self._losses[:, self._position] = losses
+        self._advance(1)
 
-    def _block_actions(self) -> np.ndarray:
-        self._start_block_if_needed()
-        # No copy: the rest of the block is handed over whole, and update_block must
-        # follow and end the block, so these rows of _plays are never read again.
-        return self._plays[self._position :]
+    def _block_rows(self) -> np.ndarray:
+        self._start_slice_if_needed()
+        # No copy: the rest of the slice is handed over whole, and update_block must
+        # follow and end the slice, so these plays are never read again.
+        return self._plays[:, self._position :]
 
-    def _block_anchor(self) -> tuple[np.ndarray, float]:
+    def _block_anchor_rows(self) -> tuple[np.ndarray, float]:
         """x_{m-1} and delta: the block plays x_{m-1} + delta*u_t, x_{m-1} in K_delta."""
-        return self._point, self.params["smoothing_radius"]
+        return self._points, self.params["smoothing_radius"]
 
-    def _update_block(self, losses: np.ndarray) -> None:
-        self._losses[self._position : self._position + len(losses)] = losses
-        self._position += len(losses)
-        if self._position == self._block_rounds:
-            self._finish_block()
+    def _update_block_rows(self, losses: np.ndarray) -> None:
+        self._losses[:, self._position : self._position + losses.shape[1]] = losses
+        self._advance(losses.shape[1])
 
     # -- Algorithm 1 ------------------------------------------------------------------------
-    def _start_block_if_needed(self) -> None:
-        """Begin block m+1: draw its directions and plays; launch its routine if background."""
-        if self._position < self._block_rounds:
+    def _advance(self, rounds: int) -> None:
+        self._position += rounds
+        self._block_played += rounds
+        if self._position == self._slice_rounds:
+            self._finish_slice()
+            if self._block_played == self._block_rounds:
+                self._finish_block()
+
+    def _start_slice_if_needed(self) -> None:
+        """Draw the next slice's directions and plays (starting a block if one ended)."""
+        if self._position < self._slice_rounds:
             return
-        self._block += 1
-        self._block_start += self._block_rounds
-        k = min(self.params["block_size"], self.horizon - self._block_start)
-        self._block_rounds, self._position = k, 0
-        self._tangent, self._norms = tangent_gaussians(self.set, self.rng, k)
+        if self._block_played == self._block_rounds:
+            self._start_block()
+        k = min(self._slice, self._block_rounds - self._block_played)
+        self._slice_rounds, self._position = k, 0
+        self._tangent, self._norms = tangent_gaussian_rows(self.set, self.rngs, k)
         # y_t = x_{m-1} + delta * u_t = x_{m-1} + (delta/||P_V g_t||) P_V g_t, in two passes.
         scale = self.params["smoothing_radius"] / self._norms
-        self._plays = self._tangent * scale.reshape((k,) + (1,) * len(self.set.shape))
-        self._plays += self._point
+        self._plays = self._tangent * scale.reshape(scale.shape + (1,) * len(self.set.shape))
+        self._plays += self._points[:, np.newaxis]
+        self._losses = np.empty((self.rows, k))
+
+    def _start_block(self) -> None:
+        """Begin block m+1; launch its routine in the worker if ``background``."""
+        self._block += 1
+        self._block_start += self._block_rounds
+        self._block_rounds = min(self.params["block_size"], self.horizon - self._block_start)
+        self._block_played = 0
+        self._block_sum = np.zeros_like(self._points)
         if self._block > 1 and self.params["background"]:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bbcg")
             self._pending = self._executor.submit(
-                self._routine, self._estimate_sum.copy(), self._point
+                self._routine, self._estimate_sum.copy(), self._points
             )
 
+    def _finish_slice(self) -> None:
+        """Add the slice's sum_s f_s u_s = sum_s (f_s/||P_V g_s||) P_V g_s, row by row."""
+        weights = self._losses / self._norms
+        flat = self._tangent.reshape(self.rows, self._slice_rounds, -1)
+        block_sum = self._block_sum.reshape(self.rows, -1)
+        for row in range(self.rows):  # one product per row: its value is the row's own
+            block_sum[row] += weights[row] @ flat[row]
+
     def _finish_block(self) -> None:
-        """End block m: g_hat_m from the block's losses; x_m from the routine (m > 1)."""
-        k = self._block_rounds
-        # sum_s f_s u_s = sum_s (f_s / ||P_V g_s||) P_V g_s: one product over the block.
-        estimate = block_estimate(
-            self._losses[:k] / self._norms,
-            self._tangent,
-            self.params["smoothing_radius"],
-            self._dimension,
-        )
-        calls = 0
+        """End block m: g_hat_m = (d/delta) sum f_s u_s; x_m from the routine (m > 1)."""
+        estimate = (self._dimension / self.params["smoothing_radius"]) * self._block_sum
+        calls = np.zeros(self.rows, dtype=np.int64)
         if self._block > 1:
             if self._pending is not None:
                 result, self._pending = self._pending.result(), None
             else:
-                result = self._routine(self._estimate_sum, self._point)
-            self._point = result.point
+                result = self._routine(self._estimate_sum, self._points)
+            self._points = result.points
             calls = result.iterations
-            self.stats["lmo_calls"] += calls
-            self.stats["cg_gap"] = result.gap
-        self.stats["lmo_calls_per_block"].append(calls)
+            self._counters["lmo_calls"] += calls
+            self._gaps = result.gaps
+        self._calls_per_block.append(calls)
         self._estimate_sum += estimate
 
-    def _routine(self, estimate_sum: np.ndarray, start: np.ndarray) -> ConditionalGradientResult:
+    def _routine(self, estimate_sum: np.ndarray, start: np.ndarray) -> ConditionalGradientRows:
         """Algorithm 2 on F_m(x) = eta*<estimate_sum, x> + ||x - x_1||^2 over K_delta."""
-        return conditional_gradient(
-            self._shrunk.lmo,
+        return conditional_gradient_rows(
+            self._shrunk.lmo_many,
             self.params["step_size"] * estimate_sum,
             self._anchor,
             start,
@@ -320,8 +355,8 @@ class BlockBanditCG(Agent):
 class _Finished:
     """A routine result standing in for a finished Future (after unpickling)."""
 
-    def __init__(self, result: ConditionalGradientResult):
+    def __init__(self, result: ConditionalGradientRows):
         self._result = result
 
-    def result(self) -> ConditionalGradientResult:
+    def result(self) -> ConditionalGradientRows:
         return self._result

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from bco_gym.agents.base import Agent
+from bco_gym.agents.batch import BatchAgent
 from bco_gym.agents.estimators import DirectionStream
 from bco_gym.agents.frank_wolfe import online_frank_wolfe_step
 from bco_gym.agents.schedules import decaying_step, positive, smoothing_radius_for
 from bco_gym.problem import Problem
 
 
-class BanditFrankWolfe(Agent):
+class BanditFrankWolfe(BatchAgent):
     r"""Projection-free bandit convex optimization with one LMO call per round.
 
     The construction Garber & Kretzu (2020, Section 1) describe for Chen, Zhang &
@@ -50,6 +49,7 @@ class BanditFrankWolfe(Agent):
         c: the scale constant (``SCALE_PARAM``; default 2 sqrt(RdM/((3 + R/r) G))).
         step_size: eta (default c R/(dM) T^(-4/5)).
         smoothing_radius: delta in (0, r] (default c T^(-1/5), capped at r).
+        batch_size: None (one run) or S (S runs; see :mod:`~bco_gym.agents.batch`).
 
     References: L. Chen, M. Zhang and A. Karbasi, "Projection-free bandit convex
     optimization", AISTATS 2019; E. Hazan and S. Kale, "Projection-free online learning",
@@ -68,8 +68,9 @@ class BanditFrankWolfe(Agent):
         c: float | None = None,
         step_size: float | None = None,
         smoothing_radius: float | None = None,
+        batch_size: int | None = None,
     ):
-        super().__init__(problem)
+        super().__init__(problem, batch_size)
         owner = type(self).__name__
         T = self.horizon
         d, r, R = self.set.aff_dim, self.set.inner_radius, self.set.outer_radius
@@ -85,30 +86,30 @@ class BanditFrankWolfe(Agent):
         self._shrunk = self.set.shrink(self.params["smoothing_radius"])
         self._dimension = d
 
-    def _reset(self) -> None:
-        center = np.array(self.set.center, dtype=float)
-        self._anchor = center
-        self._point = center.copy()
-        self._estimate_sum = np.zeros(self.set.shape)  # g_1 + ... + g_t
-        self._linear = np.zeros(self.set.shape)  # eta * (g_1 + ... + g_t)
-        self._gradient = np.zeros(self.set.shape)
-        self._estimate = np.zeros(self.set.shape)  # g_t, reused every round
-        self._directions = DirectionStream(self.set, self.rng)
-        self._current = center
+    def _reset_rows(self) -> None:
+        self._anchor = np.array(self.set.center, dtype=float)  # x_1 = c
+        self._points = self._rows_of(self._anchor)
+        self._estimate_sum = np.zeros_like(self._points)  # g_1 + ... + g_t
+        self._linear = np.zeros_like(self._points)  # eta * (g_1 + ... + g_t)
+        self._gradient = np.zeros_like(self._points)
+        self._estimate = np.zeros_like(self._points)  # g_t, reused every round
+        self._directions = DirectionStream(self.set, self.rngs)
+        self._current = self._points
 
-    def _act(self) -> np.ndarray:
+    def _act_rows(self) -> np.ndarray:
         self._current = self._directions.next()
-        play = self._current * self.params["smoothing_radius"]  # y_t = x_t + delta u_t,
-        play += self._point  # one new array (the same sums as x_t + delta*u_t)
-        return play
+        plays = self._current * self.params["smoothing_radius"]  # y_t = x_t + delta u_t,
+        plays += self._points  # one new array (the same sums as x_t + delta*u_t)
+        return plays
 
-    def _update(self, loss: float, info: dict[str, Any] | None) -> None:
+    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
         delta, eta = self.params["smoothing_radius"], self.params["step_size"]
-        np.multiply(self._current, self._dimension * loss / delta, out=self._estimate)
+        coefficients = self._dimension * losses / delta
+        np.multiply(self._current, self._per_row(coefficients), out=self._estimate)
         self._estimate_sum += self._estimate
         np.multiply(self._estimate_sum, eta, out=self._linear)
         weight = decaying_step(self._round + 1, 2.0, 0.4)
         online_frank_wolfe_step(
-            self._point, self._linear, self._anchor, weight, self._shrunk.lmo, self._gradient
+            self._points, self._linear, self._anchor, weight, self._shrunk.lmo_many, self._gradient
         )
-        self.stats["lmo_calls"] += 1
+        self._counters["lmo_calls"] += 1

@@ -25,6 +25,8 @@ Optimization", 2016, Section 6.4.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from bco_gym.sets.base import ConvexSet
@@ -88,29 +90,53 @@ def block_estimate(
 
 
 class DirectionStream:
-    """Directions uniform on the unit sphere of V, served one per round.
+    """Directions uniform on the unit sphere of V for S rows, served one round at a time.
 
-    Draws ``chunk_size`` directions at a time with :func:`sphere_directions` so the
-    per-round path does no sampling work; :meth:`next` returns a read-only row (valid
-    until the next chunk is drawn, so use it within the round).
+    Row i draws ``chunk_size`` directions at a time from its own generator ``rngs[i]``
+    with :func:`sphere_directions` (so row i's directions are those of a single stream
+    with that generator), stacked as one (chunk_size, S, *shape) array: a round costs
+    no sampling work and no Python call per row. :meth:`next` returns a read-only
+    (S, *shape) view, valid until the next chunk is drawn (use it within the round).
     """
 
-    def __init__(self, convex_set: ConvexSet, rng: np.random.Generator, chunk_size: int = 256):
+    def __init__(
+        self,
+        convex_set: ConvexSet,
+        rngs: Sequence[np.random.Generator],
+        chunk_size: int = 256,
+    ):
         self.set = convex_set
-        self.rng = rng
+        self.rngs = list(rngs)
         self.chunk_size = int(chunk_size)
-        self._chunk = np.empty((0, *convex_set.shape))
+        self._chunk = np.empty((0, len(self.rngs), *convex_set.shape))
         self._position = 0
 
     def next(self) -> np.ndarray:
-        """The next direction (a read-only view)."""
+        """The next directions of every row, shape (S, *shape) (a read-only view)."""
         if self._position == len(self._chunk):
-            self._chunk = sphere_directions(self.set, self.rng, self.chunk_size)
+            self._chunk = np.empty((self.chunk_size, len(self.rngs), *self.set.shape))
+            for row, rng in enumerate(self.rngs):
+                self._chunk[:, row] = sphere_directions(self.set, rng, self.chunk_size)
             self._chunk.flags.writeable = False
             self._position = 0
-        row = self._chunk[self._position]
+        directions = self._chunk[self._position]
         self._position += 1
-        return row
+        return directions
+
+
+def tangent_gaussian_rows(
+    convex_set: ConvexSet, rngs: Sequence[np.random.Generator], count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tangent_gaussians` with each row's generator, stacked.
+
+    Returns (S, count, *shape) and (S, count); row i is exactly what
+    ``tangent_gaussians(convex_set, rngs[i], count)`` returns.
+    """
+    vectors = np.empty((len(rngs), count, *convex_set.shape))
+    norms = np.empty((len(rngs), count))
+    for row, rng in enumerate(rngs):
+        vectors[row], norms[row] = tangent_gaussians(convex_set, rng, count)
+    return vectors, norms
 
 
 def _row_norms(rows: np.ndarray) -> np.ndarray:

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from bco_gym.agents.base import Agent
+from bco_gym.agents.batch import BatchAgent
 from bco_gym.agents.estimators import DirectionStream
 from bco_gym.agents.schedules import positive, smoothing_radius_for
+from bco_gym.agents.shrunk import ShrunkProjection
 from bco_gym.problem import Problem
 
 
-class FlaxmanAgent(Agent):
+class FlaxmanAgent(BatchAgent):
     r"""Bandit online gradient descent on the shrunk set (FKM).
 
     Update (x_1 = c, the centre; u_t uniform on the unit sphere of V):
@@ -46,6 +46,8 @@ class FlaxmanAgent(Agent):
         c: the scale constant (default sqrt(RdM/((3 + R/r)G))).
         step_size: eta (default c R/(dM) T^(-3/4)).
         smoothing_radius: delta in (0, r] (default c T^(-1/4), capped at r).
+        batch_size: None (one run) or S (S runs, rows of every array; see
+            :mod:`~bco_gym.agents.batch`).
 
     References: A. Flaxman, A. T. Kalai and H. B. McMahan, "Online convex optimization in
     the bandit setting: gradient descent without a gradient", SODA 2005; E. Hazan,
@@ -65,8 +67,9 @@ class FlaxmanAgent(Agent):
         c: float | None = None,
         step_size: float | None = None,
         smoothing_radius: float | None = None,
+        batch_size: int | None = None,
     ):
-        super().__init__(problem)
+        super().__init__(problem, batch_size)
         owner = type(self).__name__
         T = self.horizon
         d, r, R = self.set.aff_dim, self.set.inner_radius, self.set.outer_radius
@@ -80,8 +83,8 @@ class FlaxmanAgent(Agent):
             ),
         }
         self._shrunk = self.set.shrink(self.params["smoothing_radius"])
+        self._project = ShrunkProjection(self._shrunk)
         self._dimension = d
-        self._step = np.empty(self.set.shape)  # eta * g_t, reused every round
 
     def regret_bound(self) -> float:
         """R^2/(2 eta) + eta T d^2 M^2/(2 delta^2) + (3 + R/r) delta G T at the actual
@@ -92,20 +95,22 @@ class FlaxmanAgent(Agent):
         eta, delta = self.params["step_size"], self.params["smoothing_radius"]
         return R**2 / (2 * eta) + eta * T * (d * M / delta) ** 2 / 2 + (3 + R / r) * delta * G * T
 
-    def _reset(self) -> None:
-        self._point = np.array(self.set.center, dtype=float)
-        self._directions = DirectionStream(self.set, self.rng)
-        self._current = self._point
+    def _reset_rows(self) -> None:
+        self._points = self._rows_of(self.set.center)  # x_t of every row
+        self._directions = DirectionStream(self.set, self.rngs)
+        self._current = self._points
+        self._step = np.empty_like(self._points)  # eta * g_t, reused every round
 
-    def _act(self) -> np.ndarray:
+    def _act_rows(self) -> np.ndarray:
         self._current = self._directions.next()
-        play = self._current * self.params["smoothing_radius"]  # y_t = x_t + delta u_t,
-        play += self._point  # one new array (the same sums as x_t + delta*u_t)
-        return play
+        plays = self._current * self.params["smoothing_radius"]  # y_t = x_t + delta u_t,
+        plays += self._points  # one new array (the same sums as x_t + delta*u_t)
+        return plays
 
-    def _update(self, loss: float, info: dict[str, Any] | None) -> None:
+    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
         eta, delta = self.params["step_size"], self.params["smoothing_radius"]
-        np.multiply(self._current, eta * self._dimension * loss / delta, out=self._step)
-        np.subtract(self._point, self._step, out=self._step)  # x_t - eta g_t
-        self._point = self._shrunk.project(self._step)  # a new array: _step is reusable
-        self.stats["projections"] += 1
+        coefficients = eta * self._dimension * losses / delta
+        np.multiply(self._current, self._per_row(coefficients), out=self._step)
+        np.subtract(self._points, self._step, out=self._step)  # x_t - eta g_t
+        self._points = self._project(self._step)  # new rows: _step is reusable
+        self._counters["projections"] += 1

@@ -2,39 +2,42 @@
 
 from __future__ import annotations
 
-import math
-from typing import Any
-
 import numpy as np
 
-from bco_gym.agents.base import Agent
+from bco_gym.agents.batch import BatchAgent
 from bco_gym.agents.frank_wolfe import online_frank_wolfe_step
 from bco_gym.agents.schedules import decaying_step, positive
 from bco_gym.problem import Problem
 
 
-class OnlineFrankWolfe(Agent):
+class OnlineFrankWolfe(BatchAgent):
     r"""Online conditional gradient with one LMO call per round (needs ``feedback="full"``).
 
-    With x_1 = c (the centre) and nabla_t = grad f_t(x_t) (``info["gradient"]``):
+    Exactly the online conditional gradient algorithm of Hazan (2016, Section 7.3,
+    Theorem 7.3). With x_1 = c (the centre) and nabla_t = grad f_t(x_t)
+    (``info["gradient"]``), after playing x_t:
 
-        F_t(x) = eta <nabla_1 + ... + nabla_t, x> + ||x - x_1||^2
+        F_t(x) = eta <nabla_1 + ... + nabla_{t-1}, x> + ||x - x_1||^2
         v_t = argmin_{v in K} <grad F_t(x_t), v>                (one LMO call)
         x_{t+1} = x_t + sigma_t (v_t - x_t),   sigma_t = min(1, 2 t^(-1/2)).
 
-    Parameters of Hazan (2016), Theorem 7.3: eta = D/(2 G T^(3/4)) with D = 2R the
-    diameter bound, i.e. eta = c R/(G T^(3/4)) with the scale knob c = 1 (``SCALE_PARAM``),
-    and then Regret_T <= 8 D G T^(3/4) = 16 R G T^(3/4). Variant: the newest gradient
-    enters F_t before the step (Hazan & Kale 2012, Algorithm 1); the book's version uses
-    nabla_1..nabla_{t-1}, which shifts the step index in the proof by one.
+    F_t holds the gradients of the rounds before t, as in the book (the newest gradient
+    nabla_t enters F_{t+1}). In round 1, grad F_1(x_1) = 0, so x_2 is the oracle's answer
+    to the zero direction (any point of K; sigma_1 = 1), as the algorithm prescribes.
+
+    Theorem 7.3: with eta = D/(2 G T^(3/4)), D >= diam K, the regret is at most
+    8 D G T^(3/4). Here D = 2R (R the outer radius), so eta = c R/(G T^(3/4)) with the
+    scale knob c = 1 (``SCALE_PARAM``), and Regret_T <= 16 R G T^(3/4).
 
     Args:
         problem: a problem with ``feedback="full"``.
         c: scale of the step size (default 1, the theorem's choice).
         step_size: eta (default c R/(G T^(3/4))).
+        batch_size: None (one run) or S (S runs; see :mod:`~bco_gym.agents.batch`).
 
     References: E. Hazan and S. Kale, "Projection-free online learning", ICML 2012;
-    E. Hazan, "Introduction to Online Convex Optimization", 2016, Section 7.3.
+    E. Hazan, "Introduction to Online Convex Optimization", 2016, Section 7.3,
+    Algorithm "online conditional gradient" and Theorem 7.3.
     """
 
     name = "ofw"
@@ -43,8 +46,15 @@ class OnlineFrankWolfe(Agent):
     OPTIONS = ("c", "step_size")
     regret_exponent = 0.75
 
-    def __init__(self, problem: Problem, *, c: float | None = None, step_size: float | None = None):
-        super().__init__(problem)
+    def __init__(
+        self,
+        problem: Problem,
+        *,
+        c: float | None = None,
+        step_size: float | None = None,
+        batch_size: int | None = None,
+    ):
+        super().__init__(problem, batch_size)
         owner = type(self).__name__
         R, G, T = self.set.outer_radius, problem.lipschitz, self.horizon
         c = positive(owner, "c", c, 1.0)
@@ -61,34 +71,21 @@ class OnlineFrankWolfe(Agent):
             return None
         return 16 * self.set.outer_radius * self.problem.lipschitz * self.horizon**0.75
 
-    def _reset(self) -> None:
-        center = np.array(self.set.center, dtype=float)
-        self._anchor = center
-        self._point = center.copy()
-        self._gradient_sum = np.zeros(self.set.shape)
-        self._linear = np.zeros(self.set.shape)
-        self._gradient = np.zeros(self.set.shape)
+    def _reset_rows(self) -> None:
+        self._anchor = np.array(self.set.center, dtype=float)  # x_1 = c
+        self._points = self._rows_of(self._anchor)
+        self._gradient_sum = np.zeros_like(self._points)  # nabla_1 + ... + nabla_{t-1}
+        self._linear = np.zeros_like(self._points)
+        self._gradient = np.zeros_like(self._points)
 
-    def _act(self) -> np.ndarray:
-        return self._point.copy()
+    def _act_rows(self) -> np.ndarray:
+        return self._points.copy()
 
-    def _update(self, loss: float, info: dict[str, Any] | None) -> None:
-        self._gradient_sum += _gradient(self, info)
+    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
         np.multiply(self._gradient_sum, self.params["step_size"], out=self._linear)
         weight = decaying_step(self._round + 1, 2.0, 0.5)
         online_frank_wolfe_step(
-            self._point, self._linear, self._anchor, weight, self.set.lmo, self._gradient
+            self._points, self._linear, self._anchor, weight, self.set.lmo_many, self._gradient
         )
-        self.stats["lmo_calls"] += 1
-
-
-def _gradient(agent: Agent, info: dict[str, Any] | None) -> np.ndarray:
-    """info["gradient"] as a finite array of the set's shape (ValueError otherwise)."""
-    gradient = np.asarray(info["gradient"], dtype=float)  # base checked the key exists
-    # A sum is finite iff every entry is (short of overflow), and cheaper than isfinite().all().
-    if gradient.shape != agent.set.shape or not math.isfinite(gradient.sum()):
-        raise ValueError(
-            f"{type(agent).__name__}: info['gradient'] must be a finite array of shape "
-            f"{agent.set.shape}, got shape {gradient.shape}"
-        )
-    return gradient
+        self._gradient_sum += gradients  # nabla_t enters F_{t+1}
+        self._counters["lmo_calls"] += 1

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from bco_gym.agents.base import Agent
-from bco_gym.agents.ofw import _gradient
+from bco_gym.agents.batch import BatchAgent
 from bco_gym.agents.schedules import positive
 from bco_gym.problem import Problem
 
 
-class OnlineGradientDescent(Agent):
+class OnlineGradientDescent(BatchAgent):
     r"""Projected online gradient descent (needs ``feedback="full"`` and a projection).
 
     With x_1 = c (the centre) and nabla_t = grad f_t(x_t) (``info["gradient"]``):
@@ -31,6 +29,7 @@ class OnlineGradientDescent(Agent):
         problem: a problem with ``feedback="full"`` whose set has a projection.
         c: scale of the step size (default 1).
         step_size: eta (default c R/(G sqrt(T))).
+        batch_size: None (one run) or S (S runs; see :mod:`~bco_gym.agents.batch`).
 
     References: M. Zinkevich, "Online convex programming and generalized infinitesimal
     gradient ascent", ICML 2003; E. Hazan, "Introduction to Online Convex Optimization",
@@ -44,8 +43,15 @@ class OnlineGradientDescent(Agent):
     OPTIONS = ("c", "step_size")
     regret_exponent = 0.5
 
-    def __init__(self, problem: Problem, *, c: float | None = None, step_size: float | None = None):
-        super().__init__(problem)
+    def __init__(
+        self,
+        problem: Problem,
+        *,
+        c: float | None = None,
+        step_size: float | None = None,
+        batch_size: int | None = None,
+    ):
+        super().__init__(problem, batch_size)
         owner = type(self).__name__
         R, G, T = self.set.outer_radius, problem.lipschitz, self.horizon
         c = positive(owner, "c", c, 1.0)
@@ -58,13 +64,13 @@ class OnlineGradientDescent(Agent):
         eta = self.params["step_size"]
         return R**2 / (2 * eta) + eta * G**2 * T / 2
 
-    def _reset(self) -> None:
-        self._point = np.array(self.set.center, dtype=float)
+    def _reset_rows(self) -> None:
+        self._points = self._rows_of(self.set.center)
 
-    def _act(self) -> np.ndarray:
-        return self._point.copy()
+    def _act_rows(self) -> np.ndarray:
+        return self._points.copy()
 
-    def _update(self, loss: float, info: dict[str, Any] | None) -> None:
-        step = self.params["step_size"] * _gradient(self, info)
-        self._point = self.set.project(self._point - step)
-        self.stats["projections"] += 1
+    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
+        step = self.params["step_size"] * gradients
+        self._points = self.set.project_many(self._points - step)
+        self._counters["projections"] += 1

@@ -33,9 +33,10 @@ for policy samples and initial weights, numpy's legacy one for minibatches and a
 noise, Python's ``random`` when seeding). Each agent keeps its own copies of those
 three states, seeded from ``reset(seed)``, and swaps them in around the SB3 calls that
 draw from them, so the agent neither disturbs nor depends on the caller's global
-random state. On CPU
-with one torch thread (``torch.set_num_threads(1)``, recommended: the networks are
-tiny and threads only add overhead) the same seed gives the same actions, bit for bit.
+random state. The agents run torch with one thread unless told otherwise
+(``torch_threads``, swapped in around the SB3 calls and recorded in ``params``): the
+networks are tiny, so threads only add overhead, and results depend on the count.
+On CPU with a given thread count the same seed gives the same actions, bit for bit.
 
 Requires the ``rl`` extra: ``pip install 'bco_gym[rl]'`` (stable-baselines3, torch).
 
@@ -49,12 +50,8 @@ References:
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import io
-import math
-import random
-from collections.abc import Iterator
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -62,8 +59,21 @@ import gymnasium as gym
 import numpy as np
 
 from bco_gym.agents.base import Agent
+from bco_gym.agents.sb3_drivers import (
+    FrozenDriver,
+    OffPolicyDriver,
+    OnPolicyDriver,
+    PrivateRandomState,
+)
+from bco_gym.agents.sb3_options import (
+    OFF_POLICY_COMMON,
+    OFF_POLICY_OPTIONS,
+    ON_POLICY_COMMON,
+    ON_POLICY_OPTIONS,
+    check_options,
+)
 from bco_gym.problem import Problem
-from bco_gym.sets.box_maps import DEFAULT_VERTEX_TOLERANCE, box_map
+from bco_gym.sets.box_maps import DEFAULT_VERTEX_TOLERANCE, MappedPoint, box_map
 
 INSTALL_HINT = "pip install 'bco_gym[rl]'"
 
@@ -97,54 +107,28 @@ def action_space(problem: Problem) -> gym.spaces.Box:
     return gym.spaces.Box(-1.0, 1.0, problem.set.shape, np.float32)
 
 
-class _PrivateRandomState:
-    """This agent's copies of the global generators SB3 draws from.
-
-    ``with state.torch():`` swaps the agent's torch CPU generator state in (policy
-    samples, weight initialisation) and on leaving saves it and restores the
-    caller's; ``with state.legacy():`` does the same for numpy's legacy global
-    generator and Python's ``random`` (minibatch shuffles, replay sampling, action
-    noise, SB3's own seeding). The two are separate because the numpy swap costs
-    ~100 microseconds, while torch's is ~1: the numpy one wraps only the calls that
-    draw from it.
-    """
-
-    def __init__(self, torch: ModuleType, seed: int):
-        self._torch_module = torch
-        self._torch_state = torch.Generator().manual_seed(seed).get_state()
-        self._legacy_state = (
-            np.random.RandomState(seed).get_state(),
-            random.Random(seed).getstate(),
+def _problem_of(env_or_problem: Any, who: str) -> Problem:
+    """The Problem itself, or ``env.unwrapped.problem`` (any wrappers, the adapter too)."""
+    if isinstance(env_or_problem, Problem):
+        return env_or_problem
+    problem = getattr(getattr(env_or_problem, "unwrapped", env_or_problem), "problem", None)
+    if not isinstance(problem, Problem):
+        raise TypeError(
+            f"{who} needs a Problem or a bco_gym env (whose unwrapped.problem is one); got "
+            f"{env_or_problem!r}"
         )
+    return problem
 
-    @contextlib.contextmanager
-    def torch(self) -> Iterator[None]:
-        torch = self._torch_module
-        outer = torch.get_rng_state()
-        torch.set_rng_state(self._torch_state)
-        try:
-            yield
-        finally:
-            self._torch_state = torch.get_rng_state()
-            torch.set_rng_state(outer)
 
-    @contextlib.contextmanager
-    def legacy(self) -> Iterator[None]:
-        # the legacy global numpy generator is exactly what SB3 draws from
-        outer = (np.random.get_state(), random.getstate())  # noqa: NPY002
-        np.random.set_state(self._legacy_state[0])  # noqa: NPY002
-        random.setstate(self._legacy_state[1])
-        try:
-            yield
-        finally:
-            self._legacy_state = (np.random.get_state(), random.getstate())  # noqa: NPY002
-            np.random.set_state(outer[0])  # noqa: NPY002
-            random.setstate(outer[1])
+def _check_flag(name: str, value: Any) -> None:
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"SB3Agent: {name}={value!r} is not allowed; expected True or False")
 
-    @contextlib.contextmanager
-    def everything(self) -> Iterator[None]:
-        with self.torch(), self.legacy():
-            yield
+
+def _check_threads(threads: Any) -> int:
+    if isinstance(threads, bool) or not isinstance(threads, int | np.integer) or threads < 1:
+        raise ValueError(f"torch_threads={threads!r} is not allowed; expected an integer >= 1")
+    return int(threads)
 
 
 class _SpacesOnlyEnv(gym.Env):
@@ -164,128 +148,6 @@ class _SpacesOnlyEnv(gym.Env):
         raise RuntimeError("see reset(): this stand-in env cannot be stepped")
 
 
-class _FrozenDriver:
-    """Evaluate the policy of a trained model (``model.predict``)."""
-
-    def __init__(self, model: Any, deterministic: bool):
-        self.model = model
-        self.deterministic = deterministic
-
-    def act(self, observation: np.ndarray) -> np.ndarray:
-        action, _ = self.model.predict(observation, deterministic=self.deterministic)
-        return action
-
-    def observe(self, reward: float, next_observation: np.ndarray, last_round: bool) -> bool:
-        """A frozen policy learns nothing (returns whether the model was trained)."""
-        return False
-
-
-class _OnPolicyDriver:
-    """``OnPolicyAlgorithm.collect_rollouts`` + ``learn`` (PPO, A2C), one round at a time."""
-
-    def __init__(self, model: Any, torch: ModuleType, random_state: _PrivateRandomState):
-        self.model = model
-        self.torch = torch
-        self.random_state = random_state
-        self.steps_in_rollout = 0
-        self._pending: tuple[Any, ...] = ()
-        model.rollout_buffer.reset()
-
-    def act(self, observation: np.ndarray) -> np.ndarray:
-        model, policy = self.model, self.model.policy
-        if self.steps_in_rollout == 0:
-            policy.set_training_mode(False)
-        sde_due = model.sde_sample_freq > 0 and self.steps_in_rollout % model.sde_sample_freq == 0
-        if model.use_sde and (self.steps_in_rollout == 0 or sde_due):
-            policy.reset_noise(1)
-        observations = observation[np.newaxis]
-        with self.torch.no_grad():
-            tensor = self.torch.as_tensor(observations, device=model.device)
-            actions, values, log_probs = policy(tensor)
-        actions = actions.cpu().numpy()
-        self._pending = (observations, actions, values, log_probs)
-        if policy.squash_output:
-            return policy.unscale_action(actions)[0]
-        return np.clip(actions, model.action_space.low, model.action_space.high)[0]
-
-    def observe(self, reward: float, next_observation: np.ndarray, last_round: bool) -> bool:
-        model = self.model
-        observations, actions, values, log_probs = self._pending
-        model.num_timesteps += 1
-        rewards = np.array([reward], dtype=np.float32)
-        model.rollout_buffer.add(
-            observations, actions, rewards, model._last_episode_starts, values, log_probs
-        )
-        model._last_episode_starts = np.zeros(1, dtype=bool)
-        self.steps_in_rollout += 1
-        if self.steps_in_rollout < model.n_steps or last_round:
-            return False
-        with self.torch.no_grad():
-            tensor = self.torch.as_tensor(next_observation[np.newaxis], device=model.device)
-            last_values = model.policy.predict_values(tensor)
-        model.rollout_buffer.compute_returns_and_advantage(
-            last_values=last_values, dones=np.zeros(1, dtype=bool)
-        )
-        model._update_current_progress_remaining(model.num_timesteps, model._total_timesteps)
-        with self.random_state.legacy():  # minibatch shuffles
-            model.train()
-        model.rollout_buffer.reset()
-        self.steps_in_rollout = 0
-        return True
-
-
-class _OffPolicyDriver:
-    """``OffPolicyAlgorithm.collect_rollouts`` + ``learn`` (SAC, TD3), one round at a time."""
-
-    def __init__(self, model: Any, random_state: _PrivateRandomState):
-        self.model = model
-        self.random_state = random_state
-        self.steps_in_rollout = 0
-        self._pending: tuple[Any, ...] = ()
-
-    def act(self, observation: np.ndarray) -> np.ndarray:
-        model = self.model
-        if self.steps_in_rollout == 0:
-            model.policy.set_training_mode(False)
-        sde_due = model.sde_sample_freq > 0 and self.steps_in_rollout % model.sde_sample_freq == 0
-        if model.use_sde and (self.steps_in_rollout == 0 or sde_due):
-            model.actor.reset_noise(1)
-        model._last_obs = observation[np.newaxis]
-        noise = model.action_noise
-        with self.random_state.legacy() if noise is not None else contextlib.nullcontext():
-            actions, buffer_actions = model._sample_action(model.learning_starts, noise, 1)
-        self._pending = (model._last_obs, buffer_actions)
-        return actions[0]
-
-    def observe(self, reward: float, next_observation: np.ndarray, last_round: bool) -> bool:
-        model = self.model
-        observations, buffer_actions = self._pending
-        model.num_timesteps += 1
-        self.steps_in_rollout += 1
-        # the episode ends by truncation at T: SB3 marks it a timeout, not a terminal state
-        infos = [{"TimeLimit.truncated": True}] if last_round else [{}]
-        model.replay_buffer.add(
-            observations,
-            next_observation[np.newaxis],
-            buffer_actions,
-            np.array([reward], dtype=np.float32),
-            np.array([last_round]),
-            infos,
-        )
-        model._update_current_progress_remaining(model.num_timesteps, model._total_timesteps)
-        model._on_step()
-        if self.steps_in_rollout < model.train_freq.frequency:
-            return False
-        self.steps_in_rollout = 0
-        frequency = model.train_freq.frequency
-        gradient_steps = model.gradient_steps if model.gradient_steps >= 0 else frequency
-        if last_round or model.num_timesteps <= model.learning_starts or gradient_steps == 0:
-            return False
-        with self.random_state.legacy():  # replay sampling
-            model.train(batch_size=model.batch_size, gradient_steps=gradient_steps)
-        return True
-
-
 class SB3Agent(Agent):
     """Run a stable-baselines3 model (PPO, A2C, SAC or TD3) in the BCO act/update loop.
 
@@ -301,12 +163,23 @@ class SB3Agent(Agent):
 
     Args:
         model: an SB3 ``PPO``, ``A2C``, ``SAC`` or ``TD3`` model with observation space
-            Box(0, 1, (1,)) and action space Box(-1, 1, set.shape), on one env.
-        problem: the BCO problem.
+            Box(0, 1, (1,)) and action space Box(-1, 1, set.shape), trained on any
+            number of envs (e.g. ``make_vec_env(id, wrapper_class=BoxActionAdapter)``).
+        env_or_problem: the BCO problem, or an env carrying it (``env.unwrapped.problem``;
+            wrapped or not, with or without :class:`~bco_gym.wrappers.BoxActionAdapter`),
+            as for ``make_agent``.
         online: keep learning during the episode (default: frozen).
         deterministic: play the policy's mean action (frozen mode only; default True).
             Online mode samples, as ``learn`` does.
         vertex_tolerance: the simplex map's reach (see ``SoftmaxMap``).
+        torch_threads: torch's intra-op threads while the agent runs SB3 (default 1: the
+            networks are tiny, more threads only add overhead, and results depend on
+            the count). Swapped in around each SB3 call, so the caller's setting is
+            untouched; recorded in ``params``.
+
+    ``act`` returns a point of K (a :class:`~bco_gym.sets.box_maps.MappedPoint`): step
+    the BCO env itself with it, not ``BoxActionAdapter(env)``, which would map it a
+    second time (the adapter warns when given one).
 
     Attributes:
         model: the SB3 model playing the current episode.
@@ -322,13 +195,18 @@ class SB3Agent(Agent):
     def __init__(
         self,
         model: Any,
-        problem: Problem,
+        env_or_problem: Any,
         online: bool = False,
         deterministic: bool | None = None,
         vertex_tolerance: float = DEFAULT_VERTEX_TOLERANCE,
+        torch_threads: int = 1,
     ):
-        super().__init__(problem)
+        super().__init__(_problem_of(env_or_problem, type(self).__name__))
         self._sb3, self._torch = import_sb3()
+        _check_flag("online", online)
+        if deterministic is not None:
+            _check_flag("deterministic", deterministic)
+        self.torch_threads = _check_threads(torch_threads)
         if online and deterministic:
             raise ValueError(
                 "SB3Agent: deterministic=True needs online=False; an online model explores by "
@@ -338,9 +216,9 @@ class SB3Agent(Agent):
         self._check_model(model)
         self.model = model
         self.deterministic = (not self.online) if deterministic is None else bool(deterministic)
-        self.box_map = box_map(problem.set, vertex_tolerance)
+        self.box_map = box_map(self.problem.set, vertex_tolerance)
         self._initial_model: bytes | None = None  # the model as at the first reset (online)
-        self._random_state = _PrivateRandomState(self._torch, 0)
+        self._random_state = PrivateRandomState(self._torch, 0, self.torch_threads)
         self._driver: Any = None
         self.model_seed: int | None = None
         self.params = {
@@ -348,6 +226,7 @@ class SB3Agent(Agent):
             "online": self.online,
             "deterministic": self.deterministic,
             "vertex_tolerance": float(vertex_tolerance),
+            "torch_threads": self.torch_threads,
         }
 
     # -- model checks and copies ------------------------------------------------------------
@@ -374,8 +253,6 @@ class SB3Agent(Agent):
                 f"SB3Agent: the model's observation space is {model.observation_space}, "
                 f"expected {observation_space()} (the round fraction t/T)"
             )
-        if getattr(model, "n_envs", 1) != 1:
-            raise ValueError(f"SB3Agent: the model runs n_envs={model.n_envs}; expected 1")
         off_policy = isinstance(model, _sb3_class("common.off_policy_algorithm.OffPolicyAlgorithm"))
         if self.online and off_policy and model.train_freq.unit.value != "step":
             raise ValueError(
@@ -395,7 +272,10 @@ class SB3Agent(Agent):
             buffer = io.BytesIO()
             self.model.save(buffer)
             self._initial_model = buffer.getvalue()
-        model = type(self.model).load(io.BytesIO(self._initial_model), device="cpu")
+        # loaded onto one stand-in env: a model trained on n_envs > 1 then learns on one
+        model = type(self.model).load(
+            io.BytesIO(self._initial_model), env=_SpacesOnlyEnv(self.problem), device="cpu"
+        )
         model.set_random_seed(seed)
         return model
 
@@ -403,18 +283,18 @@ class SB3Agent(Agent):
     def _reset(self) -> None:
         seed = int(self.rng.integers(0, 2**31 - 1))
         self.model_seed = seed
-        self._random_state = _PrivateRandomState(self._torch, seed)
+        self._random_state = PrivateRandomState(self._torch, seed, self.torch_threads)
         self.stats["model_updates"] = 0
         with self._random_state.everything():
             self.model = self._new_model(seed)
             if not self.online:
-                self._driver = _FrozenDriver(self.model, self.deterministic)
+                self._driver = FrozenDriver(self.model, self.deterministic)
                 return
             self._prepare_online(self.model)
             if isinstance(self.model, _sb3_class("common.on_policy_algorithm.OnPolicyAlgorithm")):
-                self._driver = _OnPolicyDriver(self.model, self._torch, self._random_state)
+                self._driver = OnPolicyDriver(self.model, self._torch, self._random_state)
             else:
-                self._driver = _OffPolicyDriver(self.model, self._random_state)
+                self._driver = OffPolicyDriver(self.model, self._random_state)
 
     def _prepare_online(self, model: Any) -> None:
         """What ``model._setup_learn(total_timesteps=T)`` does, minus the env reset."""
@@ -437,7 +317,7 @@ class SB3Agent(Agent):
             action = self._driver.act(self._observation(self._round))
         if self.box_map.uses_projection:
             self.stats["projections"] += 1
-        return self.box_map(action)
+        return self.box_map(action).view(MappedPoint)
 
     def _update(self, loss: float, info: dict[str, Any] | None) -> None:
         last_round = self._round + 1 == self.horizon
@@ -453,10 +333,17 @@ class SB3OnlineAgent(SB3Agent):
     hyperparameters in ``params``: the class ``DEFAULTS`` tuned for BCO, updated by
     the keyword arguments. Those are keywords of the SB3 algorithm's constructor,
     plus ``hidden_sizes`` (the MLP's layer widths, ``policy_kwargs["net_arch"]``),
-    ``vertex_tolerance`` (the simplex map's reach) and,
-    for TD3/SAC, ``action_noise_std`` (sigma of Gaussian action noise in the box;
-    0 for none). Shared defaults: ``gamma = 0`` (exact: plays do not affect later
-    rounds), small networks, device "cpu". ``OPTIONS`` lists the accepted keywords.
+    ``vertex_tolerance`` (the simplex map's reach), ``torch_threads`` (torch's thread
+    count while the agent runs, default 1, recorded in ``params``) and, for TD3/SAC,
+    ``action_noise_std`` (sigma of Gaussian action noise in the box; 0 for none).
+    Shared defaults: ``gamma = 0`` (exact: plays do not affect later rounds), small
+    networks, device "cpu". ``OPTIONS`` lists the accepted keywords.
+
+    With ``model=`` (``make_agent("sb3-ppo", env, model=trained_model)``) each episode
+    starts instead from a copy of that trained model, which must be of the agent's
+    algorithm and brings its own hyperparameters, and keeps learning online;
+    ``params["pretrained"]`` is then True. For frozen evaluation use
+    ``SB3Agent(model, env)``.
     """
 
     algorithm: ClassVar[str]
@@ -467,15 +354,44 @@ class SB3OnlineAgent(SB3Agent):
         self,
         problem: Problem,
         vertex_tolerance: float = DEFAULT_VERTEX_TOLERANCE,
+        model: Any = None,
+        torch_threads: int = 1,
         **hyperparameters: Any,
     ):
         sb3, torch = import_sb3()
         self._algorithm_class = getattr(sb3, self.algorithm)
-        self.hyperparameters = self._resolve(problem, hyperparameters)
-        with _PrivateRandomState(torch, 0).everything():
-            model = _build_model(self._algorithm_class, problem, self.hyperparameters, 0, None)
-        super().__init__(model, problem, online=True, vertex_tolerance=vertex_tolerance)
+        self._given_model = model is not None
+        if self._given_model:
+            self.hyperparameters = self._check_given(model, hyperparameters)
+        else:
+            self.hyperparameters = self._resolve(problem, hyperparameters)
+            threads = _check_threads(torch_threads)
+            with PrivateRandomState(torch, 0, threads).everything():
+                model = _build_model(self._algorithm_class, problem, self.hyperparameters, 0, None)
+        super().__init__(
+            model,
+            problem,
+            online=True,
+            vertex_tolerance=vertex_tolerance,
+            torch_threads=torch_threads,
+        )
         self.params = {**self.params, **self.hyperparameters}
+
+    def _check_given(self, model: Any, hyperparameters: dict[str, Any]) -> dict[str, Any]:
+        """A trained model of this agent's algorithm, which brings its own hyperparameters."""
+        if not isinstance(model, self._algorithm_class):
+            raise TypeError(
+                f"{self.name}: model={model!r} is not allowed; expected a trained "
+                f"stable_baselines3.{self.algorithm} model (or use SB3Agent(model, env) for "
+                "any algorithm)"
+            )
+        if hyperparameters:
+            raise ValueError(
+                f"{self.name}: the given model brings its own hyperparameters; got "
+                f"{sorted(hyperparameters)} as well (allowed with model=: vertex_tolerance, "
+                "torch_threads)"
+            )
+        return {"pretrained": True}
 
     def _resolve(self, problem: Problem, overrides: dict[str, Any]) -> dict[str, Any]:
         """DEFAULTS updated by ``overrides``, whose keys must be in ``OPTIONS``."""
@@ -487,16 +403,7 @@ class SB3OnlineAgent(SB3Agent):
         resolved = {**self.DEFAULTS, **overrides}
         if "buffer_size" in self.OPTIONS:
             resolved.setdefault("buffer_size", problem.horizon + 1)
-        learning_rate = resolved["learning_rate"]
-        if not callable(learning_rate) and not (
-            isinstance(learning_rate, int | float)
-            and math.isfinite(learning_rate)
-            and learning_rate > 0
-        ):
-            raise ValueError(
-                f"{self.name}: learning_rate={learning_rate!r} must be a finite number > 0 "
-                "(or an SB3 schedule)"
-            )
+        check_options(self.name, resolved)
         return resolved
 
     def make_model(self, seed: int, env: gym.Env | None = None) -> Any:
@@ -509,6 +416,8 @@ class SB3OnlineAgent(SB3Agent):
         return _build_model(self._algorithm_class, self.problem, self.hyperparameters, seed, env)
 
     def _new_model(self, seed: int) -> Any:
+        if self._given_model:  # a copy of the trained model, as SB3Agent does online
+            return super()._new_model(seed)
         return self.make_model(seed)
 
 
@@ -534,56 +443,15 @@ def _build_model(
     )
 
 
-# the SB3 constructor keywords worth overriding (tests check them against SB3's signatures)
-_ON_POLICY_OPTIONS = (
-    "learning_rate",
-    "n_steps",
-    "gamma",
-    "gae_lambda",
-    "ent_coef",
-    "vf_coef",
-    "max_grad_norm",
-    "normalize_advantage",
-    "use_sde",
-    "sde_sample_freq",
-    "policy_kwargs",
-    "hidden_sizes",
-    "vertex_tolerance",
-)
-_OFF_POLICY_OPTIONS = (
-    "learning_rate",
-    "buffer_size",
-    "learning_starts",
-    "batch_size",
-    "tau",
-    "gamma",
-    "train_freq",
-    "gradient_steps",
-    "policy_kwargs",
-    "hidden_sizes",
-    "action_noise_std",
-    "vertex_tolerance",
-)
-_ON_POLICY_COMMON = {"gamma": 0.0, "gae_lambda": 1.0, "hidden_sizes": [32, 32]}
-_OFF_POLICY_COMMON = {
-    "gamma": 0.0,
-    "learning_starts": 100,
-    "batch_size": 64,
-    "train_freq": 1,
-    "gradient_steps": 1,
-    "hidden_sizes": [64, 64],
-}
-
-
 class PPOAgent(SB3OnlineAgent):
     """PPO learning online (``sb3-ppo``): rollouts of 64 rounds, 4 epochs over one
     minibatch (``batch_size`` defaults to ``n_steps``)."""
 
     name = "sb3-ppo"
     algorithm = "PPO"
-    OPTIONS = (*_ON_POLICY_OPTIONS, "batch_size", "n_epochs", "clip_range", "target_kl")
+    OPTIONS = (*ON_POLICY_OPTIONS, "batch_size", "n_epochs", "clip_range", "target_kl")
     DEFAULTS: ClassVar[dict[str, Any]] = {
-        **_ON_POLICY_COMMON,
+        **ON_POLICY_COMMON,
         "learning_rate": 1e-3,
         "n_steps": 64,
         "n_epochs": 4,
@@ -592,6 +460,12 @@ class PPOAgent(SB3OnlineAgent):
     def _resolve(self, problem: Problem, overrides: dict[str, Any]) -> dict[str, Any]:
         resolved = super()._resolve(problem, overrides)
         resolved.setdefault("batch_size", resolved["n_steps"])
+        if resolved["batch_size"] < 2 and resolved.get("normalize_advantage", True):
+            raise ValueError(
+                f"{self.name}: batch_size={resolved['batch_size']} is not allowed; PPO "
+                "normalises advantages over a minibatch, so expected an integer >= 2 "
+                "(batch_size defaults to n_steps)"
+            )
         return resolved
 
 
@@ -600,8 +474,8 @@ class A2CAgent(SB3OnlineAgent):
 
     name = "sb3-a2c"
     algorithm = "A2C"
-    OPTIONS = (*_ON_POLICY_OPTIONS, "use_rms_prop", "rms_prop_eps")
-    DEFAULTS: ClassVar[dict[str, Any]] = {**_ON_POLICY_COMMON, "learning_rate": 7e-4, "n_steps": 8}
+    OPTIONS = (*ON_POLICY_OPTIONS, "use_rms_prop", "rms_prop_eps")
+    DEFAULTS: ClassVar[dict[str, Any]] = {**ON_POLICY_COMMON, "learning_rate": 7e-4, "n_steps": 8}
 
 
 class SACAgent(SB3OnlineAgent):
@@ -609,8 +483,8 @@ class SACAgent(SB3OnlineAgent):
 
     name = "sb3-sac"
     algorithm = "SAC"
-    OPTIONS = (*_OFF_POLICY_OPTIONS, "ent_coef", "target_entropy", "use_sde", "use_sde_at_warmup")
-    DEFAULTS: ClassVar[dict[str, Any]] = {**_OFF_POLICY_COMMON, "learning_rate": 1e-3}
+    OPTIONS = (*OFF_POLICY_OPTIONS, "ent_coef", "target_entropy", "use_sde", "use_sde_at_warmup")
+    DEFAULTS: ClassVar[dict[str, Any]] = {**OFF_POLICY_COMMON, "learning_rate": 1e-3}
 
 
 class TD3Agent(SB3OnlineAgent):
@@ -618,9 +492,9 @@ class TD3Agent(SB3OnlineAgent):
 
     name = "sb3-td3"
     algorithm = "TD3"
-    OPTIONS = (*_OFF_POLICY_OPTIONS, "policy_delay", "target_policy_noise", "target_noise_clip")
+    OPTIONS = (*OFF_POLICY_OPTIONS, "policy_delay", "target_policy_noise", "target_noise_clip")
     DEFAULTS: ClassVar[dict[str, Any]] = {
-        **_OFF_POLICY_COMMON,
+        **OFF_POLICY_COMMON,
         "learning_rate": 1e-3,
         "action_noise_std": 0.1,
     }

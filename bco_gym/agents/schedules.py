@@ -5,7 +5,8 @@
 * :func:`smoothing_radius_for` -- delta = c * T^(-p), capped at the inner radius r with a
   ``UserWarning``: for delta = r the shrunk set K_delta = c + (1 - delta/r)(K - c) is the
   centre alone, so the agent plays the centre plus exploration.
-* :func:`positive` / :func:`block_length` -- validated hyperparameter overrides.
+* :func:`positive` / :func:`block_length` / :func:`flag` -- validated hyperparameter
+  overrides (wrong types refused, never coerced).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import numbers
 import os
 import sys
 import warnings
+
+import numpy as np
 
 from bco_gym.sets.base import ConvexSet
 
@@ -35,15 +38,21 @@ def positive(owner: str, key: str, value: float | None, default: float) -> float
 
 
 def block_length(owner: str, value: int | None, default: int, horizon: int) -> int:
-    """A block size in [1, horizon] (``default`` when None)."""
+    """A block size in [1, horizon] (``default`` when None): an int, never a float or bool."""
     chosen = default if value is None else value
-    valid = not isinstance(chosen, bool) and isinstance(chosen, numbers.Real)
-    valid = valid and math.isfinite(chosen)
-    if not valid or int(chosen) != chosen or not 1 <= chosen <= horizon:
+    valid = not isinstance(chosen, bool) and isinstance(chosen, numbers.Integral)
+    if not valid or not 1 <= chosen <= horizon:
         raise ValueError(
             f"{owner}: block_size={chosen!r} must be an integer in [1, horizon={horizon}]"
         )
     return int(chosen)
+
+
+def flag(owner: str, key: str, value: bool) -> bool:
+    """``value`` if it is a bool (True or False); a ValueError otherwise, never coerced."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{owner}: {key}={value!r} must be True or False")
+    return bool(value)
 
 
 def smoothing_radius_for(

@@ -3,5 +3,6 @@
 from bco_gym.envs.env import BanditConvexEnv
 from bco_gym.envs.registration import ENV_IDS
 from bco_gym.envs.spaces import ConvexSetSpace
+from bco_gym.envs.vector import BanditConvexVectorEnv
 
-__all__ = ["ENV_IDS", "BanditConvexEnv", "ConvexSetSpace"]
+__all__ = ["ENV_IDS", "BanditConvexEnv", "BanditConvexVectorEnv", "ConvexSetSpace"]

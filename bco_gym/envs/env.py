@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
@@ -11,14 +12,14 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
-from bco_gym.envs.rendering import PlaneView, can_render
+from bco_gym.envs.actions import ON_INFEASIBLE, check_losses, feasible_points
+from bco_gym.envs.rendering import BASIS_ROUNDS, PlaneView, plane_basis
 from bco_gym.envs.spaces import ConvexSetSpace
-from bco_gym.errors import InfeasibleActionError
+from bco_gym.errors import InvalidLossError
 from bco_gym.losses import LossSequence, make_losses
 from bco_gym.problem import FEEDBACKS, Problem
 from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet
 
-ON_INFEASIBLE = ("raise", "project")
 RENDER_MODES = ("rgb_array",)
 RECENT_PLAYS = 64
 
@@ -41,11 +42,15 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     ## Action Space
 
     :class:`~bco_gym.envs.ConvexSetSpace`: float64 arrays of ``set.shape`` lying in K
-    within ``atol``; its ``low``/``high`` are K's bounding box. Actions are converted to
-    float64 (float32 rounding may exceed a small ``atol``). An action of the wrong shape,
-    with NaN/inf entries, or outside K raises :class:`~bco_gym.InfeasibleActionError`
-    naming the violated constraint; with ``on_infeasible="project"`` a finite action of
-    the right shape outside K is replaced by its Euclidean projection onto K instead.
+    within ``atol``; its ``low``/``high`` are K's bounding box. Actions of an integer or
+    floating dtype are converted to float64 (float32 rounding may exceed a small
+    ``atol``); bool, complex, string and object arrays are refused, never converted
+    (``action_space.contains`` agrees). An action of the wrong shape, with NaN/inf
+    entries, or outside K raises :class:`~bco_gym.InfeasibleActionError` naming the
+    round, the action, the violated constraint and its distance to K, and the remedies;
+    with ``on_infeasible="project"`` a finite action of the right shape outside K is
+    replaced by its Euclidean projection onto K instead. The checks are
+    :func:`bco_gym.envs.actions.feasible_points`, shared with the vector env.
 
     ## Observation Space
 
@@ -57,7 +62,10 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     ``reward = -f_t(x_t)``, a Python float. ``info["loss"]`` is f_t(x_t) and
     ``info["t"]`` the number of rounds played; with ``feedback="full"``,
     ``info["gradient"]`` is a (sub)gradient of f_t at x_t; when the action was projected,
-    ``info["projected"]`` is True.
+    ``info["projected"]`` is True. A loss sequence that returns anything but one finite
+    number (NaN, inf, no value, several, a string) or a non-finite gradient raises
+    :class:`~bco_gym.errors.InvalidLossError` naming it and the round; the round is not
+    counted.
 
     ## Starting State
 
@@ -80,9 +88,11 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
       it then defaults to it, and a larger value is refused.
     * ``feedback``: ``"bandit"`` (default) or ``"full"``.
     * ``on_infeasible``: ``"raise"`` (default) or ``"project"`` (needs ``K.has_projection``).
-    * ``render_mode``: None or ``"rgb_array"`` (sets whose affine hull has dimension 1 or
-      2: e.g. ``Simplex(2)``, ``Simplex(3)``, ``L2Ball(2)``), drawing K, the comparator
-      and the last 64 plays.
+    * ``render_mode``: None or ``"rgb_array"`` (every set; stable-baselines3's
+      ``make_vec_env`` passes it): a (320, 256, 3) image of K, the comparator and the
+      last 64 plays above their losses. Sets of affine dimension 1 or 2 are drawn
+      themselves; larger ones as their shadow on the plane of the two directions along
+      which the loss gradients vary most (over the first 256 rounds).
     * ``atol``: the feasibility tolerance (default 1e-9).
     * ``loss_kwargs``: keyword arguments of the family when ``losses`` is a name.
 
@@ -103,7 +113,6 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     * v0: initial release.
     """
 
-    # Per instance, "render_modes" lists only the modes this set supports (see __init__).
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 30}  # noqa: RUF012
 
     def __init__(
@@ -135,7 +144,7 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
         self.horizon = _resolve_horizon(horizon, self.losses)
         self.feedback = feedback
         self.on_infeasible = on_infeasible
-        self.atol = float(atol)
+        self.atol = _check_atol(atol)
         self.problem = Problem(
             convex_set,
             self.horizon,
@@ -148,7 +157,7 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
         self._setup_rendering(render_mode)
         self._shape = convex_set.shape
         self._full_feedback = feedback == "full"
-        self._project = on_infeasible == "project"
+        self._losses_name = _losses_name(self.losses)
         self._round: int | None = None
 
     @property
@@ -159,83 +168,124 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if options:  # SB3's vector envs pass {}; anything in it would be ignored
+            raise ValueError(
+                f"options={options!r} is not allowed; BanditConvexEnv.reset takes no options "
+                "(expected None or {})"
+            )
         super().reset(seed=seed)
         self.losses.reset(self.np_random)
         self._round = 0
         if self._recent is not None:
             self._recent.clear()
+            self._recent_losses.clear()
             self._comparator = None
+            if self.set.aff_dim > 2:
+                self._view = None  # the plane follows this episode's losses
         return np.zeros(1, dtype=np.float32), {"t": 0}
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         t = self._round
         if t is None:
-            raise ResetNeeded("Cannot call env.step() before calling env.reset()")
+            raise ResetNeeded(
+                "Cannot call env.step() before calling env.reset(): reset must come first"
+            )
         if t >= self.horizon:
             raise ResetNeeded(
-                f"the episode was truncated after horizon={self.horizon} rounds; call env.reset()"
+                f"the episode was truncated after horizon={self.horizon} rounds; env.reset() must "
+                "be called to start a new one"
             )
-        point, projected = self._feasible_point(action, t)
-        loss = self.losses.loss(t, point)
+        point, projected = feasible_points(
+            self.set, action, atol=self.atol, round_index=t, on_infeasible=self.on_infeasible
+        )
+        loss = self._loss(t, point)
+        gradient = self._gradient(t, point) if self._full_feedback else None
         self._round = t + 1
         info: dict[str, Any] = {"loss": loss, "t": t + 1}
-        if self._full_feedback:
-            info["gradient"] = self.losses.gradient(t, point)
+        if gradient is not None:
+            info["gradient"] = gradient
         if projected:
             info["projected"] = True
         if self._recent is not None:
             self._recent.append(np.array(point, dtype=float))
+            self._recent_losses.append(loss)
         observation = np.array([(t + 1) / self.horizon], dtype=np.float32)
         return observation, -loss, False, t + 1 == self.horizon, info
 
-    def _feasible_point(self, action: Any, t: int) -> tuple[np.ndarray, bool]:
-        """The action as a float64 point of K (projected if allowed), and whether it was."""
-        try:
-            point = np.asarray(action, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InfeasibleActionError(
-                f"round {t}: action {action!r} is not a numeric array of shape {self._shape}"
-            ) from exc
-        if point.shape != self._shape:
-            raise InfeasibleActionError(
-                f"round {t}: action has shape {point.shape}, expected {self._shape} "
-                f"(a point of {self.set!r})"
+    def _loss(self, t: int, point: np.ndarray) -> float:
+        """f_t(point), refused with InvalidLossError unless exactly one finite number.
+
+        Evaluated as ``losses.loss`` does (the family's ``_evaluate`` on a batch of one),
+        but without its ``float(values[0])``, which would take the first of several
+        values, read a string as a number or fail on none.
+        """
+        index, offset = divmod(t, self.losses.chunk_size)  # t < horizon: an existing round
+        params = self.losses.chunk(index)
+        values = self.losses._evaluate(params, slice(offset, offset + 1), point[np.newaxis])
+        if (
+            isinstance(values, np.ndarray)
+            and values.shape == (1,)
+            and values.dtype == np.float64
+            and math.isfinite(values[0])
+        ):
+            return float(values[0])  # the common case; check_losses diagnoses every other
+        checked = check_losses(values, losses_name=self._losses_name, round_index=t)
+        if checked.shape != (1,):
+            raise InvalidLossError(
+                f"{self._losses_name}, round {t}: {len(checked)} losses for one play; "
+                "expected exactly one finite number"
             )
-        reason = self.set.violation(point, self.atol)
-        if reason is None:
-            return point, False
-        if self._project and np.all(np.isfinite(point)):
-            return self.set.project(point), True
-        raise InfeasibleActionError(f"round {t}: action not in {self.set!r}: {reason}")
+        return float(checked[0])
+
+    def _gradient(self, t: int, point: np.ndarray) -> np.ndarray:
+        """A gradient of f_t at point, refused unless finite and of K's shape."""
+        gradient = np.asarray(self.losses.gradient(t, point))
+        if (
+            gradient.shape != self._shape
+            or gradient.dtype.kind not in "iuf"
+            or not np.all(np.isfinite(gradient))
+        ):
+            raise InvalidLossError(
+                f"{self._losses_name}, round {t}: the gradient is {gradient!r}; expected finite "
+                f"real numbers of shape {self._shape}"
+            )
+        return gradient
 
     # -- rendering ------------------------------------------------------------------------
     def _setup_rendering(self, render_mode: str | None) -> None:
-        renderable = can_render(self.set)
-        self.metadata = {**self.metadata, "render_modes": list(RENDER_MODES) if renderable else []}
         _check_choice("render_mode", render_mode, (None, *RENDER_MODES))
-        if render_mode is not None and not renderable:
-            raise ValueError(
-                f"render_mode={render_mode!r} needs a set whose affine hull has dimension 1 or 2 "
-                f"(e.g. Simplex(3), L2Ball(2)); {self.set!r} has aff_dim={self.set.aff_dim}"
-            )
         self.render_mode = render_mode
-        self._view = PlaneView(self.set) if render_mode is not None else None
-        self._recent: deque[np.ndarray] | None = (
-            deque(maxlen=RECENT_PLAYS) if render_mode is not None else None
-        )
+        self._view: PlaneView | None = None  # built at the first render (see render)
+        rendering = render_mode is not None
+        self._recent: deque[np.ndarray] | None = deque(maxlen=RECENT_PLAYS) if rendering else None
+        self._recent_losses: deque[float] = deque(maxlen=RECENT_PLAYS)
         self._comparator: np.ndarray | None = None
 
     def render(self) -> np.ndarray | None:
-        """An RGB array of K (grey), the last plays (blue) and the comparator (red)."""
-        if self._view is None:
+        """An RGB array: K (grey; its shadow on the plane of the losses' top two
+        directions when aff_dim > 2), the last plays (blue), the comparator (red) and
+        the plays' losses (green, in a strip below)."""
+        if self._recent is None:
             return None
+        if self._view is None:
+            self._view = PlaneView(self.set, self._plane_basis())
         if self._comparator is None and self._round is not None:
             self._comparator = self.losses.comparator([self.horizon])[0].point
-        return self._view.frame(self._comparator, self._recent or ())
+        return self._view.frame(self._comparator, self._recent, self._recent_losses)
+
+    def _plane_basis(self) -> np.ndarray | None:
+        """The plane of the view: V for aff_dim <= 2 (None: the default); above, the top
+        two directions of the gradients at the centre over the first rounds."""
+        if self.set.aff_dim <= 2 or self._round is None:
+            return None
+        center = self.set.center
+        rounds = range(min(self.horizon, BASIS_ROUNDS))
+        return plane_basis(self.set, np.stack([self.losses.gradient(t, center) for t in rounds]))
 
 
 def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
-    if value not in allowed:
+    """``value`` must be one of ``allowed`` (strings, or None), never a look-alike."""
+    if not any(value is a or (isinstance(value, str) and value == a) for a in allowed):
         shown = ", ".join(repr(a) for a in allowed)
         raise ValueError(f"{name}={value!r} is not allowed; allowed: {shown}")
 
@@ -261,17 +311,47 @@ def _loss_sequence(
 ) -> LossSequence:
     """The loss sequence on K: given, or built from a family name and its kwargs."""
     if isinstance(losses, LossSequence):
-        if loss_kwargs:
-            raise ValueError("loss_kwargs apply to a family name only; got a LossSequence")
+        if loss_kwargs is not None and not (isinstance(loss_kwargs, Mapping) and not loss_kwargs):
+            raise ValueError(
+                f"loss_kwargs={loss_kwargs!r} apply to a family name only; got a LossSequence, "
+                "which must come with loss_kwargs=None"
+            )
         if losses.set is not convex_set and (
             type(losses.set) is not type(convex_set) or repr(losses.set) != repr(convex_set)
         ):
             raise ValueError(
-                f"the loss sequence is defined on {losses.set!r}, the env's set is {convex_set!r}"
+                f"the loss sequence is defined on {losses.set!r}, the env's set is {convex_set!r}; "
+                "expected a loss sequence built on the env's set"
             )
         return losses
     if not isinstance(losses, str):
         raise TypeError(
-            f"losses must be a LossSequence or a family name, got {type(losses).__name__}"
+            f"losses={losses!r} is not allowed; expected a LossSequence or a family name "
+            f"(bco_gym.losses.families_for(K) lists them), got a {type(losses).__name__}"
+        )
+    if loss_kwargs is not None and not (
+        isinstance(loss_kwargs, Mapping) and all(isinstance(key, str) for key in loss_kwargs)
+    ):
+        raise ValueError(
+            f"loss_kwargs={loss_kwargs!r} is not allowed; expected None or a dict of the "
+            f"family's keyword arguments (str keys)"
         )
     return make_losses(losses, convex_set, **dict(loss_kwargs or {}))
+
+
+def _check_atol(atol: Any) -> float:
+    """The feasibility tolerance: a finite real number >= 0 (not a string or a bool)."""
+    if (
+        isinstance(atol, bool)
+        or not isinstance(atol, int | float | np.integer | np.floating)
+        or not (math.isfinite(atol) and atol >= 0)
+    ):
+        raise ValueError(f"atol={atol!r} is not allowed; expected a finite real number >= 0")
+    return float(atol)
+
+
+def _losses_name(losses: LossSequence) -> str:
+    """How errors name a loss sequence: its class and family name."""
+    family = getattr(losses, "name", None)
+    shown = f" ({family!r})" if isinstance(family, str) else ""
+    return f"loss sequence {type(losses).__name__}{shown}"

@@ -7,7 +7,7 @@ Every id accepts the common ``gym.make`` keyword arguments
 * ``loss_kwargs``: a dict of the family's parameters;
 * ``feedback``: ``"bandit"`` or ``"full"``;
 * ``on_infeasible``: ``"raise"`` or ``"project"``;
-* ``render_mode``: None or ``"rgb_array"`` (sets of affine dimension 1 or 2),
+* ``render_mode``: None or ``"rgb_array"`` (every set; see ``BanditConvexEnv``),
 
 plus the size of the set (``n``; ``rows``/``cols``; ``grid``). An unknown or invalid
 value raises a ``ValueError`` naming the value and what is allowed. The env truncates
@@ -18,13 +18,18 @@ fresh interpreter.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import inspect
+import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from gymnasium.envs.registration import register
 
 from bco_gym.envs.env import BanditConvexEnv
+from bco_gym.losses import families_for
 from bco_gym.sets import (
     BirkhoffPolytope,
     FlowPolytope,
@@ -49,6 +54,45 @@ def _size(env_id: str, name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
+#: The env's own keywords every id accepts besides the make-function's named ones.
+ENV_OPTIONS = tuple(
+    name
+    for name in inspect.signature(BanditConvexEnv.__init__).parameters
+    if name not in ("self", "convex_set", "losses", "horizon", "loss_kwargs")
+)
+
+
+def _keywords_checked(env_id: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Refuse, with a ValueError listing the accepted ones, keywords ``env_id`` lacks.
+
+    The accepted keywords are the make-function's named parameters and
+    :data:`ENV_OPTIONS`; without this check an unknown keyword would reach
+    ``BanditConvexEnv`` and end in a bare TypeError.
+    """
+
+    def decorate(make: Callable[..., Any]) -> Callable[..., Any]:
+        named = [
+            p.name
+            for p in inspect.signature(make).parameters.values()
+            if p.kind is not inspect.Parameter.VAR_KEYWORD
+        ]
+        accepted = (*named, *(name for name in ENV_OPTIONS if name not in named))
+
+        @functools.wraps(make)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            unknown = [name for name in kwargs if name not in accepted]
+            if unknown:
+                raise ValueError(
+                    f"{env_id}: unknown keyword(s) {', '.join(map(repr, unknown))}; "
+                    f"accepted: {', '.join(accepted)}"
+                )
+            return make(*args, **kwargs)
+
+        return checked
+
+    return decorate
+
+
 def _env(
     convex_set: ConvexSet,
     horizon: int,
@@ -56,6 +100,11 @@ def _env(
     loss_kwargs: Mapping[str, Any] | None,
     **options: Any,
 ) -> BanditConvexEnv:
+    if not isinstance(loss, str):
+        raise ValueError(
+            f"loss={loss!r} is not allowed; expected a family name, one of "
+            f"{', '.join(families_for(convex_set))}"
+        )
     return BanditConvexEnv(convex_set, loss, horizon, loss_kwargs=loss_kwargs, **options)
 
 
@@ -159,18 +208,103 @@ def make_portfolio(
     return BanditConvexEnv(convex_set, losses, horizon, **options)
 
 
+# -- vector entry points (gym.make_vec(id, num_envs=S, vectorization_mode="vector_entry_point")) --
+def _vector(make: Any, num_envs: int, kwargs: dict[str, Any]) -> Any:
+    from bco_gym.envs.vector import BanditConvexVectorEnv
+
+    return BanditConvexVectorEnv.from_env(make(**kwargs), num_envs)
+
+
+def make_simplex_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-Simplex-v0, S copies batched (:class:`~bco_gym.envs.BanditConvexVectorEnv`)."""
+    return _vector(make_simplex, num_envs, kwargs)
+
+
+def make_ball_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-Ball-v0, S copies batched."""
+    return _vector(make_ball, num_envs, kwargs)
+
+
+def make_l1_ball_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-L1Ball-v0, S copies batched."""
+    return _vector(make_l1_ball, num_envs, kwargs)
+
+
+def make_hypercube_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-Hypercube-v0, S copies batched."""
+    return _vector(make_hypercube, num_envs, kwargs)
+
+
+def make_nuclear_ball_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-NuclearBall-v0, S copies batched."""
+    return _vector(make_nuclear_ball, num_envs, kwargs)
+
+
+def make_shortest_path_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-ShortestPath-v0, S copies batched."""
+    return _vector(make_shortest_path, num_envs, kwargs)
+
+
+def make_birkhoff_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-Birkhoff-v0, S copies batched."""
+    return _vector(make_birkhoff, num_envs, kwargs)
+
+
+def make_portfolio_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-Portfolio-v0, S copies batched."""
+    return _vector(make_portfolio, num_envs, kwargs)
+
+
 _ENTRY = "bco_gym.envs.registration:"
 
-register(id="BCO-Simplex-v0", entry_point=_ENTRY + "make_simplex", max_episode_steps=None)
-register(id="BCO-Ball-v0", entry_point=_ENTRY + "make_ball", max_episode_steps=None)
-register(id="BCO-L1Ball-v0", entry_point=_ENTRY + "make_l1_ball", max_episode_steps=None)
-register(id="BCO-Hypercube-v0", entry_point=_ENTRY + "make_hypercube", max_episode_steps=None)
-register(id="BCO-NuclearBall-v0", entry_point=_ENTRY + "make_nuclear_ball", max_episode_steps=None)
 register(
-    id="BCO-ShortestPath-v0", entry_point=_ENTRY + "make_shortest_path", max_episode_steps=None
+    id="BCO-Simplex-v0",
+    entry_point=_ENTRY + "make_simplex",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_simplex_vector",
 )
-register(id="BCO-Birkhoff-v0", entry_point=_ENTRY + "make_birkhoff", max_episode_steps=None)
-register(id="BCO-Portfolio-v0", entry_point=_ENTRY + "make_portfolio", max_episode_steps=None)
+register(
+    id="BCO-Ball-v0",
+    entry_point=_ENTRY + "make_ball",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_ball_vector",
+)
+register(
+    id="BCO-L1Ball-v0",
+    entry_point=_ENTRY + "make_l1_ball",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_l1_ball_vector",
+)
+register(
+    id="BCO-Hypercube-v0",
+    entry_point=_ENTRY + "make_hypercube",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_hypercube_vector",
+)
+register(
+    id="BCO-NuclearBall-v0",
+    entry_point=_ENTRY + "make_nuclear_ball",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_nuclear_ball_vector",
+)
+register(
+    id="BCO-ShortestPath-v0",
+    entry_point=_ENTRY + "make_shortest_path",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_shortest_path_vector",
+)
+register(
+    id="BCO-Birkhoff-v0",
+    entry_point=_ENTRY + "make_birkhoff",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_birkhoff_vector",
+)
+register(
+    id="BCO-Portfolio-v0",
+    entry_point=_ENTRY + "make_portfolio",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_portfolio_vector",
+)
 
 ENV_IDS = (
     "BCO-Simplex-v0",
@@ -182,3 +316,21 @@ ENV_IDS = (
     "BCO-Birkhoff-v0",
     "BCO-Portfolio-v0",
 )
+
+
+def _check_keywords_of_every_id() -> None:
+    """Wrap the make-function of every id registered above in :func:`_keywords_checked`.
+
+    Done once here, from the registry, so an id added to the list above gets the check
+    without further edits (``gym.make`` imports the wrapped function by its name).
+    """
+    module = sys.modules[__name__]
+    for spec in gym.registry.values():
+        if isinstance(spec.entry_point, str) and spec.entry_point.startswith(_ENTRY):
+            name = spec.entry_point.removeprefix(_ENTRY)
+            make = getattr(module, name)
+            if not hasattr(make, "__wrapped__"):
+                setattr(module, name, _keywords_checked(spec.id)(make))
+
+
+_check_keywords_of_every_id()

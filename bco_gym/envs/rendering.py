@@ -1,16 +1,22 @@
-"""A small numpy raster of a set whose affine hull has dimension 1 or 2.
+"""A small numpy raster of any convex set: a plane view of K above a loss curve.
 
-The plane of K is given orthonormal coordinates: the columns of B span V = aff(K) - c
-and a point x maps to B^T (x - c). K's boundary is traced through its oracle alone: the
-support point in the direction u is lmo(-u), so the support points for directions at
-increasing angles are the vertices of a convex polygon inscribed in K (exact for
-polytopes, a fine approximation of curved sets), listed counter-clockwise. A segment
-(aff_dim 1) is drawn as a thin band. No plotting library is needed.
+The plane is spanned by two orthonormal directions u_1, u_2 of V = aff(K) - c (for a
+set of affine dimension 1 or 2, all of V, so the picture is K itself; above that, the
+directions along which the losses vary most, see :func:`plane_basis`). A point x maps
+to (<x - c, u_1>, <x - c, u_2>). The view shows the shadow of K on that plane, traced
+through the oracle alone: the support point of K in the direction u is lmo(-u), and
+its coordinates are the support point of the shadow, so the support points for
+directions at increasing angles are the vertices of a convex polygon inscribed in
+the shadow (exact for polytopes, a fine approximation of curved sets), listed
+counter-clockwise. A segment (aff_dim 1) is drawn as a thin band.
+
+Below the plane a strip plots the losses of the recent plays (oldest on the left,
+scaled to their own range). No plotting library is needed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -20,41 +26,74 @@ BACKGROUND = (255, 255, 255)
 SET_FILL = (222, 226, 232)
 PLAY_COLOR = (31, 119, 180)
 COMPARATOR_COLOR = (214, 39, 40)
+LOSS_COLOR = (44, 160, 44)
+STRIP_HEIGHT = 64
+#: Rounds whose loss gradients choose the plane of a set of affine dimension > 2.
+BASIS_ROUNDS = 256
 
 
-def can_render(convex_set: ConvexSet) -> bool:
-    """Whether :class:`PlaneView` can draw this set (aff_dim 1 or 2)."""
-    return convex_set.aff_dim in (1, 2)
+def tangent_basis(convex_set: ConvexSet) -> np.ndarray:
+    """Orthonormal columns (dim, aff_dim) spanning V (from the SVD of the tangent projector)."""
+    identity = np.eye(convex_set.dim)
+    projector = np.stack(
+        [convex_set.tangent(e.reshape(convex_set.shape)).ravel() for e in identity]
+    )
+    left, _, _ = np.linalg.svd(projector)
+    return left[:, : convex_set.aff_dim]
+
+
+def plane_basis(convex_set: ConvexSet, gradients: np.ndarray | None = None) -> np.ndarray:
+    """Orthonormal columns (dim, min(aff_dim, 2)) of the plane to draw.
+
+    V itself when aff_dim <= 2. Otherwise the top two principal directions of the
+    ``gradients`` (k, *shape) projected onto V (the directions along which the losses
+    change most), completed by directions of V when they span less than a plane.
+    """
+    tangent = tangent_basis(convex_set)
+    if convex_set.aff_dim <= 2:
+        return tangent
+    leading = np.empty((convex_set.dim, 0))
+    if gradients is not None and len(gradients):
+        flat = np.asarray(gradients, dtype=float).reshape(len(gradients), -1)
+        within = (flat @ tangent) @ tangent.T
+        _, singular, right = np.linalg.svd(within, full_matrices=False)
+        keep = singular > 1e-9 * max(float(singular[0]), 1e-300)
+        leading = right[keep][:2].T
+    candidates = np.column_stack([leading, tangent])
+    orthonormal, triangle = np.linalg.qr(candidates)
+    independent = np.abs(np.diag(triangle)) > 1e-9
+    return orthonormal[:, independent][:, :2]
 
 
 class PlaneView:
-    """Draws K, the comparator and recent plays into an RGB array of ``size`` x ``size``."""
+    """Draws K's shadow, the comparator, recent plays and their losses into an RGB array.
 
-    def __init__(self, convex_set: ConvexSet, size: int = 256, directions: int = 128):
-        if not can_render(convex_set):
-            raise ValueError(
-                f"rendering needs a set whose affine hull has dimension 1 or 2; {convex_set!r} "
-                f"has aff_dim={convex_set.aff_dim}"
-            )
+    Args:
+        convex_set: the set K.
+        basis: orthonormal columns (dim, 1 or 2) within V; default :func:`plane_basis`
+            without gradients (V itself for aff_dim <= 2).
+        size: the plane's width and height in pixels; the loss strip adds
+            ``STRIP_HEIGHT`` rows below, so a frame is (size + 64, size, 3) uint8.
+        directions: support directions traced for the outline.
+    """
+
+    def __init__(
+        self,
+        convex_set: ConvexSet,
+        basis: np.ndarray | None = None,
+        size: int = 256,
+        directions: int = 128,
+    ):
         self.set = convex_set
         self.size = size
         self._center = np.asarray(convex_set.center, dtype=float).ravel()
-        self._basis = self._plane_basis()
+        self._basis = plane_basis(convex_set) if basis is None else np.asarray(basis, dtype=float)
         polygon = self._boundary(directions)
         low, high = polygon.min(axis=0), polygon.max(axis=0)
-        span = float(max(high - low)) * 1.16
+        span = max(float(max(high - low)), 1e-12) * 1.16
         self._origin = (low + high) / 2 - span / 2
         self._scale = (size - 1) / span
         self._background = self._fill(polygon)
-
-    def _plane_basis(self) -> np.ndarray:
-        """Orthonormal columns spanning V (from the SVD of the tangent projector)."""
-        identity = np.eye(self.set.dim)
-        projector = np.stack(
-            [self.set.tangent(e.reshape(self.set.shape)).ravel() for e in identity]
-        )
-        left, _, _ = np.linalg.svd(projector)
-        return left[:, : self.set.aff_dim]
 
     def coordinates(self, points: np.ndarray) -> np.ndarray:
         """Plane coordinates (k, 2) of points (k, *shape); the second is 0 on a segment."""
@@ -63,8 +102,8 @@ class PlaneView:
         return coords if coords.shape[1] == 2 else np.column_stack([coords, np.zeros(len(coords))])
 
     def _boundary(self, directions: int) -> np.ndarray:
-        """Support points of K at ``directions`` angles, as a counter-clockwise polygon."""
-        if self.set.aff_dim == 1:
+        """Support points of the shadow at ``directions`` angles, counter-clockwise."""
+        if self._basis.shape[1] == 1:
             ends = [
                 self.set.lmo(sign * self._basis[:, 0].reshape(self.set.shape)) for sign in (1, -1)
             ]
@@ -82,27 +121,60 @@ class PlaneView:
         return self.size - 1 - scaled[:, 1], scaled[:, 0]
 
     def _fill(self, polygon: np.ndarray) -> np.ndarray:
-        """Background raster with the convex polygon filled (inside = left of every edge)."""
+        """Background raster with the convex polygon filled.
+
+        A pixel (x, y) is inside when it lies left of every edge (e_x, e_y) from vertex
+        p: e_x (y - p_y) - e_y (x - p_x) >= 0. On each pixel row that is an interval of
+        x, bounded below by the edges with e_y < 0 and above by those with e_y > 0.
+        """
         ticks = self._origin[:, None] + np.arange(self.size) / self._scale
-        x, y = np.meshgrid(ticks[0], ticks[1][::-1])
+        x, y = ticks[0], ticks[1][::-1, np.newaxis]
         edges = np.roll(polygon, -1, axis=0) - polygon
         tolerance = 1e-12 * float(np.abs(polygon).max() + 1.0)
-        inside = np.ones_like(x, dtype=bool)
-        for (px, py), (ex, ey) in zip(polygon, edges, strict=True):
-            inside &= ex * (y - py) - ey * (x - px) >= -tolerance
-        frame = np.empty((self.size, self.size, 3), dtype=np.uint8)
+        (px, py), (ex, ey) = polygon.T, edges.T
+        offset = ex * (y - py) + ey * px  # (rows, edges): the constraint is ey x <= offset
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bound = (offset + np.where(ey > 0, tolerance, -tolerance)) / ey
+        lower = np.max(np.where(ey < 0, bound, -np.inf), axis=1, keepdims=True)
+        upper = np.min(np.where(ey > 0, bound, np.inf), axis=1, keepdims=True)
+        level = np.all((ey != 0) | (ex * (y - py) >= -tolerance), axis=1, keepdims=True)
+        inside = (x >= lower) & (x <= upper) & level
+        frame = np.empty((self.size + STRIP_HEIGHT, self.size, 3), dtype=np.uint8)
         frame[...] = BACKGROUND
-        frame[inside] = SET_FILL
+        frame[: self.size][inside] = SET_FILL
+        frame[self.size] = SET_FILL  # the line between the plane and the loss strip
         return frame
 
-    def _dot(self, frame: np.ndarray, point: np.ndarray, radius: int, color: Iterable[int]) -> None:
-        (row,), (col,) = self._pixels(self.coordinates(point[np.newaxis]))
+    @staticmethod
+    def _square(frame: np.ndarray, row: int, col: int, radius: int, color: Iterable[int]) -> None:
         rows = slice(max(row - radius, 0), max(row + radius + 1, 0))
         cols = slice(max(col - radius, 0), max(col + radius + 1, 0))
         frame[rows, cols] = tuple(color)
 
-    def frame(self, comparator: np.ndarray | None, plays: Iterable[np.ndarray]) -> np.ndarray:
-        """An RGB uint8 image: K in grey, plays in blue (older ones lighter), x* in red."""
+    def _dot(self, frame: np.ndarray, point: np.ndarray, radius: int, color: Iterable[int]) -> None:
+        (row,), (col,) = self._pixels(self.coordinates(point[np.newaxis]))
+        self._square(frame[: self.size], int(row), int(col), radius, color)
+
+    def _loss_curve(self, frame: np.ndarray, losses: Sequence[float]) -> None:
+        """The recent losses, oldest left, scaled to their range, in the bottom strip."""
+        if not len(losses):
+            return
+        values = np.asarray(losses, dtype=float)
+        low, high = float(values.min()), float(values.max())
+        heights = (values - low) / (high - low) if high > low else np.full(len(values), 0.5)
+        columns = np.rint(np.linspace(0, self.size - 1, max(len(values), 2))[: len(values)])
+        rows = self.size + STRIP_HEIGHT - 4 - np.rint(heights * (STRIP_HEIGHT - 8))
+        for row, col in zip(rows.astype(int), columns.astype(int), strict=True):
+            self._square(frame, row, col, 1, LOSS_COLOR)
+
+    def frame(
+        self,
+        comparator: np.ndarray | None,
+        plays: Iterable[np.ndarray],
+        losses: Sequence[float] = (),
+    ) -> np.ndarray:
+        """An RGB uint8 image: K in grey, plays in blue (older ones lighter), x* in red,
+        and below, the losses of the plays in green."""
         frame = self._background.copy()
         plays = list(plays)
         for index, point in enumerate(plays):
@@ -111,4 +183,5 @@ class PlaneView:
             self._dot(frame, point, 2, color)
         if comparator is not None:
             self._dot(frame, comparator, 4, COMPARATOR_COLOR)
+        self._loss_curve(frame, losses)
         return frame

@@ -4,7 +4,7 @@
 K's bounding box (``set.bounds()``), so Gymnasium's checkers, flattening and vector
 environments treat it as a box, while membership and sampling use K itself:
 
-    x in space  <=>  x has K's shape, a float dtype, and K.contains(x, atol)
+    x in space  <=>  x has K's shape, a real (integer or float) dtype, and is in K within atol
     space.sample() = K.sample(space.np_random)
 
 Vector environments batch it into the space of ``batch`` points of K stacked along a
@@ -21,6 +21,8 @@ import numpy as np
 from gymnasium import error, spaces
 from gymnasium.vector.utils import batch_space
 
+from bco_gym.envs.actions import feasible_points
+from bco_gym.errors import InfeasibleActionError
 from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet
 
 
@@ -55,9 +57,15 @@ class ConvexSetSpace(spaces.Box):
     ):
         if not isinstance(convex_set, ConvexSet):
             raise TypeError(f"ConvexSetSpace needs a ConvexSet, got {type(convex_set).__name__}")
-        if not (np.isfinite(atol) and atol >= 0):
+        if (
+            isinstance(atol, bool)
+            or not isinstance(atol, int | float | np.integer | np.floating)
+            or not (np.isfinite(atol) and atol >= 0)
+        ):
             raise ValueError(f"ConvexSetSpace: atol={atol!r} must be finite and >= 0")
-        if batch is not None and (isinstance(batch, bool) or int(batch) != batch or batch < 1):
+        if batch is not None and (
+            isinstance(batch, bool) or not isinstance(batch, int | np.integer) or batch < 1
+        ):
             raise ValueError(f"ConvexSetSpace: batch={batch!r} must be None or an integer >= 1")
         low, high = convex_set.bounds()
         if batch is not None:
@@ -69,24 +77,26 @@ class ConvexSetSpace(spaces.Box):
         self.batch = None if batch is None else int(batch)
 
     def contains(self, x: Any) -> bool:
-        """Whether ``x`` is a point (or a batch of points) of K within ``atol``."""
-        if not isinstance(x, np.ndarray):
-            try:
-                x = np.asarray(x, dtype=self.dtype)
-            except (ValueError, TypeError, OverflowError):
-                return False
-        if not np.can_cast(x.dtype, self.dtype) or x.shape != self.shape:
+        """Whether ``x`` is a point (or a batch of points) of K within ``atol``.
+
+        Exactly the actions ``env.step`` accepts without projecting: real numbers
+        (integer or floating dtype; never bool, complex, strings or objects) of the
+        space's shape, in K.
+        """
+        try:
+            feasible_points(
+                self.set, x, atol=self.atol, round_index=0, batched=self.batch is not None
+            )
+        except InfeasibleActionError:
             return False
-        if self.batch is None:
-            return bool(self.set.contains(x, atol=self.atol))
-        return all(self.set.contains(point, atol=self.atol) for point in x)
+        return self.batch is None or np.shape(x)[0] == self.batch
 
     def sample(self, mask: None = None, probability: None = None) -> np.ndarray:
         """A random point of K (``batch`` of them when batched), from ``self.np_random``."""
         if mask is not None or probability is not None:
             raise error.Error(
                 f"ConvexSetSpace.sample: masks are not supported, got mask={mask!r}, "
-                f"probability={probability!r}"
+                f"probability={probability!r}; expected None for both"
             )
         if self.batch is None:
             return np.asarray(self.set.sample(self.np_random), dtype=np.float64)

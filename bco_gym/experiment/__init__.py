@@ -1,6 +1,8 @@
 """Experiments: single runs, resumable sweeps on serial/process/Ray backends, tuning.
 
 * :func:`run` — one agent on one env for one horizon and seed -> :class:`RunResult`;
+* :func:`run_many` — one run per seed, all in lockstep (batched agents and losses),
+  each result ``same_outcome`` as :func:`run`'s;
 * :func:`sweep` — the grid envs x agents x horizons x seeds into a directory of
   JSON + NPZ results (atomic, resumable), on the ``serial``, ``process`` or ``ray``
   backend; :func:`load_sweep` reads one back;
@@ -10,6 +12,7 @@
 
 from pathlib import Path
 
+from bco_gym.experiment.many import batch_size_for, run_many, run_seed_batch
 from bco_gym.experiment.results import (
     CorruptResultError,
     SweepMismatchError,
@@ -63,6 +66,7 @@ __all__ = [
     "SweepStore",
     "Tuning",
     "agent_seed_for",
+    "batch_size_for",
     "cells",
     "default_checkpoints",
     "fit_exponents",
@@ -71,6 +75,8 @@ __all__ = [
     "load_tuned",
     "run",
     "run_cells",
+    "run_many",
+    "run_seed_batch",
     "save_result",
     "save_tuned",
     "summarize",

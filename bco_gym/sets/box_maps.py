@@ -40,6 +40,15 @@ from bco_gym.sets.simplex import Simplex
 DEFAULT_VERTEX_TOLERANCE = 1e-3
 
 
+class MappedPoint(np.ndarray):
+    """A point of K that a box map already produced from a box action.
+
+    ``SB3Agent.act`` returns its plays as this (a view; otherwise a plain float64
+    array), so :class:`bco_gym.wrappers.BoxActionAdapter` can tell when it is handed
+    a point instead of a box action (the map would then apply twice) and warn.
+    """
+
+
 class BoxMap(abc.ABC):
     """A continuous map from the cube [-1, 1]^shape into a convex set K.
 
@@ -67,14 +76,24 @@ class BoxMap(abc.ABC):
 
     def __call__(self, action: np.ndarray) -> np.ndarray:
         """The point of K that the cube action ``action`` stands for."""
-        array = np.asarray(action, dtype=float)
+        array = np.asarray(action)
+        if array.dtype.kind not in "iuf":
+            raise ValueError(
+                f"{type(self).__name__}: action {action!r} has dtype {array.dtype}; expected "
+                "real numbers (an integer or floating dtype; never bool, complex, strings or "
+                "objects) in the box [-1, 1]"
+            )
+        array = array.astype(float, copy=False)
         if array.shape != self.shape:
             raise ValueError(
                 f"{type(self).__name__}: action of shape {array.shape}, expected {self.shape} "
                 f"(the shape of {self.convex_set!r})"
             )
         if not np.all(np.isfinite(array)):
-            raise ValueError(f"{type(self).__name__}: action has non-finite entries: {array}")
+            raise ValueError(
+                f"{type(self).__name__}: action has non-finite entries: {array}; expected "
+                "finite numbers (clipped to the box [-1, 1])"
+            )
         return self._map(np.clip(array, -1.0, 1.0))
 
     @abc.abstractmethod
@@ -105,10 +124,7 @@ class SoftmaxMap(BoxMap):
         super().__init__(convex_set)
         if not isinstance(convex_set, Simplex):
             raise TypeError(f"SoftmaxMap needs a Simplex, got {convex_set!r}")
-        if not (math.isfinite(vertex_tolerance) and 0.0 < vertex_tolerance < 1.0):
-            raise ValueError(
-                f"SoftmaxMap: vertex_tolerance={vertex_tolerance!r} must lie in (0, 1)"
-            )
+        _check_vertex_tolerance(vertex_tolerance)
         self.vertex_tolerance = float(vertex_tolerance)
         self.inverse_temperature = (math.log((convex_set.dim - 1) / vertex_tolerance) + 1.0) / 2.0
 
@@ -205,14 +221,27 @@ def _nuclear_gauge(radius: float) -> Callable[[np.ndarray], float]:
     return lambda v: float(np.linalg.svd(v, compute_uv=False).sum()) / radius
 
 
+def _check_vertex_tolerance(vertex_tolerance: object) -> None:
+    if (
+        isinstance(vertex_tolerance, bool)
+        or not isinstance(vertex_tolerance, int | float | np.floating)
+        or not (math.isfinite(vertex_tolerance) and 0.0 < vertex_tolerance < 1.0)
+    ):
+        raise ValueError(
+            f"vertex_tolerance={vertex_tolerance!r} is not allowed; expected a real number in "
+            "(0, 1)"
+        )
+
+
 def box_map(convex_set: ConvexSet, vertex_tolerance: float = DEFAULT_VERTEX_TOLERANCE) -> BoxMap:
     """The map from [-1, 1]^shape onto ``convex_set`` used by the RL adapters.
 
     Simplex -> :class:`SoftmaxMap` (with ``vertex_tolerance``); L2, L1 and nuclear-norm
     balls -> :class:`GaugeMap`; Hypercube -> :class:`AffineMap`; any other set with a
     projection -> :class:`ProjectedAffineMap`. Raises ``ValueError`` for a set with
-    neither.
+    neither. ``vertex_tolerance`` is checked (a real number in (0, 1)) for every set.
     """
+    _check_vertex_tolerance(vertex_tolerance)
     if isinstance(convex_set, Simplex):
         return SoftmaxMap(convex_set, vertex_tolerance)
     if isinstance(convex_set, L2Ball):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 
-from bco_gym.sets.box_maps import DEFAULT_VERTEX_TOLERANCE, BoxMap, box_map
+from bco_gym.sets.box_maps import DEFAULT_VERTEX_TOLERANCE, BoxMap, MappedPoint, box_map
 
 
 class BoxActionAdapter(gym.ActionWrapper):
@@ -27,6 +29,8 @@ class BoxActionAdapter(gym.ActionWrapper):
 
     Observations, rewards (Python floats), flags and ``info`` pass through unchanged;
     the wrapper adds no ``info`` key. Actions outside the box are clipped to it first.
+    The adapter is for training SB3 models; ``SB3Agent.act`` already returns points of
+    K, to step the env without the adapter: handed one, the adapter warns.
 
     Args:
         env: a BCO env (``env.unwrapped.problem.set`` is K).
@@ -44,11 +48,21 @@ class BoxActionAdapter(gym.ActionWrapper):
         problem = getattr(env.unwrapped, "problem", None)
         if problem is None:
             raise TypeError(
-                f"BoxActionAdapter wraps a bco_gym env (with env.unwrapped.problem); got {env!r}"
+                f"BoxActionAdapter needs a bco_gym env (whose env.unwrapped.problem is the BCO "
+                f"problem, e.g. gym.make('BCO-Simplex-v0')); got {env!r}"
             )
         self.box_map: BoxMap = box_map(problem.set, vertex_tolerance)
         self.action_space = gym.spaces.Box(-1.0, 1.0, problem.set.shape, np.float32)
 
     def action(self, action: np.ndarray) -> np.ndarray:
         """The point of K standing for the box action ``action``."""
+        if isinstance(action, MappedPoint):
+            warnings.warn(
+                "BoxActionAdapter.step got a point of K already mapped from a box action (an "
+                "SB3Agent's act() output): mapping it again plays another point. Step the env "
+                "without the adapter (adapter.env, or the env before BoxActionAdapter) with "
+                "the agent's plays; the adapter is for training SB3 models.",
+                UserWarning,
+                stacklevel=3,
+            )
         return self.box_map(action)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from bco_gym.errors import InvalidLossError
+
 _SUM_CHUNK = 1 << 16
+_FIRST_CAPACITY = 1 << 12
 
 
 def exact_sum(values: np.ndarray) -> float:
@@ -32,6 +36,12 @@ class RegretRecorder(gym.Wrapper):
     the true minimum, so the true regret lies in [regret, regret + gap]) and
     ``"comparator_point"`` (x*, an array of K's shape).
 
+    Memory grows with the rounds played (a buffer doubled as needed, up to the
+    horizon), so a huge horizon costs nothing up front. A non-finite loss or
+    comparator raises :class:`~bco_gym.errors.InvalidLossError`: no ``nan`` regret.
+    An episode stopped before the env's end (by a ``TimeLimit`` outside this wrapper,
+    or a reset mid-episode) reports nothing; the next ``reset`` or ``close`` warns.
+
     Attributes:
         round_losses: f_t(x_t) of the rounds played so far this episode (read-only float64).
 
@@ -47,9 +57,16 @@ class RegretRecorder(gym.Wrapper):
 
     def __init__(self, env: gym.Env):
         super().__init__(env)
-        self._horizon = env.unwrapped.problem.horizon
-        self._losses = np.empty(self._horizon)
+        problem = getattr(env.unwrapped, "problem", None)
+        if problem is None:
+            raise TypeError(
+                f"RegretRecorder needs a bco_gym env (whose env.unwrapped.problem is the BCO "
+                f"problem, e.g. gym.make('BCO-Simplex-v0')); got {env!r}"
+            )
+        self._horizon = problem.horizon
+        self._losses = np.empty(min(self._horizon, _FIRST_CAPACITY))
         self._filled = 0
+        self._finished = 0
 
     @property
     def round_losses(self) -> np.ndarray:
@@ -58,23 +75,69 @@ class RegretRecorder(gym.Wrapper):
         return view
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        self._losses = np.empty(self._horizon)  # earlier episodes' round_losses stay valid
-        self._filled = 0
+        self._warn_if_cut_short()
+        # a new buffer, so earlier episodes' round_losses stay valid
+        self._losses = np.empty(min(self._horizon, _FIRST_CAPACITY))
+        self._filled = self._finished = 0
         return self.env.reset(**kwargs)
+
+    def close(self) -> None:
+        self._warn_if_cut_short()
+        self._filled = 0
+        super().close()
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(action)
-        self._losses[self._filled] = info["loss"]
-        self._filled += 1
+        self._record(info["loss"])
         if terminated or truncated:
-            (comparator,) = self.env.unwrapped.losses.comparator([self._filled])
-            cumulative = exact_sum(self.round_losses)
-            info["regret"] = cumulative - comparator.value
-            info["cumulative_loss"] = cumulative
-            info["comparator_loss"] = comparator.value
-            info["comparator_gap"] = comparator.gap
-            info["comparator_point"] = np.array(comparator.point, copy=True)
+            info.update(self._report())
         return observation, reward, terminated, truncated, info
+
+    def _record(self, loss: float) -> None:
+        """Append one round's loss, doubling the buffer (up to the horizon) when full."""
+        if not math.isfinite(loss):
+            raise InvalidLossError(
+                f"RegretRecorder: the loss of round {self._filled} is {loss!r}; a regret needs "
+                f"finite losses (from {self.env.unwrapped.losses!r})"
+            )
+        if self._filled == len(self._losses):
+            grown = np.empty(min(self._horizon, 2 * len(self._losses)))
+            grown[: self._filled] = self._losses
+            self._losses = grown
+        self._losses[self._filled] = loss
+        self._filled += 1
+
+    def _report(self) -> dict[str, Any]:
+        """The info keys of an episode's last step (see the class docstring)."""
+        losses = self.env.unwrapped.losses
+        (comparator,) = losses.comparator([self._filled])
+        if not (math.isfinite(comparator.value) and math.isfinite(comparator.gap)):
+            raise InvalidLossError(
+                f"RegretRecorder: the comparator of {losses!r} over {self._filled} rounds has "
+                f"value {comparator.value!r} and gap {comparator.gap!r}; both must be finite"
+            )
+        cumulative = exact_sum(self.round_losses)
+        self._finished = self._filled
+        return {
+            "regret": cumulative - comparator.value,
+            "cumulative_loss": cumulative,
+            "comparator_loss": comparator.value,
+            "comparator_gap": comparator.gap,
+            "comparator_point": np.array(comparator.point, copy=True),
+        }
+
+    def _warn_if_cut_short(self) -> None:
+        """Warn when an episode stopped before the env's end: no regret was reported."""
+        if 0 < self._filled and self._finished != self._filled:
+            warnings.warn(
+                f"RegretRecorder: the last episode was reset after {self._filled} of "
+                f"{self._horizon} rounds, before the env ended it, so no regret was reported "
+                "for it. If a TimeLimit (or another wrapper) outside RegretRecorder cut it "
+                "short, put RegretRecorder outside it, e.g. RegretRecorder(gym.make(id, "
+                "max_episode_steps=k)), or make the env with horizon=k.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def regret_curve(self, checkpoints: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Regret and comparator gap after each prefix length in ``checkpoints``.
@@ -82,6 +145,16 @@ class RegretRecorder(gym.Wrapper):
         ``checkpoints`` must increase strictly within [1, rounds played]; one comparator
         call serves them all, and the prefix sums are sums of correctly rounded pieces.
         """
+        given = None if isinstance(checkpoints, str | bytes) else np.asarray(checkpoints, object)
+        if (
+            given is None
+            or given.ndim != 1
+            or not all(isinstance(c, int | np.integer) and not isinstance(c, bool) for c in given)
+        ):
+            raise ValueError(
+                f"checkpoints {checkpoints!r} are not allowed; expected a sequence of integer "
+                f"prefix lengths within [1, {self._filled}]"
+            )
         stops = [int(c) for c in checkpoints]
         if not stops or stops[0] < 1 or stops[-1] > self._filled or stops != sorted(set(stops)):
             raise ValueError(

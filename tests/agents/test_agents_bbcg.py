@@ -32,7 +32,14 @@ def test_default_parameters_are_theorem_1_with_d_for_n():
     # Theorem 1's bounds at the default c.
     theorem = (8 * math.sqrt(5) + 6 + 4 / math.sqrt(5)) * 10_000**0.75
     assert agent.regret_bound() == pytest.approx(theorem)
-    assert agent.lmo_call_bound() == pytest.approx((0.75 + 0.5 / c + 0.25 / c**2) * 10_000)
+    # The LMO bound of the routine as implemented (gap stopping): 99 routines, each at
+    # most 1 + A*H calls, A = max(16 R_delta^2/eps^2, 2/eps), H >= E[start excess].
+    delta, eta, eps, K = c / 10, 2 * c / 5 * 10_000**-0.75, 0.16, 100
+    shrunk_radius = 1 - delta
+    first, second = math.sqrt(K) * 5 / delta + K, K * (5 / delta) ** 2 + K**2
+    excess = eps + eta * min(2 * shrunk_radius * first, math.sqrt(eps) * first + eta / 2 * second)
+    calls = 99 * (1 + max(16 * shrunk_radius**2 / eps**2, 2 / eps) * excess)
+    assert agent.lmo_call_bound() == pytest.approx(calls, rel=1e-12)
 
     simplex = Simplex(10)  # d = 9 replaces n = 10
     agent = make_agent("bbcg", _problem(simplex, 10_000))
@@ -58,9 +65,14 @@ def test_smoothing_radius_is_capped_at_r_with_a_warning():
     # Outside the theorem's range both bounds are the paper's lemmas at the capped delta,
     # which exceed the closed forms the theorem would give for this c.
     c, T, d, G = agent.params["c"], 1000, 9, 1.0
+    agent.update_block(np.zeros(len(plays)))
+    while agent.stats["rounds"] < T:
+        agent.update_block(np.ones(len(agent.block_actions())))
+    assert agent.stats["lmo_calls"] == 31
     M, r, R = simplex.outer_radius, simplex.inner_radius, simplex.outer_radius
-    closed_lmo = (0.75 + G * c / (2 * d * M) + (G * c / (d * M)) ** 2 / 4) * T
-    assert agent.lmo_call_bound() > closed_lmo
+    # K_delta = {c}: every gap is 0, so each of the 31 routines makes exactly 1 call,
+    # and the bound (A = 2/eps, start excess <= eps) is 31 * (1 + 2).
+    assert agent.lmo_call_bound() == pytest.approx(31 * 3, rel=1e-12)
     closed_regret = (3 * c * G + c * R * G / r + 6 * G * R + 4 * c * G**2 * R / (d * M)) * T**0.75
     assert agent.regret_bound() > closed_regret + 4 * R * d * M / c * T**0.75
 

@@ -79,11 +79,15 @@ def test_block_estimate_is_the_sum_of_one_point_estimates(rng):
 
 def test_direction_stream_serves_the_batches_in_order():
     convex_set = Simplex(4)
-    stream = DirectionStream(convex_set, np.random.default_rng(3), chunk_size=5)
+    stream = DirectionStream(
+        convex_set, [np.random.default_rng(3), np.random.default_rng(4)], chunk_size=5
+    )
     served = np.array([stream.next().copy() for _ in range(12)])
-    rng = np.random.default_rng(3)
-    expected = np.concatenate([sphere_directions(convex_set, rng, 5) for _ in range(3)])[:12]
-    np.testing.assert_array_equal(served, expected)
+    assert served.shape == (12, 2, 4)
+    for row, seed in enumerate((3, 4)):  # each row: its own generator's chunks, in order
+        rng = np.random.default_rng(seed)
+        chunks = [sphere_directions(convex_set, rng, 5) for _ in range(3)]
+        np.testing.assert_array_equal(served[:, row], np.concatenate(chunks)[:12])
 
 
 def _unit_tangent(convex_set, rng):

@@ -211,7 +211,9 @@ def test_losses_must_live_on_the_env_set():
         BanditConvexEnv(Simplex(3), LinearLoss(Simplex(4)), 10)
     with pytest.raises(TypeError, match="LossSequence or a family name"):
         BanditConvexEnv(Simplex(3), 42, 10)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="loss_kwargs apply to a family name only"):
+    with pytest.raises(
+        ValueError, match=r"loss_kwargs=\{.noise.: 0.1\} apply to a family name only"
+    ):
         BanditConvexEnv(Simplex(3), LinearLoss(Simplex(3)), 10, loss_kwargs={"noise": 0.1})
     equal_copy = BanditConvexEnv(Simplex(3), LinearLoss(Simplex(3)), 10)  # same set, rebuilt
     equal_copy.reset(seed=0)

@@ -118,7 +118,8 @@ def test_defaults():
         ("BCO-NuclearBall-v0", {"rows": 0}, "rows=0 is not allowed; expected an integer >= 1"),
         ("BCO-ShortestPath-v0", {"grid": 1}, "grid=1 is not allowed; expected an integer >= 2"),
         ("BCO-Birkhoff-v0", {"n": True}, "n=True is not allowed"),
-        ("BCO-Simplex-v0", {"n": 10, "render_mode": "rgb_array"}, "aff_dim=9"),
+        ("BCO-Simplex-v0", {"n": 10, "render_mode": "human"}, "allowed: None, 'rgb_array'"),
+        ("BCO-Simplex-v0", {"dim": 5}, r"unknown keyword\(s\) 'dim'; accepted: n, horizon, loss"),
     ],
 )
 def test_invalid_make_kwargs_raise_value_errors(env_id, kwargs, message):
@@ -186,3 +187,11 @@ def test_make_with_module_prefix_in_a_fresh_interpreter():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["BanditConvexEnv", "1"]
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_every_id_refuses_unknown_keywords_listing_the_accepted_ones(env_id):
+    with pytest.raises(
+        ValueError, match=rf"{env_id}: unknown keyword\(s\) 'dim'; accepted: .*atol"
+    ):
+        gym.make(env_id, dim=5)

@@ -24,7 +24,7 @@ from bco_gym import InfeasibleActionError
 from bco_gym.agents import make_agent
 from bco_gym.agents.base import Agent
 from bco_gym.cli import main as cli_main
-from bco_gym.experiment import runner
+from bco_gym.experiment import tally as tally_module
 from bco_gym.experiment.runner import _ExactSum, _LossTally, run
 from bco_gym.sets import (
     BirkhoffPolytope,
@@ -142,7 +142,7 @@ def test_above_the_storage_limit_the_sums_stream_exactly(monkeypatch, name):
     """With the limit at 50 rounds nothing per-round is kept, and every checkpoint sum
     is still bit-identical to the one computed from the stored losses."""
     stored, _ = played("BCO-Simplex-v0", name, {"n": 4}, fast=None, horizon=300)
-    monkeypatch.setattr(runner, "ROUND_LOSSES_LIMIT", 50)
+    monkeypatch.setattr(tally_module, "ROUND_LOSSES_LIMIT", 50)
     streamed, _ = played("BCO-Simplex-v0", name, {"n": 4}, fast=None, horizon=300)
     reference, _ = played("BCO-Simplex-v0", name, {"n": 4}, fast=False, horizon=300)
     assert stored.round_losses is not None
@@ -173,7 +173,7 @@ def test_exact_sum_is_the_correctly_rounded_sum():
 
 
 def test_streaming_tally_matches_stored_segment_sums(monkeypatch):
-    monkeypatch.setattr(runner, "ROUND_LOSSES_LIMIT", 10)
+    monkeypatch.setattr(tally_module, "ROUND_LOSSES_LIMIT", 10)
     rng = np.random.default_rng(5)
     values = rng.standard_normal(400) * 10.0 ** rng.integers(-8, 8, 400)
     stops = [1, 3, 50, 51, 200, 400]
@@ -198,9 +198,9 @@ def test_loop_selection():
     assert loop_of("fkm") == "lean" and loop_of("bfw") == "lean"
     assert loop_of("bbcg", fast=False) == "gym" and loop_of("fkm", fast=False) == "gym"
     assert loop_of("bbcg", fast=True) == "block" and loop_of("fkm", fast=True) == "lean"
-    # no projection to replay, no frames to draw in the block loop: the lean loop runs
+    # no projection to replay in the block loop: the lean loop runs; frames need env.step
     assert loop_of("bbcg", on_infeasible="project") == "lean"
-    assert loop_of("bbcg", render_mode="rgb_array") == "lean"
+    assert loop_of("bbcg", render_mode="rgb_array") == "gym"
     # a wrapper whose step must run keeps the Gymnasium loop (or refuses fast=True)
     stats = gym.wrappers.RecordEpisodeStatistics
     assert loop_of("bbcg", wrap=stats) == "gym"
@@ -267,7 +267,7 @@ def test_block_loop_refuses_an_infeasible_play_like_the_env(env_id, size, outsid
     assert convex_set.violation(outside) is not None
     plays = {"inside": inside, "outside": outside, "bad": 7}
     expected = refusal(env_id, size, fast=False, **plays)
-    assert expected.startswith("round 7: action not in")
+    assert expected.startswith("round 7: action [")
     assert refusal(env_id, size, fast=None, **plays) == expected
     # an anchor that does not hold cannot certify the bad block: the exact check refuses
     lying = (inside, convex_set.inner_radius)

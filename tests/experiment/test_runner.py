@@ -11,7 +11,7 @@ from experiment_helpers import ENV_ID, ENV_KWARGS, HORIZON, tiny_run
 
 import bco_gym
 from bco_gym.agents import make_agent
-from bco_gym.experiment import runner
+from bco_gym.experiment import tally as tally_module
 from bco_gym.experiment.runner import (
     DEFAULT_CHECKPOINT_COUNT,
     agent_seed_for,
@@ -96,7 +96,7 @@ def test_one_comparator_call_serves_every_checkpoint(monkeypatch):
 
 def test_per_round_losses_are_dropped_above_the_limit(monkeypatch):
     full = tiny_run(seed=2)
-    monkeypatch.setattr(runner, "ROUND_LOSSES_LIMIT", HORIZON - 1)
+    monkeypatch.setattr(tally_module, "ROUND_LOSSES_LIMIT", HORIZON - 1)
     trimmed = tiny_run(seed=2)
     assert full.round_losses is not None and trimmed.round_losses is None
     np.testing.assert_array_equal(full.regret, trimmed.regret)
@@ -150,7 +150,7 @@ def test_accepts_a_made_env_and_a_built_agent():
         ({"seed": -1}, "seed=-1 must be a non-negative integer"),
         ({"checkpoints": [0]}, r"checkpoint 0 must be an integer in \[1, T=200\]"),
         ({"checkpoints": [201]}, "checkpoint 201"),
-        ({"constants": "lucky"}, "constants='lucky'; allowed: theory, tuned, custom"),
+        ({"constants": "lucky"}, "constants='lucky'; allowed: theory, default, tuned, custom"),
         ({"agent_kwargs": {"nope": 1}}, "unknown keyword"),
     ],
 )

@@ -60,7 +60,7 @@ def test_adapted_steps_play_the_mapped_point(env_id):
 
 
 def test_adapter_needs_a_bco_env():
-    with pytest.raises(TypeError, match="BoxActionAdapter wraps a bco_gym env"):
+    with pytest.raises(TypeError, match="BoxActionAdapter needs a bco_gym env"):
         BoxActionAdapter(gym.make("CartPole-v1"))
 
 

@@ -208,7 +208,9 @@ def test_errors_name_the_problem():
         mapping(np.zeros(2))
     with pytest.raises(ValueError, match="non-finite"):
         mapping(np.array([0.0, np.nan, 0.0]))
-    with pytest.raises(ValueError, match=r"vertex_tolerance=0.0 must lie in \(0, 1\)"):
+    with pytest.raises(
+        ValueError, match=r"vertex_tolerance=0.0 is not allowed; expected a real number in \(0, 1\)"
+    ):
         SoftmaxMap(Simplex(3), vertex_tolerance=0.0)
     with pytest.raises(TypeError, match="needs a Simplex"):
         SoftmaxMap(L2Ball(3))

@@ -206,7 +206,7 @@ def test_names_work_through_make_agent_and_bco_gym_compare(monkeypatch, tmp_path
 
 
 def test_options_are_keywords_of_the_sb3_constructors():
-    own = {"hidden_sizes", "vertex_tolerance", "action_noise_std"}
+    own = {"hidden_sizes", "vertex_tolerance", "action_noise_std", "model", "torch_threads"}
     for agent_class in SB3_AGENTS.values():
         signature = inspect.signature(getattr(sb3, agent_class.algorithm).__init__).parameters
         assert set(agent_class.OPTIONS) - own <= set(signature), agent_class.name
@@ -232,7 +232,10 @@ def test_errors_name_the_problem(monkeypatch):
         ValueError, match=r"unknown hyperparameter\(s\) \['n_step'\]; allowed: .*'n_steps'"
     ):
         PPOAgent(problem, n_step=8)
-    with pytest.raises(ValueError, match=r"learning_rate=-1.0 must be a finite number > 0"):
+    with pytest.raises(
+        ValueError,
+        match=r"learning_rate=-1.0 is not allowed; expected a finite real number \(a Python",
+    ):
         A2CAgent(problem, learning_rate=-1.0)
     wrong = PPOAgent(Problem(Simplex(4), 10, 1.0, 1.0)).model
     with pytest.raises(

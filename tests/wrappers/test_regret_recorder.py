@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -119,7 +120,8 @@ def test_round_losses_are_read_only_and_survive_the_next_episode():
     with pytest.raises(ValueError, match="read-only"):
         kept[0] = 1.0
     snapshot = kept.copy()
-    env.reset(seed=1)
+    with pytest.warns(UserWarning, match="reset after 3 of 5 rounds.*no regret was reported"):
+        env.reset(seed=1)
     assert env.round_losses.shape == (0,)
     play(env, [np.eye(3)[2]] * 5)
     np.testing.assert_array_equal(kept, snapshot)
@@ -140,3 +142,37 @@ def test_exact_sum_is_correctly_rounded_where_naive_sums_are_not():
     assert exact_sum(values) == math.fsum(values.tolist()) == pytest.approx(50_000 * 1.001)
     assert float(np.cumsum(values)[-1]) != exact_sum(values)
     assert exact_sum(np.empty(0)) == 0.0
+
+
+def test_a_huge_horizon_allocates_with_the_rounds_played():
+    env = RegretRecorder(gym.make("BCO-Simplex-v0", n=3, horizon=10**12))
+    assert env._losses.nbytes <= 8 * 4096
+    env.reset(seed=0)
+    center = env.unwrapped.set.center
+    for _ in range(5000):
+        env.step(center)
+    assert len(env.round_losses) == 5000 and env._losses.nbytes <= 8 * 2 * 5000
+    np.testing.assert_array_equal(
+        env.round_losses, env.unwrapped.losses.losses(0, np.tile(center, (5000, 1)))
+    )
+
+
+def test_a_time_limit_outside_the_recorder_is_reported_at_the_next_reset():
+    env = gym.wrappers.TimeLimit(RegretRecorder(gym.make("BCO-Simplex-v0", n=3, horizon=20)), 4)
+    env.reset(seed=0)
+    for _ in range(4):
+        *_, truncated, info = env.step(env.unwrapped.set.center)
+    assert truncated and "regret" not in info
+    with pytest.warns(UserWarning, match="after 4 of 20 rounds.*TimeLimit"):
+        env.reset(seed=0)
+
+
+def test_a_time_limit_inside_the_recorder_reports_the_regret_without_warning():
+    env = RegretRecorder(gym.make("BCO-Simplex-v0", n=3, horizon=20, max_episode_steps=4))
+    env.reset(seed=0)
+    for _ in range(4):
+        *_, info = env.step(env.unwrapped.set.center)
+    assert np.isfinite(info["regret"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env.reset(seed=1)

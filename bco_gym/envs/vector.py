@@ -1,0 +1,195 @@
+"""S bandit convex optimization environments stepped together, batched in NumPy."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium.error import ResetNeeded
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from bco_gym.envs.env import BanditConvexEnv
+from bco_gym.envs.feasibility import Feasibility
+from bco_gym.losses.batch import LossBatch
+
+
+class BanditConvexVectorEnv(VectorEnv):
+    """S independent copies of one :class:`~bco_gym.envs.BanditConvexEnv`, in lockstep.
+
+    ## Description
+
+    Row i is a bandit convex optimization env with its own oblivious loss sequence
+    (same family and parameters, its own seed): the env of DESIGN.md, batched. Each
+    ``step`` checks the S actions and evaluates the S losses in a few NumPy calls
+    (:class:`~bco_gym.losses.batch.LossBatch`), not S Python steps. Sub-env i behaves bit
+    for bit like sub-env i of ``gym.make_vec(id, num_envs=S, vectorization_mode="sync")``
+    under the same ``reset(seed=...)`` and actions, autoreset included.
+
+    ## Action Space
+
+    ``single_action_space`` is the single env's :class:`~bco_gym.envs.ConvexSetSpace`;
+    ``action_space`` its batch (S points of K stacked on axis 0). Actions (S, *shape)
+    are converted to float64. A row of the wrong shape, non-finite or outside K raises
+    :class:`~bco_gym.InfeasibleActionError` naming the round and the row (before any row
+    is stepped); with ``on_infeasible="project"`` the finite infeasible rows are
+    replaced by their Euclidean projections (``set.project_many``) and
+    ``info["projected"]`` marks them.
+
+    ## Observation Space
+
+    ``single_observation_space`` is ``Box(0, 1, (1,), float32)``; observations are
+    (S, 1) float32 arrays holding t/T.
+
+    ## Rewards
+
+    ``rewards`` (S,) float64, ``-info["loss"]``. ``info`` is Gymnasium's vector info:
+    ``"loss"`` (S,) float64, ``"t"`` (S,) int, with full feedback ``"gradient"``
+    (S, *shape), each with its ``"_key"`` mask.
+
+    ## Episode End and Autoreset
+
+    Every row truncates after T rounds (never terminates). The autoreset mode is
+    ``AutoresetMode.NEXT_STEP`` (``metadata["autoreset_mode"]``): the ``step`` after the
+    last round resets every row (unseeded: each row's generator continues), ignores the
+    actions and returns the reset observations with zero rewards.
+
+    ## Arguments
+
+    Made from a single env (:meth:`from_env`) or by ``gym.make_vec(id, num_envs=S,
+    vectorization_mode="vector_entry_point", **kwargs)`` with the ``gym.make`` kwargs.
+    ``reset(seed=s)`` seeds row i with s + i; a list of S seeds is taken as is.
+    ``problem`` is the single env's :class:`~bco_gym.problem.Problem`.
+
+    >>> import gymnasium as gym, bco_gym
+    >>> envs = gym.make_vec("BCO-Ball-v0", num_envs=4, vectorization_mode="vector_entry_point")
+    >>> observations, info = envs.reset(seed=0)
+    >>> observations.shape, envs.action_space.shape
+    ((4, 1), (4, 10))
+
+    ## Version History
+
+    * v0: initial version.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": [],
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
+
+    def __init__(self, template: BanditConvexEnv, num_envs: int):
+        if not isinstance(template, BanditConvexEnv):
+            raise TypeError(
+                f"BanditConvexVectorEnv needs a BanditConvexEnv, got {type(template).__name__}"
+            )
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r} is not allowed; expected an integer >= 1")
+        if template.render_mode is not None:
+            raise ValueError(
+                f"render_mode={template.render_mode!r} is not supported by the vector env; "
+                "use render_mode=None (or a sync vector env of rendering envs)"
+            )
+        self.num_envs = int(num_envs)
+        self.set = template.set
+        self.horizon = template.horizon
+        self.feedback = template.feedback
+        self.on_infeasible = template.on_infeasible
+        self.atol = template.atol
+        self.problem = template.problem
+        self.render_mode = None
+        self.single_action_space = template.action_space
+        self.single_observation_space = template.observation_space
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.losses = LossBatch([template.losses] + [_copy(template) for _ in range(num_envs - 1)])
+        self.feasibility = Feasibility(
+            self.set, self.atol, project=self.on_infeasible == "project", name_rows=True
+        )
+        self._full_feedback = self.feedback == "full"
+        self._row_rngs: list[np.random.Generator | None] = [None] * self.num_envs
+        self._round: int | None = None
+        self._autoreset = False
+
+    @classmethod
+    def from_env(cls, template: BanditConvexEnv, num_envs: int) -> BanditConvexVectorEnv:
+        """S copies of ``template`` (its loss sequence copied per row; the set shared)."""
+        return cls(template, num_envs)
+
+    @property
+    def round(self) -> int:
+        """Rounds played in the current episode by every row (0 before the first reset)."""
+        return 0 if self._round is None else self._round
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset every row; ``seed`` an int (row i gets seed + i), a list of S, or None."""
+        for row, row_seed in enumerate(self._row_seeds(seed)):
+            if row_seed is not None or self._row_rngs[row] is None:
+                self._row_rngs[row], _ = seeding.np_random(row_seed)
+            self.losses.sequences[row].reset(self._row_rngs[row])
+        self.losses = LossBatch(self.losses.sequences)  # drop the stacked chunk of the old seeds
+        self._round = 0
+        self._autoreset = False
+        return self._reset_output()
+
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        t = self._round
+        if t is None:
+            raise ResetNeeded("Cannot call env.step() before calling env.reset()")
+        if self._autoreset:
+            for row in range(self.num_envs):
+                self.losses.sequences[row].reset(self._row_rngs[row])
+            self.losses = LossBatch(self.losses.sequences)
+            self._round = 0
+            self._autoreset = False
+            observations, info = self._reset_output()
+            zeros = np.zeros(self.num_envs, dtype=bool)
+            return observations, np.zeros(self.num_envs), zeros, zeros.copy(), info
+        points, projected = self.feasibility.round(actions, t)
+        values = self.losses.losses(t, points)
+        self._round = t + 1
+        every = np.ones(self.num_envs, dtype=bool)
+        info: dict[str, Any] = {
+            "loss": values,
+            "_loss": every,
+            "t": np.full(self.num_envs, t + 1, dtype=int),
+            "_t": every.copy(),
+        }
+        if self._full_feedback:
+            info["gradient"], info["_gradient"] = self.losses.gradients(t, points), every.copy()
+        if projected.any():
+            info["projected"], info["_projected"] = projected.copy(), projected
+        observations = np.full((self.num_envs, 1), (t + 1) / self.horizon, dtype=np.float32)
+        truncated = np.full(self.num_envs, t + 1 == self.horizon)
+        self._autoreset = bool(truncated[0])
+        return observations, -values, np.zeros(self.num_envs, dtype=bool), truncated, info
+
+    def _reset_output(self) -> tuple[np.ndarray, dict[str, Any]]:
+        observations = np.zeros((self.num_envs, 1), dtype=np.float32)
+        info = {"t": np.zeros(self.num_envs, dtype=int), "_t": np.ones(self.num_envs, dtype=bool)}
+        return observations, info
+
+    def _row_seeds(self, seed: Any) -> list[int | None]:
+        if seed is None:
+            return [None] * self.num_envs
+        if isinstance(seed, int | np.integer) and not isinstance(seed, bool):
+            return [int(seed) + row for row in range(self.num_envs)]
+        if isinstance(seed, list | tuple) and len(seed) == self.num_envs:
+            return list(seed)
+        raise ValueError(
+            f"seed={seed!r} is not allowed; expected None, an int (row i gets seed + i) or a "
+            f"list of {self.num_envs} seeds"
+        )
+
+    def __repr__(self) -> str:
+        return f"BanditConvexVectorEnv({self.set!r}, num_envs={self.num_envs})"
+
+
+def _copy(template: BanditConvexEnv) -> Any:
+    """A fresh copy of the template's loss sequence, sharing its set."""
+    return copy.deepcopy(template.losses, memo={id(template.set): template.set})

@@ -1,0 +1,188 @@
+"""Checkpoints and the exact tallies of a run's per-round losses.
+
+:class:`LossTally` keeps what a result needs of T per-round losses: the losses
+themselves while T <= ``ROUND_LOSSES_LIMIT``, beyond that only each checkpoint
+segment's exact sum (:class:`ExactSum`, memory flat in T), so the sums are the
+correctly rounded ones (``math.fsum``) however the losses stream in. :func:`regret_curve`
+turns a tally and the offline comparator into the regret at each checkpoint.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+ROUND_LOSSES_LIMIT = 100_000
+DEFAULT_CHECKPOINT_COUNT = 40
+# Rounds of losses a streaming tally buffers before adding them to its exact sum.
+TALLY_BUFFER = 1 << 16
+
+
+class LossTally:
+    """The per-round losses of a run, summed per checkpoint segment.
+
+    While T <= ``ROUND_LOSSES_LIMIT`` the losses themselves are kept (they go into the
+    result). Beyond, each segment keeps only its exact sum (:class:`ExactSum`, O(1)
+    memory; the losses pass through a buffer of ``TALLY_BUFFER`` rounds), so memory is
+    flat in T and the correctly rounded segment sums and total equal those of the
+    stored losses bit for bit.
+    """
+
+    def __init__(self, horizon: int, checkpoints: Sequence[int], losses: np.ndarray | None = None):
+        self._stops = list(checkpoints)
+        keep = losses is not None or horizon <= ROUND_LOSSES_LIMIT
+        self._values = losses if losses is not None else (np.empty(horizon) if keep else None)
+        self._filled = 0 if losses is None else len(losses)
+        self._buffer = np.empty(0 if keep else min(horizon, TALLY_BUFFER))
+        self._buffered = 0  # rounds in the buffer, all of the current segment
+        self._segment = ExactSum()
+        self._segments: list[int] = []  # exact sums of the finished segments (scaled ints)
+
+    def add(self, values: np.ndarray) -> None:
+        """Append the losses of the next ``len(values)`` rounds."""
+        if self._values is not None:
+            self._values[self._filled : self._filled + len(values)] = values
+            self._filled += len(values)
+            return
+        while len(values):
+            stop = self._stops[len(self._segments)]
+            room = min(stop - self._filled, len(self._buffer) - self._buffered)
+            piece, values = values[:room], values[room:]
+            self._buffer[self._buffered : self._buffered + len(piece)] = piece
+            self._buffered += len(piece)
+            self._filled += len(piece)
+            if self._filled == stop or self._buffered == len(self._buffer):
+                self._segment.add(self._buffer[: self._buffered])
+                self._buffered = 0
+            if self._filled == stop:
+                self._segments.append(self._segment.scaled())
+                self._segment = ExactSum()
+
+    def round_losses(self) -> np.ndarray | None:
+        """The stored losses when T <= ROUND_LOSSES_LIMIT, else None."""
+        if self._values is None or len(self._values) > ROUND_LOSSES_LIMIT:
+            return None
+        return self._values
+
+    def segment_sums(self) -> list[float]:
+        """The correctly rounded sum of the losses of each checkpoint segment."""
+        if self._values is not None:
+            from bco_gym.wrappers.regret import exact_sum
+
+            bounds = itertools.pairwise([0, *self._stops])
+            return [exact_sum(self._values[start:stop]) for start, stop in bounds]
+        return [ExactSum.rounded(scaled) for scaled in self._segments]
+
+    def total(self) -> float:
+        """The correctly rounded sum of all the losses."""
+        if self._values is not None:
+            from bco_gym.wrappers.regret import exact_sum
+
+            return exact_sum(self._values)
+        return ExactSum.rounded(sum(self._segments))
+
+
+class ExactSum:
+    """The exact sum of a stream of finite floats in O(1) memory (a superaccumulator).
+
+    Every float is v = m 2^(e - 53) with m an integer of at most 53 bits (``np.frexp``).
+    Split m = h 2^27 + l (0 <= l < 2^27); per exponent e, the h's and the l's are summed
+    as integers: exactly, as float64 ``bincount`` sums of fewer than 2^26 terms stay
+    below 2^53, and the int64 totals below 2^63 for fewer than 2^36 terms in all. The
+    total is then sum_e (H_e 2^27 + L_e) 2^(e - 53), an exact Python integer times
+    2^-(1074 + 53), rounded once by integer true division: the correctly rounded sum,
+    the value ``math.fsum`` gives, at a few numpy calls per batch.
+    """
+
+    OFFSET = 1074  # np.frexp exponents of finite float64 lie in [-1073, 1024]
+    SIZE = OFFSET + 1025
+    SPLIT = 27
+    BATCH = 1 << 26  # terms per bincount
+
+    def __init__(self) -> None:
+        self._high = np.zeros(self.SIZE, dtype=np.int64)
+        self._low = np.zeros(self.SIZE, dtype=np.int64)
+
+    def add(self, values: np.ndarray) -> None:
+        if len(values) >= self.BATCH:  # keep each bincount's float64 sums exact
+            for start in range(0, len(values), self.BATCH - 1):
+                self.add(values[start : start + self.BATCH - 1])
+            return
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = np.add.reduce(values, initial=0.0)
+        if not math.isfinite(total) and not np.isfinite(values).all():
+            raise ValueError("exact sum: the losses must be finite")
+        mantissas, exponents = np.frexp(values)
+        integers = np.ldexp(mantissas, 53).astype(np.int64)  # exact: m < 2^53
+        buckets = exponents + self.OFFSET
+        for accumulator, part in (
+            (self._high, integers >> self.SPLIT),  # h, |h| < 2^26 (an arithmetic shift)
+            (self._low, integers & ((1 << self.SPLIT) - 1)),  # l = m - h 2^27 in [0, 2^27)
+        ):
+            counts = np.bincount(buckets, weights=part, minlength=self.SIZE)
+            accumulator += counts.astype(np.int64)
+
+    def scaled(self) -> int:
+        """The exact sum times 2^(1074 + 53), a Python integer."""
+        scaled = 0
+        for index in np.flatnonzero(self._high | self._low).tolist():
+            scaled += ((int(self._high[index]) << self.SPLIT) + int(self._low[index])) << index
+        return scaled
+
+    @classmethod
+    def rounded(cls, scaled: int) -> float:
+        """``scaled`` / 2^(1074 + 53), correctly rounded (Python's int true division)."""
+        return scaled / (1 << (cls.OFFSET + 53))
+
+
+def default_checkpoints(horizon: int, count: int = DEFAULT_CHECKPOINT_COUNT) -> list[int]:
+    """At most ``count`` log-spaced prefix lengths in [1, T], rounded, T included."""
+    horizon = check_horizon(horizon)
+    raw = np.geomspace(1, horizon, num=count)
+    return sorted({*np.rint(raw).astype(int).tolist(), horizon})
+
+
+def resolve_checkpoints(checkpoints: Sequence[int] | None, horizon: int) -> list[int]:
+    """Sorted unique prefix lengths in [1, T] with T added; ValueError naming a bad one."""
+    if checkpoints is None:
+        return default_checkpoints(horizon)
+    values = set()
+    for value in checkpoints:
+        if isinstance(value, bool) or int(value) != value or not 1 <= value <= horizon:
+            raise ValueError(f"checkpoint {value!r} must be an integer in [1, T={horizon}]")
+        values.add(int(value))
+    return sorted(values | {horizon})
+
+
+def regret_curve(tally: LossTally, points: list[int], comparators: Sequence[Any]) -> dict[str, Any]:
+    """Cumulative loss, comparator value and gap, and regret at each checkpoint."""
+    if [c.horizon for c in comparators] != points:
+        raise RuntimeError(
+            f"the comparator answered for prefixes {[c.horizon for c in comparators]}, "
+            f"asked {points}"
+        )
+    segment_sums = tally.segment_sums()
+    cumulative = np.array([math.fsum(segment_sums[: k + 1]) for k in range(len(points))])
+    cumulative[-1] = tally.total()
+    comparator_loss = np.array([float(c.value) for c in comparators])
+    gap = np.array([float(c.gap) for c in comparators])
+    regret = cumulative - comparator_loss
+    return {
+        "checkpoints": np.array(points, dtype=np.int64),
+        "cumulative_loss": cumulative,
+        "comparator_loss": comparator_loss,
+        "comparator_gap": gap,
+        "regret": regret,
+        "final_regret": float(regret[-1]),
+        "final_gap": float(gap[-1]),
+    }
+
+
+def check_horizon(horizon: Any) -> int:
+    if isinstance(horizon, bool) or not isinstance(horizon, int | np.integer) or horizon < 1:
+        raise ValueError(f"horizon={horizon!r} must be a positive integer")
+    return int(horizon)
