@@ -69,6 +69,13 @@ def points_int(text: str) -> int:
     return _integer(text, 1, MAX_POINTS, "a positive integer")
 
 
+def batch_size_int(text: str) -> int:
+    """Seeds computed together by one batched run: an integer in 1..MAX_BATCH_SIZE."""
+    from bco_gym.experiment.backends import MAX_BATCH_SIZE
+
+    return _integer(text, 1, MAX_BATCH_SIZE, "a positive integer (seeds per batch)")
+
+
 def non_negative_int(text: str) -> int:
     """A seed: an integer in 0..2^63-1 (1e3 notation accepted when integral)."""
     return _integer(text, 0, MAX_SEED, "a non-negative integer")
@@ -186,6 +193,13 @@ def _add_common(command: argparse.ArgumentParser, *, sweep: bool) -> None:
         )
         command.add_argument(
             "--ray-address", default=None, help="join this Ray cluster (default: local instance)"
+        )
+        command.add_argument(
+            "--batch-size",
+            type=batch_size_int,
+            default=None,
+            help="seeds of one agent played together in lockstep by one batched run (same "
+            "results for every size; default: as many as fit a 256 MB budget, at most 64)",
         )
 
 

@@ -256,6 +256,7 @@ def _sweep_agents(
             progress=_progress(args),
             ray_address=args.ray_address,
             fast=_fast(args),
+            batch_size=args.batch_size,
         )
     report_warnings(results)
     return results
@@ -299,6 +300,7 @@ def command_tune(args: argparse.Namespace) -> int:
             env_kwargs=env_kwargs,
             progress=_progress(args),
             ray_address=args.ray_address,
+            batch_size=args.batch_size,
         )
         path = save_tuned(out, tuning)
     print_tuning(args, tuning, grid)

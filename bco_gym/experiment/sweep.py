@@ -1,49 +1,38 @@
-"""Sweeps: the grid of (env, agent, horizon, seed) cells, run on a backend, resumable.
+"""Sweeps: the grid of (env, agent, horizon, seed) cells, computed in batches, resumable.
 
 A cell is one :func:`~bco_gym.experiment.runner.run`; its result depends only on the
-cell (the seeds are part of it), so every backend gives bit-identical results:
+cell (the seeds are part of it). Cells that differ only by seed are computed together
+as one batch of :func:`~bco_gym.experiment.many.run_many` (``batch_size`` seeds at a
+time; None chooses a size that fits a memory budget), on a serial, process-pool or Ray
+backend (:mod:`~bco_gym.experiment.backends`); every batch size and backend gives
+bit-identical outcomes.
 
-* ``serial``: one after the other in this process;
-* ``process``: a ``concurrent.futures.ProcessPoolExecutor`` with ``os.cpu_count()``
-  workers started by ``spawn`` (safe with threads; a script using it needs the usual
-  ``if __name__ == "__main__":`` guard);
-* ``ray``: plain Ray tasks, one CPU each; ``ray.init(address=ray_address)`` joins a
-  cluster (whose workers must have bco_gym installed), otherwise a local instance
-  with ``os.cpu_count()`` CPUs is started and shut down afterwards (extra ``ray``).
-
-Workers only compute; this process writes each result (see
-:mod:`~bco_gym.experiment.results`) the moment it arrives, so a killed sweep loses at
-most the cells in flight, and re-running the same sweep skips the finished cells (a
-finished cell is re-verified when read; one that fails is computed again, with a
-warning). One process writes a directory at a time (its lock, see
-:mod:`~bco_gym.experiment.store`); a sweep may grow by seeds or agents. Workers exit
-when the sweeping process dies, even by SIGKILL (:func:`watch_parent`).
+This process writes each result (see :mod:`~bco_gym.experiment.results`) the moment
+its batch arrives, so a killed sweep loses at most the batches in flight, and re-running
+the same sweep skips the finished cells (a finished cell is re-verified when read; one
+that fails is computed again, with a warning). One process writes a directory at a time
+(its lock, see :mod:`~bco_gym.experiment.store`); a sweep may grow by seeds or agents.
+Workers exit when the sweeping process dies, even by SIGKILL.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import re
-import socket
 import sys
-import threading
-import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from bco_gym.experiment.backends import BACKENDS, batches, run_on, worker_count
 from bco_gym.experiment.results import CorruptResultError
 from bco_gym.experiment.runner import RunResult, check_horizon, run
 from bco_gym.experiment.store import SweepStore
-
-BACKENDS = ("serial", "process", "ray")
 
 
 @dataclass(frozen=True)
@@ -210,6 +199,7 @@ def sweep(
     fast: bool | None = None,
     progress: bool | str | None = None,
     ray_address: str | None = None,
+    batch_size: int | None = None,
 ) -> list[RunResult]:
     """Run the grid of :func:`cells` into the directory ``out``; return its results.
 
@@ -229,7 +219,14 @@ def sweep(
         checkpoints=checkpoints,
         fast=fast,
     )
-    return run_cells(grid, out=out, backend=backend, progress=progress, ray_address=ray_address)
+    return run_cells(
+        grid,
+        out=out,
+        backend=backend,
+        progress=progress,
+        ray_address=ray_address,
+        batch_size=batch_size,
+    )
 
 
 def run_cells(
@@ -239,6 +236,7 @@ def run_cells(
     backend: str = "serial",
     progress: bool | str | None = None,
     ray_address: str | None = None,
+    batch_size: int | None = None,
 ) -> list[RunResult]:
     """Run any list of cells into ``out`` (the engine behind :func:`sweep` and tuning).
 
@@ -246,7 +244,8 @@ def run_cells(
     if another process holds it). A cell whose files are there but fail verification
     is recomputed, with a :class:`CorruptCellWarning` naming it. ``progress``: True a
     tqdm bar, "lines" one line per finished cell on stderr, False nothing, None a bar
-    on a terminal and nothing otherwise.
+    on a terminal and nothing otherwise. ``batch_size``: seeds computed together
+    (:func:`~bco_gym.experiment.backends.batches`; None: chosen for memory).
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
@@ -267,7 +266,8 @@ def run_cells(
 
         try:
             if pending:
-                _BACKEND_FUNCTIONS[backend](pending, finished, ray_address=ray_address)
+                grouped = batches(pending, batch_size, worker_count(backend))
+                run_on(backend, grouped, finished, ray_address=ray_address)
         finally:
             report(None, None)
     return [results[key] for key in keys]
@@ -328,123 +328,3 @@ def _progress_reporter(
     return update
 
 
-Finished = Callable[[Cell, RunResult], None]
-
-
-def _run_serial(pending: Iterable[Cell], finished: Finished, **_: Any) -> None:
-    for cell in pending:
-        finished(cell, run_cell(cell))
-
-
-# -- workers that do not outlive their parent -----------------------------------------------
-WATCH_INTERVAL = 0.25  # seconds between a worker's checks that its parent is alive
-_watching: list[int] = []
-
-
-def watch_parent(parent_pid: int, child: bool = True) -> None:
-    """Exit this (worker) process as soon as ``parent_pid`` is gone (SIGKILL included).
-
-    A daemon thread polls every ``WATCH_INTERVAL`` s. A pool worker (``child``) checks
-    that it is still ``parent_pid``'s child (an orphan is re-parented, so
-    ``os.getppid()`` changes); a Ray worker, whose parent is Ray's raylet, checks that
-    the driver's pid still exists on this host. Started once per process.
-    """
-    if _watching:
-        return
-    _watching.append(parent_pid)
-
-    def alive() -> bool:
-        if child:
-            return os.getppid() == parent_pid
-        try:
-            os.kill(parent_pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-
-    def watch() -> None:
-        while alive():
-            time.sleep(WATCH_INTERVAL)
-        os._exit(70)
-
-    threading.Thread(target=watch, name="bco_gym-parent-watch", daemon=True).start()
-
-
-def _run_process(pending: Sequence[Cell], finished: Finished, **_: Any) -> None:
-    workers = max(1, min(os.cpu_count() or 1, len(pending)))
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=context,
-        initializer=watch_parent,
-        initargs=(os.getpid(),),
-    ) as pool:
-        futures = {pool.submit(run_cell, cell): cell for cell in pending}
-        try:
-            while futures:
-                done, _ = wait(futures, return_when=FIRST_COMPLETED)
-                for future in done:
-                    cell = futures.pop(future)
-                    finished(cell, future.result())
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
-
-
-def run_cell_watched(cell: Cell, driver_pid: int | None, driver_host: str) -> RunResult:
-    """:func:`run_cell` in a Ray worker that exits when a local driver dies."""
-    if driver_pid is not None and socket.gethostname() == driver_host:
-        watch_parent(driver_pid, child=False)
-    return run_cell(cell)
-
-
-def _run_ray(pending: Sequence[Cell], finished: Finished, *, ray_address: str | None) -> None:
-    ray = import_ray()
-    started_here = not ray.is_initialized()
-    if started_here:
-        if ray_address:
-            ray.init(address=ray_address, logging_level="WARNING")
-        else:
-            ray.init(
-                num_cpus=os.cpu_count() or 1,
-                include_dashboard=False,
-                logging_level="WARNING",
-            )
-    driver = os.getpid() if started_here and not ray_address else None
-    try:
-        remote_run = ray.remote(num_cpus=1)(run_cell_watched)
-        host = socket.gethostname()
-        references = {remote_run.remote(cell, driver, host): cell for cell in pending}
-        try:
-            while references:
-                ready, _ = ray.wait(list(references), num_returns=1)
-                for reference in ready:
-                    finished(references.pop(reference), ray.get(reference))
-        except BaseException:
-            for reference in references:
-                ray.cancel(reference)
-            raise
-    finally:
-        if started_here:
-            ray.shutdown()
-
-
-def import_ray() -> Any:
-    """``ray``, or ImportError naming the extra that installs it."""
-    try:
-        import ray
-    except ImportError as error:
-        raise ImportError(
-            "the 'ray' backend needs Ray: pip install bco_gym[ray] (or pip install ray)"
-        ) from error
-    return ray
-
-
-_BACKEND_FUNCTIONS: dict[str, Callable[..., None]] = {
-    "serial": _run_serial,
-    "process": _run_process,
-    "ray": _run_ray,
-}

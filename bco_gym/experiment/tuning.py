@@ -100,11 +100,12 @@ def tune(
     env_kwargs: Mapping[str, Any] | None = None,
     progress: bool | str | None = None,
     ray_address: str | None = None,
+    batch_size: int | None = None,
 ) -> Tuning:
     """Pick each agent's constant from ``grid`` by mean final regret on ``tune_seeds``.
 
     ``out`` is the sweep directory of the tuning runs (resumable like any sweep);
-    ``progress`` as in :func:`~bco_gym.experiment.sweep.run_cells`.
+    ``progress`` and ``batch_size`` as in :func:`~bco_gym.experiment.sweep.run_cells`.
     Agents without a free constant are listed in ``Tuning.skipped``.
     """
     horizon = check_horizon(horizon)
@@ -125,7 +126,12 @@ def tune(
         for seed in seeds
     ]
     results = run_cells(
-        grid_cells, out=out, backend=backend, progress=progress, ray_address=ray_address
+        grid_cells,
+        out=out,
+        backend=backend,
+        progress=progress,
+        ray_address=ray_address,
+        batch_size=batch_size,
     )
     regret = {
         (cell.agent, cell.agent_kwargs[params[cell.agent]], cell.seed): result.final_regret
