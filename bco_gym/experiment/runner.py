@@ -620,6 +620,7 @@ class _BlockChecker:
         self, plays: np.ndarray, start: int, anchor: tuple[np.ndarray, float] | None
     ) -> np.ndarray:
         """The block as a float64 array once its plays (rounds start, ...) pass the check."""
+        from bco_gym.envs.actions import feasible_points
         from bco_gym.errors import InfeasibleActionError
 
         shape = self.set.shape
@@ -632,8 +633,9 @@ class _BlockChecker:
         if anchor is not None and self._certified(plays, *anchor):
             return plays
         found = self.set.violation_many(plays, self.atol)
-        if found is not None:
+        if found is not None:  # env.step's own refusal, message included
             index, reason = found
+            feasible_points(self.set, plays[index], atol=self.atol, round_index=start + index)
             raise InfeasibleActionError(
                 f"round {start + index}: action not in {self.set!r}: {reason}"
             )
