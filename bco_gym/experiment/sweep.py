@@ -326,5 +326,3 @@ def _progress_reporter(
             bar.update(1)
 
     return update
-
-

@@ -232,13 +232,18 @@ class LossBatch:
         """The S sequences' parameters of chunk ``index``, stacked: (chunk_size, S, ...)."""
         if index != self._chunk_index:
             chunks = [sequence.chunk(index) for sequence in self.sequences]
+            # A sequence of finite horizon (data, user arrays) has a shorter last chunk.
+            horizon = getattr(self.sequences[0], "horizon", None)
+            rounds = self.chunk_size
+            if horizon is not None:
+                rounds = max(0, min(rounds, horizon - index * self.chunk_size))
             stacked = {}
             for key in chunks[0]:
                 arrays = [np.asarray(chunk[key]) for chunk in chunks]
-                if any(a.ndim == 0 or a.shape[0] != self.chunk_size for a in arrays):
+                if any(a.ndim == 0 or a.shape[0] != rounds for a in arrays):
                     raise ValueError(
                         f"{self.name} loss: chunk parameter {key!r} has no leading round axis of "
-                        f"length {self.chunk_size}; the family cannot be batch-evaluated "
+                        f"length {rounds}; the family cannot be batch-evaluated "
                         "(see bco_gym.losses.batch)"
                     )
                 stacked[key] = np.stack(arrays, axis=1)

@@ -24,6 +24,7 @@ from bco_gym.experiment.store import SweepStore
 from bco_gym.experiment.sweep import CorruptCellWarning
 
 sweep_module = importlib.import_module("bco_gym.experiment.sweep")  # the name is the function
+backends_module = importlib.import_module("bco_gym.experiment.backends")
 
 GRID = {"envs": ENV_ID, "agents": ["bbcg", "random"], "horizons": 60, "seeds": 2}
 
@@ -93,13 +94,13 @@ def test_resume_recomputes_only_unfinished_cells(tmp_path, monkeypatch):
     untouched = {path: path.stat().st_mtime_ns for path in cell_files[2:]}
 
     computed = []
-    original = sweep_module.run_cell
+    original = backends_module.run_batch
 
-    def counting_run_cell(cell):
-        computed.append(cell.key)
-        return original(cell)
+    def counting_run_batch(batch):
+        computed.extend(cell.key for cell in batch)
+        return original(batch)
 
-    monkeypatch.setattr(sweep_module, "run_cell", counting_run_cell)
+    monkeypatch.setattr(backends_module, "run_batch", counting_run_batch)
     second = small_sweep(tmp_path)
     assert sorted(computed) == sorted(path.stem for path in cell_files[:2])
     assert {path: path.stat().st_mtime_ns for path in cell_files[2:]} == untouched
@@ -115,13 +116,13 @@ def test_a_sweep_grows_by_seeds_and_agents_computing_only_new_cells(tmp_path, mo
     first = small_sweep(tmp_path)
     stamps = {path: path.stat().st_mtime_ns for path in (tmp_path / "cells").glob("*.json")}
     computed = []
-    original = sweep_module.run_cell
+    original = backends_module.run_batch
 
-    def counting_run_cell(cell):
-        computed.append((cell.agent, cell.seed))
-        return original(cell)
+    def counting_run_batch(batch):
+        computed.extend((cell.agent, cell.seed) for cell in batch)
+        return original(batch)
 
-    monkeypatch.setattr(sweep_module, "run_cell", counting_run_cell)
+    monkeypatch.setattr(backends_module, "run_batch", counting_run_batch)
     grown = sweep(
         ENV_ID,
         ["bbcg", "random", "fkm"],
