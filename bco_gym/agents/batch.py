@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,24 @@ def slice_rounds(dimension: int, budget: int | None = None) -> int:
     """The most plays a slice of a block holds for points of ``dimension`` entries."""
     floats = BLOCK_BUDGET_FLOATS if budget is None else budget
     return max(1, floats // max(1, dimension))
+
+
+class RowOracle:
+    """A batched oracle (``lmo_many``/``project_many``) that answers a batch of one with
+    the single oracle (``lmo``/``project``): the batched call's fixed cost is several
+    times the single call's, and the sets' contract makes row i of ``many`` equal to
+    ``one`` of row i (the batched-agent tests compare the two paths bit for bit).
+    A class, not a closure, so that agents stay picklable."""
+
+    def __init__(
+        self, many: Callable[[np.ndarray], np.ndarray], one: Callable[[np.ndarray], np.ndarray]
+    ):
+        self.many, self.one = many, one
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        if len(rows) == 1:
+            return np.asarray(self.one(rows[0]), dtype=float)[np.newaxis]
+        return self.many(rows)
 
 
 def check_batch_size(owner: str, batch_size: Any) -> int | None:
@@ -90,7 +108,8 @@ class BatchAgent(Agent):
     ``_update_rows(losses (S,), gradients (S, *shape) or None)``, and for the block path
     ``_block_rows()`` -> (S, k, *shape), ``_update_block_rows(losses (S, k))``,
     ``_block_anchor_rows()`` -> ((S, *shape), delta) or None; ``_row_extra_stats(i)``
-    adds non-counter stats. Counters live in ``self._counters`` (int64 arrays (S,)).
+    adds non-counter stats. Counters live in ``self._counters``: an int when every row
+    counts the same, else an int64 array (S,); ``stats`` shows them as arrays (S,).
     Each row's generator is ``self.rngs[i]``.
     """
 
@@ -99,7 +118,7 @@ class BatchAgent(Agent):
         self.batch_size = check_batch_size(type(self).__name__, batch_size)
         self.rows = 1 if self.batch_size is None else self.batch_size
         self.rngs = [np.random.default_rng() for _ in range(self.rows)]
-        self._counters: dict[str, np.ndarray] = {}
+        self._counters: dict[str, int | np.ndarray] = {}
 
     # -- stats --------------------------------------------------------------------------
     @property
@@ -110,7 +129,7 @@ class BatchAgent(Agent):
         if not self._was_reset:
             return {}
         stats: dict[str, Any] = {"rounds": self._round}
-        stats.update({key: value.copy() for key, value in self._counters.items()})
+        stats.update({key: self._counter_rows(value) for key, value in self._counters.items()})
         stats.update(self._batch_extra_stats())
         return stats
 
@@ -125,9 +144,18 @@ class BatchAgent(Agent):
         if not self._was_reset:
             return {}
         stats: dict[str, Any] = {"rounds": self._round}
-        stats.update({key: int(value[row]) for key, value in self._counters.items()})
+        stats.update(
+            {
+                key: int(value if isinstance(value, int) else value[row])
+                for key, value in self._counters.items()
+            }
+        )
         stats.update(self._row_extra_stats(int(row)))
         return stats
+
+    def _counter_rows(self, value: int | np.ndarray) -> np.ndarray:
+        """A counter as an int64 array (S,): an int counts the same for every row."""
+        return np.full(self.rows, value, dtype=np.int64) if isinstance(value, int) else value.copy()
 
     def _row_extra_stats(self, row: int) -> dict[str, Any]:
         """Non-counter stats of one row (lists, floats); default none."""
@@ -145,8 +173,9 @@ class BatchAgent(Agent):
         self.rngs = [np.random.default_rng(s) for s in seeds]
         self.rng = self.rngs[0]
         self._start_episode()
-        zeros = np.zeros(self.rows, dtype=np.int64)
-        self._counters = {"lmo_calls": zeros, "projections": zeros.copy()}
+        # A counter is an int while every row counts the same (a Python int costs less
+        # per round than an array), or an int64 array (S,) once rows differ (BBCG).
+        self._counters: dict[str, int | np.ndarray] = {"lmo_calls": 0, "projections": 0}
         self._reset_rows()
 
     def act(self, observation: Any = None) -> np.ndarray:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from bco_gym.agents import bbcg_bounds
-from bco_gym.agents.batch import BatchAgent, slice_rounds
+from bco_gym.agents.batch import BatchAgent, RowOracle, slice_rounds
 from bco_gym.agents.estimators import tangent_gaussian_rows
 from bco_gym.agents.frank_wolfe import ConditionalGradientRows, conditional_gradient_rows
 from bco_gym.agents.schedules import block_length, flag, positive, smoothing_radius_for
@@ -136,6 +136,7 @@ class BlockBanditCG(BatchAgent):
             and c * T**-0.25 <= r
         )
         self._shrunk = self.set.shrink(delta)
+        self._lmo = RowOracle(self._shrunk.lmo_many, self._shrunk.lmo)
         self._dimension = d
         self._slice = slice_rounds(self.set.dim)
         self._executor: ThreadPoolExecutor | None = None
@@ -314,7 +315,7 @@ class BlockBanditCG(BatchAgent):
                 result = self._routine(self._estimate_sum, self._points)
             self._points = result.points
             calls = result.iterations
-            self._counters["lmo_calls"] += calls
+            self._counters["lmo_calls"] = self._counters["lmo_calls"] + calls  # an array now
             self._gaps = result.gaps
         self._calls_per_block.append(calls)
         self._estimate_sum += estimate
@@ -322,7 +323,7 @@ class BlockBanditCG(BatchAgent):
     def _routine(self, estimate_sum: np.ndarray, start: np.ndarray) -> ConditionalGradientRows:
         """Algorithm 2 on F_m(x) = eta*<estimate_sum, x> + ||x - x_1||^2 over K_delta."""
         return conditional_gradient_rows(
-            self._shrunk.lmo_many,
+            self._lmo,
             self.params["step_size"] * estimate_sum,
             self._anchor,
             start,

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from bco_gym.agents.batch import BatchAgent
+from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.estimators import DirectionStream
 from bco_gym.agents.frank_wolfe import online_frank_wolfe_step
 from bco_gym.agents.schedules import decaying_step, positive, smoothing_radius_for
@@ -84,6 +84,7 @@ class BanditFrankWolfe(BatchAgent):
             ),
         }
         self._shrunk = self.set.shrink(self.params["smoothing_radius"])
+        self._lmo = RowOracle(self._shrunk.lmo_many, self._shrunk.lmo)
         self._dimension = d
 
     def _reset_rows(self) -> None:
@@ -110,6 +111,6 @@ class BanditFrankWolfe(BatchAgent):
         np.multiply(self._estimate_sum, eta, out=self._linear)
         weight = decaying_step(self._round + 1, 2.0, 0.4)
         online_frank_wolfe_step(
-            self._points, self._linear, self._anchor, weight, self._shrunk.lmo_many, self._gradient
+            self._points, self._linear, self._anchor, weight, self._lmo, self._gradient
         )
         self._counters["lmo_calls"] += 1

@@ -6,10 +6,9 @@ import math
 
 import numpy as np
 
-from bco_gym.agents.batch import BatchAgent
+from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.estimators import DirectionStream
 from bco_gym.agents.schedules import positive, smoothing_radius_for
-from bco_gym.agents.shrunk import ShrunkProjection
 from bco_gym.problem import Problem
 
 
@@ -83,7 +82,7 @@ class FlaxmanAgent(BatchAgent):
             ),
         }
         self._shrunk = self.set.shrink(self.params["smoothing_radius"])
-        self._project = ShrunkProjection(self._shrunk)
+        self._project = RowOracle(self._shrunk.project_many, self._shrunk.project)
         self._dimension = d
 
     def regret_bound(self) -> float:
