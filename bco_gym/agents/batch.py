@@ -9,6 +9,11 @@ same code with S = 1 and unwraps row 0, so its public API is the plain
 :class:`~bco_gym.agents.base.Agent`'s (``act`` returns a point, ``update`` takes a
 float, ``stats`` holds ints).
 
+Exception: a set whose oracle keeps state between calls answers a batch as a whole
+differently from one call per row in the last bits -- the nuclear-norm ball's LMO is
+warm-started from its previous answer (Lanczos) -- so there the LMO-based agents'
+rows agree with the single agent to rounding (tested to 1e-12), not bit for bit.
+
 Batched API (``batch_size = S``, an int):
 
 * ``reset(seed)``: a list of S seeds, an int s meaning [s, s+1, ..., s+S-1] (as
