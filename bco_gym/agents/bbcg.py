@@ -182,16 +182,18 @@ class BlockBanditCG(BatchAgent):
         E = sqrt(K_b) dM/delta + K_b G, E2 = K_b (dM/delta)^2 + K_b^2 G^2 (proofs in
         :mod:`~bco_gym.agents.bbcg_bounds`). It holds at any parameters.
 
-        Where it differs from the paper's count (Theorem 1, from Lemma 4: the sum over
-        blocks of max(16R^2/eps^2, 2/eps) E[h_{m,1}] without the eps and the 1, and its
-        closed form (3/4 + Gc/(2dM) + G^2c^2/(4d^2M^2)) T): Lemma 4 counts the iterations
-        until F - min F <= eps, while Algorithm 2 as implemented (and as stated) is a
-        do-while that stops on the Frank-Wolfe gap, which is never smaller than
-        F - min F. So every routine makes at least one call (the paper's count can
-        fall below the number of blocks: at step_size=1e-12 on the ball with
-        T = 10^4 it is 1e-5 while 99 calls are made), and the routine starts from the
-        previous routine's point, whose excess is bounded by that routine's gap, at
-        most eps -- hence the 1 and the eps here.
+        Where it differs from the paper's count (proof of Theorem 1 with Lemma 4:
+        L_m <= max(16R^2/eps^2, 2/eps)(h_{m,1} - eps), and the closed form
+        (3/4 + Gc/(2dM) + G^2c^2/(4d^2M^2)) T): Lemma 4 counts the iterations until
+        F - min F <= eps, hence its "- eps", while Algorithm 2 as implemented (and as
+        stated) is a do-while that stops on the Frank-Wolfe gap, which is never smaller
+        than F - min F. So every routine makes at least one call, the certifying one
+        (the paper's count can fall below the number of routines: at step_size=1e-12
+        on the ball with T = 10^4 it is 1e-5 while 99 calls are made), and every step
+        taken lowers F - min F by at least 1/A until the gap, not the excess, is <= eps:
+        hence 1 + A h_m instead of A (h_m - eps). The start excess is bounded as in the
+        paper, with ||x*_m - x*_{m-1}|| <= eta ||g_hat||/2 (2-strong convexity) and also
+        by the diameter 2 R_delta of K_delta.
         """
         return bbcg_bounds.expected_lmo_calls(self._constants())
 
