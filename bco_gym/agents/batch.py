@@ -110,7 +110,8 @@ class BatchAgent(Agent):
 
     Subclasses implement the row hooks, each acting on all S rows at once:
     ``_reset_rows()``, ``_act_rows()`` -> (S, *shape) new array,
-    ``_update_rows(losses (S,), gradients (S, *shape) or None)``, and for the block path
+    ``_update_rows(losses, gradients)`` (losses (S,), a float when single; gradients
+    (S, *shape) or None), and for the block path
     ``_block_rows()`` -> (S, k, *shape), ``_update_block_rows(losses (S, k))``,
     ``_block_anchor_rows()`` -> ((S, *shape), delta) or None; ``_row_extra_stats(i)``
     adds non-counter stats. Counters live in ``self._counters``: an int when every row
@@ -123,6 +124,7 @@ class BatchAgent(Agent):
         self.batch_size = check_batch_size(type(self).__name__, batch_size)
         self.rows = 1 if self.batch_size is None else self.batch_size
         self.rngs = [np.random.default_rng() for _ in range(self.rows)]
+        self._column_shape = (self.rows,) + (1,) * len(self.set.shape)
         self._counters: dict[str, int | np.ndarray] = {}
 
     # -- stats --------------------------------------------------------------------------
@@ -238,13 +240,16 @@ class BatchAgent(Agent):
         self._round += k
 
     # -- validation ---------------------------------------------------------------------
-    def _loss_rows(self, loss: Any) -> np.ndarray:
+    def _loss_rows(self, loss: Any) -> float | np.ndarray:
+        """The losses (S,) as floats; a single agent's loss stays a Python float, which
+        broadcasts against its one row exactly as an array (1,) would (the same IEEE
+        products) and saves the per-round cost of wrapping it."""
         owner = type(self).__name__
         if self.batch_size is None:
             value = float(loss)
             if not math.isfinite(value):
                 raise ValueError(f"{owner}: loss={value!r} must be finite")
-            return np.array([value])
+            return value
         losses = np.asarray(loss, dtype=float)
         if losses.shape != (self.rows,):
             raise ValueError(
@@ -272,9 +277,9 @@ class BatchAgent(Agent):
         """S copies of ``point``, shape (S, *shape), float64."""
         return np.repeat(np.asarray(point, dtype=float)[np.newaxis], self.rows, axis=0)
 
-    def _per_row(self, values: np.ndarray) -> np.ndarray:
-        """Values (S,) reshaped to broadcast against points (S, *shape)."""
-        return values.reshape((self.rows,) + (1,) * len(self.set.shape))
+    def _per_row(self, values: float | np.ndarray) -> float | np.ndarray:
+        """Values (S,) reshaped to broadcast against points (S, *shape); a float as is."""
+        return values if isinstance(values, float) else values.reshape(self._column_shape)
 
     # -- Agent's single-run hooks: the public methods above call the row hooks ----------
     def _reset(self) -> None:
@@ -285,7 +290,7 @@ class BatchAgent(Agent):
 
     def _update(self, loss: float, info: dict[str, Any] | None) -> None:
         gradients = self._gradient_rows(info) if self.feedback == "full" and info else None
-        self._update_rows(np.array([loss]), gradients)
+        self._update_rows(float(loss), gradients)
 
     # -- row hooks --------------------------------------------------------------------------
     def _reset_rows(self) -> None:
@@ -294,7 +299,7 @@ class BatchAgent(Agent):
     def _act_rows(self) -> np.ndarray:
         raise NotImplementedError
 
-    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
+    def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
         raise NotImplementedError
 
     def _block_rows(self) -> np.ndarray:

@@ -242,7 +242,7 @@ class BlockBanditCG(BatchAgent):
         self._start_slice_if_needed()
         return self._plays[:, self._position].copy()
 
-    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
+    def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
         self._losses[:, self._position] = losses
         self._advance(1)
 

@@ -86,6 +86,7 @@ class BanditFrankWolfe(BatchAgent):
         self._shrunk = self.set.shrink(self.params["smoothing_radius"])
         self._lmo = RowOracle(self._shrunk.lmo_many, self._shrunk.lmo)
         self._dimension = d
+        self._estimate_scale = d / self.params["smoothing_radius"]
 
     def _reset_rows(self) -> None:
         self._anchor = np.array(self.set.center, dtype=float)  # x_1 = c
@@ -103,9 +104,9 @@ class BanditFrankWolfe(BatchAgent):
         plays += self._points  # one new array (the same sums as x_t + delta*u_t)
         return plays
 
-    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
-        delta, eta = self.params["smoothing_radius"], self.params["step_size"]
-        coefficients = self._dimension * losses / delta
+    def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
+        eta = self.params["step_size"]
+        coefficients = losses * self._estimate_scale  # g_t = (d / delta) f_t u_t
         np.multiply(self._current, self._per_row(coefficients), out=self._estimate)
         self._estimate_sum += self._estimate
         np.multiply(self._estimate_sum, eta, out=self._linear)

@@ -82,7 +82,7 @@ class OnlineFrankWolfe(BatchAgent):
     def _act_rows(self) -> np.ndarray:
         return self._points.copy()
 
-    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
+    def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
         np.multiply(self._gradient_sum, self.params["step_size"], out=self._linear)
         weight = decaying_step(self._round + 1, 2.0, 0.5)
         online_frank_wolfe_step(

@@ -71,7 +71,7 @@ class OnlineGradientDescent(BatchAgent):
     def _act_rows(self) -> np.ndarray:
         return self._points.copy()
 
-    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
+    def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
         step = self.params["step_size"] * gradients
         self._points = self._project(self._points - step)
         self._counters["projections"] += 1
