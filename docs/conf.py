@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -68,3 +69,13 @@ html_theme = "furo"
 html_title = f"bco_gym {release}"
 html_static_path: list[str] = []
 html_theme_options = {"navigation_with_keys": True}
+
+# Mathematics is typeset by MathJax, loaded from its CDN by default (readers online see it
+# rendered; offline, the TeX source shows). To serve it from the built site instead, point
+# BCO_DOCS_MATHJAX at the es5 directory of MathJax 3 (e.g. from `npm pack mathjax@3`).
+local_mathjax = os.environ.get("BCO_DOCS_MATHJAX")
+if local_mathjax:
+    if not (Path(local_mathjax) / "tex-mml-chtml.js").is_file():
+        raise FileNotFoundError(f"BCO_DOCS_MATHJAX={local_mathjax} holds no tex-mml-chtml.js")
+    html_static_path.append(local_mathjax)  # its contents land in _static/
+    mathjax_path = "tex-mml-chtml.js"

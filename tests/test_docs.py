@@ -144,10 +144,15 @@ def test_typeset_update_rules_name_registered_agents():
     assert set(agent_math.UPDATE_RULES) <= set(AGENTS)
 
 
-def test_render_picture_only_for_sets_that_render(probe_id):
-    assert bco_pages.render_picture(probe_id).startswith(b"\x89PNG")
-    if "rgb_array" not in gym.make("BCO-Birkhoff-v0").unwrapped.metadata["render_modes"]:
-        assert bco_pages.render_picture("BCO-Birkhoff-v0") is None
+def test_pictures_are_drawn_at_the_default_size_or_the_smallest_that_renders(probe_id):
+    picture, sizes = bco_pages.render_picture(probe_id)  # Simplex(3) renders as it is
+    assert picture.startswith(b"\x89PNG") and sizes == {}
+    for env_id in ("BCO-Simplex-v0", "BCO-NuclearBall-v0"):
+        sizes = bco_pages.drawable_size(env_id)
+        env = gym.make(env_id, **sizes)
+        assert "rgb_array" in env.unwrapped.metadata["render_modes"]
+        if sizes:  # the default does not render: a plane figure of a small size does
+            assert env.unwrapped.set.aff_dim == 2
 
 
 def test_plain_text_maths_becomes_valid_rst():
@@ -161,3 +166,15 @@ def test_plain_text_maths_becomes_valid_rst():
         "so there\n\n::\n\n    F(x) = |r(x)|\n\nthen"
     )
     assert clean("Oracles.\n* LMO: a\n  sort") == "Oracles.\n\n* LMO: a\n  sort"
+
+
+def test_simple_table_rows_keep_their_columns():
+    row = "L1Ball(n)  argmax |g_i|, O(n)      sort, O(n log n)"
+    escaped = bco_docstrings.escape_table_row(row)
+    assert escaped == "L1Ball(n)  argmax \\|g_i\\|, O(n)    sort, O(n log n)"
+    assert escaped.index("sort") == row.index("sort")
+
+
+def test_table_cells_do_not_open_lists():
+    assert bco_pages.no_list("D. Garber and B. Kretzu") == r"D\. Garber and B. Kretzu"
+    assert bco_pages.rate(0.75) == ":math:`O(T^{3/4})`"

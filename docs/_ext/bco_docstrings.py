@@ -106,17 +106,16 @@ def plain_text(lines: list[str]) -> list[str]:
         if in_doctest or not line.strip():
             out.append(line)
             continue
+        in_table = in_table or bool(TABLE_BORDER.match(line))
+        if in_table:
+            out.append(escape_table_row(line))
+            continue
         last_indent = len(last) - len(last.lstrip())
         if last and indent > last_indent and not LIST_ITEM.match(last):
             if out and out[-1].strip():
                 out.append("")
             out.extend([" " * last_indent + "::", "", line])
             literal_indent = last_indent
-            continue
-        if TABLE_BORDER.match(line):
-            in_table = True
-        if in_table:
-            out.append(escape_inline(line))
             continue
         starts_list = re.match(r"^\s*[*-]\s", line) and re.search(r"[.:]\s*$", last)
         if out and out[-1].strip() and indent == last_indent and starts_list:
@@ -127,6 +126,26 @@ def plain_text(lines: list[str]) -> list[str]:
         if line.rstrip().endswith("::"):
             literal_indent = indent
     return out
+
+
+def escape_table_row(line: str) -> str:
+    """A simple-table row with ``|`` escaped, each cell still starting in its column.
+
+    Every inserted backslash is taken back from the next run of two or more spaces (the
+    gap before the next cell), so the columns stay where the table's borders put them.
+    """
+    pieces = re.split(r"( {2,})", line)
+    shift = 0
+    for index, piece in enumerate(pieces):
+        if index % 2 == 0:
+            escaped = escape_inline(piece)
+            shift += len(escaped) - len(piece)
+            pieces[index] = escaped
+        elif shift:
+            taken = min(shift, len(piece) - 1)
+            pieces[index] = piece[taken:]
+            shift -= taken
+    return "".join(pieces)
 
 
 def escape_inline(line: str) -> str:

@@ -16,9 +16,11 @@ builds of ``make docs`` generate once.
 
 from __future__ import annotations
 
+import fractions
 import hashlib
 import importlib
 import inspect
+import itertools
 import re
 import subprocess
 import sys
@@ -210,28 +212,80 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_picture(env_id: str) -> bytes | None:
-    """The env's ``rgb_array`` frame after 64 plays as PNG; None if it cannot render.
+PICTURE_ROUNDS = 64
 
-    An env whose metadata does not list ``rgb_array`` gets no picture; an env that lists
-    it and then fails raises (errors are not hidden).
+
+def picture_sizes(env_id: str) -> list[dict[str, int]]:
+    """``gym.make`` size keywords to try for a picture: the defaults, then small sizes."""
+    parameters = [
+        p.name
+        for p in inspect.signature(make_function(env_id)).parameters.values()
+        if type(p.default) is int and p.name != "horizon"
+    ]
+    small = itertools.product((3, 2, 1), repeat=len(parameters))
+    return [{}, *(dict(zip(parameters, values, strict=True)) for values in small)]
+
+
+def make_small(env_id: str, sizes: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
+    """(``gym.make(env_id, **options)``, options): ``sizes``, plus linear losses if the
+    default family does not fit a set this small; None if the make-function rejects the
+    size itself (a ValueError, e.g. n below the set's minimum)."""
+    import gymnasium as gym
+
+    attempts = [sizes]
+    if sizes and "loss" in inspect.signature(make_function(env_id)).parameters:
+        attempts.append({**sizes, "loss": "linear"})
+    for options in attempts:
+        try:
+            return gym.make(env_id, **options), options
+        except ValueError:
+            continue
+    return None
+
+
+def drawable_size(env_id: str) -> dict[str, Any] | None:
+    """The size keywords of the picture: the defaults if that set renders, else the
+    smallest sizes whose set renders (a plane figure preferred to a segment), else None.
+
+    Sizes the make-function rejects (a ValueError, e.g. n below the set's minimum) are
+    skipped; an env whose metadata lists ``rgb_array`` is then drawn, errors raised.
     """
+    drawable: dict[int, dict[str, Any]] = {}
+    for sizes in picture_sizes(env_id):
+        made = make_small(env_id, sizes)
+        if made is None:
+            continue
+        env, sizes = made
+        renders = "rgb_array" in env.unwrapped.metadata.get("render_modes", [])
+        dimension = env.unwrapped.set.aff_dim
+        env.close()
+        if renders and not sizes:
+            return sizes
+        if renders:
+            drawable.setdefault(dimension, sizes)
+    return drawable[max(drawable)] if drawable else None
+
+
+def render_picture(env_id: str) -> tuple[bytes, dict[str, Any]] | None:
+    """The env's ``rgb_array`` frame after 64 sampled plays as PNG, with the size keywords
+    it was drawn at; None when no size of the set renders."""
     import gymnasium as gym
     import numpy as np
 
-    probe = gym.make(env_id)
-    modes = probe.unwrapped.metadata.get("render_modes", [])
-    probe.close()
-    if "rgb_array" not in modes:
+    sizes = drawable_size(env_id)
+    if sizes is None:
         return None
-    env = gym.make(env_id, render_mode="rgb_array")
+    options = dict(sizes)
+    if "horizon" in inspect.signature(make_function(env_id)).parameters:
+        options["horizon"] = PICTURE_ROUNDS
+    env = gym.make(env_id, render_mode="rgb_array", **options)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
-    for _ in range(64):
+    for _ in range(PICTURE_ROUNDS):
         env.step(env.unwrapped.set.sample(rng))
     frame = env.render()
     env.close()
-    return png_bytes(np.asarray(frame))
+    return png_bytes(np.asarray(frame)), sizes
 
 
 def png_bytes(frame: Any) -> bytes:
@@ -274,13 +328,17 @@ def env_summary(env_id: str, env: Any) -> str:
     return table(("", ""), rows)
 
 
-def picture_figure(env_id: str, picture: str | None) -> str:
+def picture_figure(env_id: str, picture: tuple[str, dict[str, Any]] | None) -> str:
+    """The figure of the set, beside the summary table, with what was drawn."""
     if picture is None:
         return ""
+    name, sizes = picture
+    shown = ", ".join(f"{key}={value!r}" for key, value in sizes.items())
+    drawn = f'``gym.make("{env_id}", {shown})``' if sizes else "The default set"
     return (
-        f".. figure:: {picture}\n   :alt: {env_id} rendered\n   :width: 320px\n\n"
-        f'   ``env.render()`` (``render_mode="rgb_array"``) after 64 uniformly sampled '
-        "plays, drawn when these pages were built.\n"
+        f".. figure:: {name}\n   :alt: {env_id} rendered\n   :width: 260px\n   :align: center\n\n"
+        f"   {drawn}: ``env.render()`` after {PICTURE_ROUNDS} sampled plays (blue), with the"
+        " best point in hindsight (red).\n"
     )
 
 
@@ -295,7 +353,7 @@ def rewards_note(env: Any) -> str:
     )
 
 
-def env_page(env_id: str, picture: str | None) -> str:
+def env_page(env_id: str, picture: tuple[str, dict[str, Any]] | None) -> str:
     """The page of one registered id, in the sections of Gymnasium's env pages."""
     import gymnasium as gym
 
@@ -422,10 +480,10 @@ def agent_page(name: str, measure: bool = True) -> str:
         ("class", f":class:`{path}`"),
         ("feedback", f"``{cls.feedback}``"),
         ("needs a projection", "yes" if cls.requires_projection else "no (projection-free)"),
-        ("regret guarantee", f"O(T^{exponent:g})" if exponent is not None else "none"),
+        ("regret guarantee", rate(exponent)),
         ("keywords", ", ".join(f"``{option}``" for option in cls.OPTIONS) or "none"),
         ("scale constant", f"``{cls.SCALE_PARAM}``" if cls.SCALE_PARAM else "none"),
-        ("reference", references(doc) or "none"),
+        ("reference", no_list(references(doc)) or "none"),
     ]
     if name in UPDATE_RULES:
         rule = textwrap.dedent(UPDATE_RULES[name]).strip() + "\n\nNotation: " + NOTATION
@@ -443,6 +501,21 @@ def agent_page(name: str, measure: bool = True) -> str:
             section("Class documentation", f".. autoclass:: {path}\n   :no-index:"),
         ]
     )
+
+
+def rate(exponent: float | None) -> str:
+    """``O(T^(3/4))`` for 0.75; "none" without a guarantee."""
+    if exponent is None:
+        return "none (no regret guarantee)"
+    if exponent == 1:
+        return "linear, :math:`O(T)`"
+    power = fractions.Fraction(exponent).limit_denominator(12)
+    return f":math:`O(T^{{{power}}})`"
+
+
+def no_list(text: str) -> str:
+    """Text for a table cell that must not open a list ("D. Garber ..." is not item D)."""
+    return re.sub(r"^([A-Za-z0-9]{1,2})\. ", r"\1\\. ", text)
 
 
 NOTATION = (
@@ -733,11 +806,11 @@ def write_pages(
 
     done = Generated()
     for env_id in env_ids():
-        frame = render_picture(env_id) if pictures else None
+        drawn = render_picture(env_id) if pictures else None
         picture = None
-        if frame is not None:
-            picture = f"{slug(env_id)}.png"
-            done.pictures.append(done.write(outdir, f"envs/{picture}", frame))
+        if drawn is not None:
+            picture = (f"{slug(env_id)}.png", drawn[1])
+            done.pictures.append(done.write(outdir, f"envs/{picture[0]}", drawn[0]))
         page = env_page(env_id, picture)
         done.envs[env_id] = done.write(outdir, f"envs/{slug(env_id)}.rst", page)
     for name in AGENTS:
