@@ -530,8 +530,10 @@ def measurement_text(cls: type, measured: tuple[dict[str, Any], str] | None) -> 
     """The resolved parameters, the bounds and the measured oracle calls, as a list."""
     if measured is None:
         why = " (no regret theory; the class documentation states its oracle use)"
-        return "Not measured when these pages were built" + (
-            why if cls.regret_exponent is None else ""
+        return (
+            "Not measured when these pages were built"
+            + (why if cls.regret_exponent is None else "")
+            + "."
         )
     facts, command = measured
     params = ", ".join(
@@ -550,8 +552,8 @@ def measurement_text(cls: type, measured: tuple[dict[str, Any], str] | None) -> 
             f"* the bound on the expected LMO calls, ``lmo_call_bound()``: {fmt(lmo_bound)};"
         )
     lines.append(
-        f"* measured on seed 0: {facts['lmo_per_round']:.4g} LMO calls and "
-        f"{facts['projections_per_round']:.4g} projections per round, regret "
+        f"* measured on seed 0: LMO calls per round {facts['lmo_per_round']:.4g}, "
+        f"projections per round {facts['projections_per_round']:.4g}, regret "
         f"{facts['regret']:.4g}, by {command}."
     )
     return "\n".join(lines)
@@ -584,7 +586,7 @@ def loss_page(name: str) -> str:
     module = inspect.getmodule(cls)
     parts = [
         f".. _loss-{slug(name)}:\n",
-        heading(f"{name} — {cls.__name__}"),
+        heading(f"{name}: {cls.__name__}"),
         first_paragraph(docstring(cls)) + "\n",
         table(
             ("", ""),
@@ -643,8 +645,12 @@ def gallery_page(script: Path, figure: tuple[str, str] | None) -> str:
     title, _, rest = doc.partition("\n")
     from bco_docstrings import clean
 
-    title = f"{script.name}: {title.strip().rstrip('.')}"
-    parts = [f".. _example-{slug(script.stem)}:\n", heading(title), clean(rest.strip()) + "\n"]
+    parts = [
+        f".. _example-{slug(script.stem)}:\n",
+        heading(script.name),
+        f"**{title.strip()}**\n",
+        clean(rest.strip()) + "\n",
+    ]
     if figure is not None:
         name, command = figure
         parts.append(
@@ -702,7 +708,7 @@ def api_page(module_name: str) -> str:
     """
     module = importlib.import_module(module_name)
     is_package = hasattr(module, "__path__")
-    parts = [heading(f"``{module_name}``"), f".. automodule:: {module_name}\n"]
+    parts = [heading(module_name), f".. automodule:: {module_name}\n"]
     if ">>>" in inspect.getsource(module):  # docstring examples run in their module's namespace
         parts.insert(1, DOCTEST_NAMESPACE.format(module=module_name))
     if not is_package:
