@@ -49,6 +49,24 @@ EXTERNAL_PREFIXES = (
     "functools",
     "itertools",
     "json",
+    "argparse",
+    "threading",
+    "multiprocessing",
+    "logging",
+    "subprocess",
+    "tempfile",
+    "shutil",
+    "hashlib",
+    "warnings",
+    "inspect",
+    "datetime",
+    "time",
+    "csv",
+    "fractions",
+    "decimal",
+    "queue",
+    "weakref",
+    "operator",
 )
 #: Names the standard library exports unqualified in annotations.
 TYPING = "Any Callable Iterable Iterator Mapping Sequence ClassVar Path Future ModuleType".split()
@@ -174,6 +192,20 @@ def process_docstring(
         if match:
             lines[index] = f"{match.group(1)}.. rubric:: {match.group(2)}"
     lines[:] = plain_text(lines)
+    if inspect.isclass(obj):
+        lines[:] = unindexed_properties(obj, lines)
+
+
+def unindexed_properties(cls: type, lines: list[str]) -> list[str]:
+    """An ``Attributes:`` entry naming a property of the class (documented as a member
+    too, e.g. ``Agent.stats``) is shown without a second index entry."""
+    out = []
+    for line in lines:
+        out.append(line)
+        match = re.match(r"^(\s*)\.\. attribute:: (\w+)\s*$", line)
+        if match and isinstance(inspect.getattr_static(cls, match.group(2), None), property):
+            out.append(f"{match.group(1)}   :no-index:")
+    return out
 
 
 def clean(text: str) -> str:
@@ -232,15 +264,18 @@ def canonical_of(value: Any) -> str | None:
 
 
 def candidates(node: Any) -> list[str]:
-    """Full paths a reference may mean: as written, in its class, in its module."""
-    target = node.get("reftarget", "").lstrip("~.")
+    """Full paths a reference may mean: as written, in its class, in its module, then in
+    each enclosing package (``fit_exponents`` from a module of ``bco_gym.experiment``
+    names the package's re-export). A target broken over two docstring lines is joined."""
+    target = re.sub(r"\s+", "", node.get("reftarget", "")).lstrip("~.")
     if target.startswith("bco_gym."):
         return [target]
     module, owner = node.get("py:module") or "", node.get("py:class") or ""
     if not module.startswith("bco_gym"):
         return []
     found = [f"{module}.{owner}.{target}"] if owner else []
-    return [*found, f"{module}.{target}"]
+    parts = module.split(".")
+    return found + [".".join([*parts[:end], target]) for end in range(len(parts), 0, -1)]
 
 
 def resolve_alias(app: Any, env: Any, node: Any, contnode: Any) -> Any:

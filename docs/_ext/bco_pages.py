@@ -337,8 +337,8 @@ def picture_figure(env_id: str, picture: tuple[str, dict[str, Any]] | None) -> s
     drawn = f'``gym.make("{env_id}", {shown})``' if sizes else "The default set"
     return (
         f".. figure:: {name}\n   :alt: {env_id} rendered\n   :width: 260px\n   :align: center\n\n"
-        f"   {drawn}: ``env.render()`` after {PICTURE_ROUNDS} sampled plays (blue), with the"
-        " best point in hindsight (red).\n"
+        f'   {drawn}: ``env.render()`` (``render_mode="rgb_array"``) after {PICTURE_ROUNDS}'
+        " uniformly sampled plays.\n"
     )
 
 
