@@ -329,7 +329,7 @@ def env_summary(env_id: str, env: Any) -> str:
 
 
 def picture_figure(env_id: str, picture: tuple[str, dict[str, Any]] | None) -> str:
-    """The figure of the set, beside the summary table, with what was drawn."""
+    """The figure of the set, above the summary table, with the size that was drawn."""
     if picture is None:
         return ""
     name, sizes = picture
