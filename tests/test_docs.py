@@ -23,8 +23,13 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 sys.path.insert(0, str(DOCS / "_ext"))
 
 import agent_math  # noqa: E402
+import api_pages  # noqa: E402
 import bco_docstrings  # noqa: E402
 import bco_pages  # noqa: E402
+import catalog_pages  # noqa: E402
+import env_pages  # noqa: E402
+import example_pages  # noqa: E402
+import page_text  # noqa: E402
 
 PROBE_ID = "BCO-DocsProbe-v0"
 
@@ -85,7 +90,7 @@ def test_every_agent_and_loss_family_has_a_page(generated):
     assert set(done.losses) == set(FAMILIES)
     for name, page in done.agents.items():
         text = (outdir / page).read_text()
-        assert f".. autoclass:: {bco_pages.public_path(AGENTS[name], 'bco_gym.agents')}" in text
+        assert f".. autoclass:: {page_text.public_path(AGENTS[name], 'bco_gym.agents')}" in text
         assert "Update rule" in text
     for name, page in done.losses.items():
         assert f'``"{name}"``' in (outdir / page).read_text()
@@ -93,8 +98,8 @@ def test_every_agent_and_loss_family_has_a_page(generated):
 
 def test_every_example_and_public_module_has_a_page(generated):
     outdir, done = generated
-    assert set(done.gallery) == {path.name for path in bco_pages.example_scripts()}
-    assert set(done.api) == set(bco_pages.public_modules())
+    assert set(done.gallery) == {path.name for path in example_pages.example_scripts()}
+    assert set(done.api) == set(api_pages.public_modules())
     assert {"bco_gym.sets", "bco_gym.losses", "bco_gym.agents", "bco_gym.plotting"} <= set(done.api)
     for script, page in done.gallery.items():
         assert f"literalinclude:: /../examples/{script}" in (outdir / page).read_text()
@@ -145,10 +150,10 @@ def test_typeset_update_rules_name_registered_agents():
 
 
 def test_pictures_are_drawn_at_the_default_size_or_the_smallest_that_renders(probe_id):
-    picture, sizes = bco_pages.render_picture(probe_id)  # Simplex(3) renders as it is
+    picture, sizes = env_pages.render_picture(probe_id)  # Simplex(3) renders as it is
     assert picture.startswith(b"\x89PNG") and sizes == {}
     for env_id in ("BCO-Simplex-v0", "BCO-NuclearBall-v0"):
-        sizes = bco_pages.drawable_size(env_id)
+        sizes = env_pages.drawable_size(env_id)
         env = gym.make(env_id, **sizes)
         assert "rgb_array" in env.unwrapped.metadata["render_modes"]
         if sizes:  # the default does not render: a plane figure of a small size does
@@ -176,5 +181,5 @@ def test_simple_table_rows_keep_their_columns():
 
 
 def test_table_cells_do_not_open_lists():
-    assert bco_pages.no_list("D. Garber and B. Kretzu") == r"D\. Garber and B. Kretzu"
-    assert bco_pages.rate(0.75) == ":math:`O(T^{3/4})`"
+    assert catalog_pages.no_list("D. Garber and B. Kretzu") == r"D\. Garber and B. Kretzu"
+    assert catalog_pages.rate(0.75) == ":math:`O(T^{3/4})`"
