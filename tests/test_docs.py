@@ -183,3 +183,4 @@ def test_simple_table_rows_keep_their_columns():
 def test_table_cells_do_not_open_lists():
     assert catalog_pages.no_list("D. Garber and B. Kretzu") == r"D\. Garber and B. Kretzu"
     assert catalog_pages.rate(0.75) == ":math:`O(T^{3/4})`"
+    assert catalog_pages.number(32561.7) == "32,560" and catalog_pages.number(0.0104) == "0.0104"

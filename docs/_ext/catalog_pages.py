@@ -145,13 +145,20 @@ def measurement_text(cls: type, measured: tuple[dict[str, Any], str] | None) -> 
     lines.append(
         f"* measured on seed 0: LMO calls per round {facts['lmo_per_round']:.4g}, "
         f"projections per round {facts['projections_per_round']:.4g}, regret "
-        f"{facts['regret']:.4g}, by {command}."
+        f"{number(facts['regret'])}, by {command}."
     )
     return "\n".join(lines)
 
 
 def fmt(value: float | None) -> str:
-    return "None (the agent states no bound)" if value is None else f"{value:.4g}"
+    return "None (the agent states no bound)" if value is None else number(value)
+
+
+def number(value: float) -> str:
+    """4 significant digits, with thousands separators instead of an exponent up to 1e9."""
+    if 1e3 <= abs(value) < 1e9:
+        return f"{float(f'{value:.4g}'):,.0f}"
+    return f"{value:.4g}"
 
 
 def loss_page(name: str) -> str:
