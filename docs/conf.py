@@ -31,7 +31,7 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "figures/README.md"]
+exclude_patterns = ["_build"]
 templates_path: list[str] = []
 
 # -- cross-references: every internal one must resolve --------------------------------------
