@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.bco_gym-installed
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test lint format bench clean
+.PHONY: setup demo test lint format bench docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,5 +50,14 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
+# The Sphinx site into docs/_build/html, warnings as errors and every cross-reference
+# checked (-n), then the doctests of the pages (env examples, docstrings). Pages for
+# env ids, agents, loss families, examples and modules are generated from the code
+# (docs/_ext/bco_pages.py); generation runs once per change of its inputs.
+DOCS_FLAGS := -W --keep-going -n -q -d docs/_build/doctrees
+docs: $(STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/sphinx-build -b html $(DOCS_FLAGS) docs docs/_build/html
+	OMP_NUM_THREADS=1 $(BIN)/sphinx-build -b doctest $(DOCS_FLAGS) docs docs/_build/doctest
+
 clean:
-	rm -rf $(VENV) results benchmarks/out .pytest_cache .ruff_cache
+	rm -rf $(VENV) results benchmarks/out .pytest_cache .ruff_cache docs/_build docs/generated

@@ -1,0 +1,78 @@
+"""The update rules of the agents in LaTeX, for their pages.
+
+The agent's docstring is the authority (it is shown in full on the same page, under
+"Class documentation"); this file only typesets its update rule. An agent without an
+entry here still gets a page (its docstring carries the rule in plain text), and
+``tests/test_docs.py`` checks that every entry names a registered agent.
+"""
+
+from __future__ import annotations
+
+UPDATE_RULES: dict[str, str] = {
+    "bbcg": r"""
+Blocks of :math:`K_b` rounds, :math:`x_0 = x_1 = c`. In block :math:`m`, for each of its
+rounds :math:`t`, with a fresh :math:`u_t` uniform on the unit sphere of :math:`V`:
+
+.. math::
+
+   y_t = x_{m-1} + \delta u_t \quad\text{(played)}, \qquad
+   g_t = \frac{d}{\delta} f_t(y_t)\, u_t, \qquad
+   \hat g_m = \sum_{t \in \text{block } m} g_t .
+
+For :math:`m > 1`, :math:`x_m` is the point returned by the conditional-gradient routine
+(one LMO call per iteration, exact line search, stopped once the Frank-Wolfe gap is at
+most :math:`\epsilon`) on
+
+.. math::
+
+   F_m(x) = \eta \Big\langle \sum_{i=1}^{m-1} \hat g_i,\ x \Big\rangle + \|x - x_1\|^2
+   \quad\text{over}\quad K_\delta = c + (1 - \delta/r)(K - c),
+
+warm-started at :math:`x_{m-1}`. :math:`x_m` is first played in block :math:`m+1`: the
+one-block delay.
+""",
+    "fkm": r"""
+With :math:`x_1 = c` and :math:`u_t` uniform on the unit sphere of :math:`V`:
+
+.. math::
+
+   y_t = x_t + \delta u_t \quad\text{(played)}, \qquad
+   g_t = \frac{d}{\delta} f_t(y_t)\, u_t, \qquad
+   x_{t+1} = \Pi_{K_\delta}\big(x_t - \eta\, g_t\big)
+   \quad\text{(one projection)}.
+""",
+    "bfw": r"""
+With :math:`x_1 = c` and :math:`u_t` uniform on the unit sphere of :math:`V`:
+
+.. math::
+
+   y_t &= x_t + \delta u_t \quad\text{(played)}, \qquad
+   g_t = \frac{d}{\delta} f_t(y_t)\, u_t, \\
+   F_t(x) &= \eta \Big\langle \sum_{s \le t} g_s,\ x \Big\rangle + \|x - x_1\|^2, \qquad
+   v_t = \operatorname*{arg\,min}_{v \in K_\delta} \langle \nabla F_t(x_t), v \rangle
+   \quad\text{(one LMO call)}, \\
+   x_{t+1} &= x_t + \sigma_t (v_t - x_t), \qquad \sigma_t = \min(1, 2 t^{-2/5}).
+""",
+    "ofw": r"""
+With :math:`x_1 = c` and :math:`\nabla_t = \nabla f_t(x_t)` (full information):
+
+.. math::
+
+   F_t(x) &= \eta \Big\langle \sum_{s \le t} \nabla_s,\ x \Big\rangle + \|x - x_1\|^2,
+   \qquad v_t = \operatorname*{arg\,min}_{v \in K} \langle \nabla F_t(x_t), v \rangle
+   \quad\text{(one LMO call)}, \\
+   x_{t+1} &= x_t + \sigma_t (v_t - x_t), \qquad \sigma_t = \min(1, 2 t^{-1/2}).
+""",
+    "ogd": r"""
+With :math:`x_1 = c` and :math:`\nabla_t = \nabla f_t(x_t)` (full information):
+
+.. math::
+
+   x_{t+1} = \Pi_K\big(x_t - \eta \nabla_t\big) \quad\text{(one projection)}.
+""",
+    "random": r"""
+.. math::
+
+   x_t \sim \texttt{set.sample}(\text{rng}) \quad\text{independently of all feedback}.
+""",
+}
