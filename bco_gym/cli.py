@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 from bco_gym.cli_checks import MAX_HORIZON, MAX_POINTS, MAX_SEED, MAX_SEEDS, UsageError
 from bco_gym.cli_commands import (
     command_compare,
+    command_demo,
     command_exponents,
     command_list,
     command_plot,
@@ -157,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compare(commands)
     _add_exponents(commands)
     _add_tune(commands)
+    _add_demo(commands)
     plot = commands.add_parser("plot", help="re-draw figures and tables from a sweep directory")
     plot.add_argument("directory", type=Path, help="a directory written by compare/exponents")
     plot.set_defaults(handler=command_plot)
@@ -351,6 +353,37 @@ def _add_tune(commands: Any) -> None:
     )
     _add_common(command, sweep=True)
     command.set_defaults(handler=command_tune)
+
+
+def _add_demo(commands: Any) -> None:
+    command = commands.add_parser(
+        "demo",
+        help="the main job: scenarios where the methods differ -> OUT/report.md",
+        description="Run the scenarios of bco_gym.experiment.demo (i.i.d., drifting and "
+        "adversarial losses, real portfolio data, shortest paths, RL baselines), each a "
+        "resumable sweep under OUT/runs/, then write OUT/report.md with paired tables and "
+        "figures.",
+    )
+    command.add_argument(
+        "--out", type=Path, default=Path("results"), help="directory (default results)"
+    )
+    command.add_argument(
+        "--backend",
+        choices=("serial", "process", "ray"),
+        default="process",
+        help="where each scenario's batches run (default: process)",
+    )
+    command.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny horizons and two seeds per scenario: a smoke test of the whole job",
+    )
+    command.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress (default: a bar on a terminal, else a line per finished run)",
+    )
+    command.set_defaults(handler=command_demo)
 
 
 # -- main -----------------------------------------------------------------------------------------

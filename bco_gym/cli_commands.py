@@ -14,6 +14,7 @@ import os
 import re
 import secrets
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -305,6 +306,28 @@ def command_tune(args: argparse.Namespace) -> int:
         path = save_tuned(out, tuning)
     print_tuning(args, tuning, grid)
     print(f"wrote {path} (runs in {sweep_dir})")
+    return 0
+
+
+def command_demo(args: argparse.Namespace) -> int:
+    from bco_gym.experiment.demo import run_demo
+
+    out = check_output_directory(args.out, outputs=("report.md",), sweep=False)
+
+    def announce(line: str) -> None:
+        if not args.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the runs keep theirs; the report lists them
+        path = run_demo(
+            out,
+            backend=args.backend,
+            progress=_progress(args),
+            quick=args.quick,
+            announce=announce,
+        )
+    print(f"wrote {path}")
     return 0
 
 

@@ -93,7 +93,7 @@ class Agent(abc.ABC):
         )
         return f"{type(self).__name__}({shown})"
 
-    #: None for an agent acting on one run; S for one acting on a batch of S runs.
+    # None for an agent acting on one run; S for one acting on a batch of S runs.
     batch_size: int | None = None
 
     @property

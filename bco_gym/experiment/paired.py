@@ -63,8 +63,17 @@ def t_interval(
 
 # -- series: how results form one line of a figure or one row of a table -------------------------
 def is_full_information(result: RunResult) -> bool:
-    """Whether the run saw gradients (``feedback="full"``), not only bandit losses."""
-    return result.problem.get("feedback") == "full"
+    """Whether the agent learns from gradients (a full-information agent such as OFW).
+
+    A bandit agent run on an env with ``feedback="full"`` (so that a full-information
+    agent can be compared on the same losses) still reads only the loss: it is not marked.
+    """
+    if result.problem.get("feedback") != "full":
+        return False
+    from bco_gym.agents import AGENTS
+
+    agent = AGENTS.get(result.agent)
+    return agent is None or getattr(agent, "feedback", "bandit") == "full"
 
 
 def scale_text(result: RunResult) -> str:

@@ -22,8 +22,9 @@ from bco_gym.experiment.summary import _groups
 class ExponentBand:
     """Bootstrap band of an exponent fit, and the local slopes between successive horizons.
 
-    With the resamples of :func:`fit_exponent` (the same seeds resampled at every
-    horizon, the same generator seed), ``line_low``/``line_high`` are the pointwise
+    With the resamples of :func:`~bco_gym.experiment.summary.fit_exponent` (the same seeds
+    resampled at every horizon, the same generator seed), ``line_low``/``line_high`` are
+    the pointwise
     (1 -+ level)/2 quantiles, at each horizon, of the resampled least-squares lines
     exp(mean log m* + slope* (log T - mean log T)). The local slope between T_i and
     T_{i+1} is log(m_{i+1}/m_i) / log(T_{i+1}/T_i), placed at sqrt(T_i T_{i+1}), with
@@ -95,7 +96,8 @@ def exponent_band(
 
 
 def exponent_bands(results: Iterable[RunResult], *, level: float = 0.95) -> list[ExponentBand]:
-    """One :class:`ExponentBand` per (env, agent, constants, scale), in :func:`fit_exponents` order.
+    """One :class:`ExponentBand` per (env, agent, constants, scale), in
+    :func:`~bco_gym.experiment.summary.fit_exponents` order.
 
     Every horizon of a group must have the same seeds (a full grid).
     """

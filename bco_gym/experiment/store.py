@@ -153,6 +153,7 @@ class SweepStore:
         return self.directory / MANIFEST_NAME
 
     def lock(self) -> DirectoryLock:
+        """The directory's lock (a context manager; one writer at a time)."""
         return DirectoryLock(self.directory)
 
     def open(self, spec: dict[str, Any]) -> SweepStore:

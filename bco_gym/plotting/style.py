@@ -192,12 +192,15 @@ def _distinct(values: Iterable[Any]) -> list[Any]:
     return list(dict.fromkeys(values))
 
 
+def _affine_dimension(result: RunResult) -> Any:
+    """d, the dimension of aff(K) (the paper's n): what the bounds and estimators use."""
+    return result.problem.get("aff_dim", result.problem.get("dim", "?"))
+
+
 def set_text(results: Sequence[RunResult]) -> str:
     """ "L2Ball(n=10, radius=1), d = 10" (distinct sets joined by " / ")."""
     return " / ".join(
-        _distinct(
-            f"{r.problem.get('set', r.env_id)}, d = {r.problem.get('dim', '?')}" for r in results
-        )
+        _distinct(f"{r.problem.get('set', r.env_id)}, d = {_affine_dimension(r)}" for r in results)
     )
 
 

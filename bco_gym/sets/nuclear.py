@@ -10,9 +10,11 @@ r = rho/sqrt(m) lies inside (tight at (rho/m) times a partial isometry of rank m
 ||X||_F <= ||X||_* gives R = rho, attained at every rank-one extreme point.
 
 Oracles.
+
 * LMO: argmin_{||X||_* <= rho} <G, X> = -rho u_1 v_1^T for the top singular pair of G.
   G is first divided by its largest entry (the answer does not depend on the scale of
   G, and nothing then overflows or underflows). With m = min(rows, cols):
+
   - m <= 128: a dense SVD (LAPACK), O(rows*cols*m), the fastest at these sizes
     (measured at 10 x 10: 0.04 ms against 1.4 ms for Lanczos);
   - m > 128: ARPACK's Lanczos iteration on the m x m Gram operator
@@ -22,6 +24,7 @@ Oracles.
     it as ``v0``; the first call starts from a fixed seeded vector, so answers are
     deterministic. The warm start changes the iteration count, not the answer beyond
     the solver tolerance (tol=0: machine precision). A dense SVD if ARPACK fails.
+
   For G = 0 every point is a minimiser and the centre 0 is returned.
 * Projection: X = U diag(s) V^T (full SVD, O(rows*cols*m)); the singular values are
   projected onto {w >= 0, sum w <= rho} (the l1-ball projection of a nonnegative

@@ -168,7 +168,7 @@ def env_summary(env_id: str, env: Any) -> str:
         ("Feasible set", f":class:`{set_class}`, default ``{base.set!r}``"),
         ("Action space", f"``{env.action_space!r}``"),
         ("Observation space", f"``{env.observation_space!r}``"),
-        ("Default loss family", f":ref:`{loss} <loss-{slug(loss)}>`"),
+        ("Default loss family", _family_link(loss)),
         ("Default horizon", f"{base.problem.horizon:,}"),
         ("Entry point", f"``{spec.entry_point}``"),
     ]
@@ -273,3 +273,10 @@ def example_doctest(env_id: str, env: Any) -> str:
         "(True, 1, False)",
     ]
     return ".. doctest::\n\n" + indent("\n".join(lines)) + "\n"
+
+
+def _family_link(name: str) -> str:
+    """A link to the family's page; a sequence outside the registry (data) is named only."""
+    from bco_gym.losses import FAMILIES
+
+    return f":ref:`{name} <loss-{slug(name)}>`" if name in FAMILIES else f"``{name}``"
