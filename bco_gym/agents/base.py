@@ -14,6 +14,10 @@ absorbs their k losses. The two give actions and state bit-identical to k rounds
 agent may also name an anchor of its pending block (``block_anchor()``: a point a and
 a radius delta with every play within delta of a, a claimed in the shrunk set
 K_delta), which lets a caller certify the block's feasibility cheaply.
+
+This class is the single-run template (agents users write, the sb3 agents). The
+built-in agents derive from :class:`~bco_gym.agents.batch.BatchAgent`, which runs the
+same public API over a batch of S runs and serves a single run as the batch of one.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class Agent(abc.ABC):
         problem: the problem the agent was built for.
         params: the resolved hyperparameters (a dict of floats/ints), after overrides.
         stats: counters, at least ``rounds``, ``lmo_calls`` and ``projections``.
+        batch_size: None (one run); a batched agent has S (see ``BatchAgent``).
     """
 
     name: ClassVar[str] = "agent"

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from bco_gym.agents.batch import BatchAgent
+from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.estimators import DirectionStream
 from bco_gym.agents.frank_wolfe import online_frank_wolfe_step
 from bco_gym.agents.schedules import decaying_step, positive, smoothing_radius_for
@@ -84,7 +84,9 @@ class BanditFrankWolfe(BatchAgent):
             ),
         }
         self._shrunk = self.set.shrink(self.params["smoothing_radius"])
+        self._lmo = RowOracle(self._shrunk.lmo_many, self._shrunk.lmo)
         self._dimension = d
+        self._estimate_scale = d / self.params["smoothing_radius"]
 
     def _reset_rows(self) -> None:
         self._anchor = np.array(self.set.center, dtype=float)  # x_1 = c
@@ -102,14 +104,14 @@ class BanditFrankWolfe(BatchAgent):
         plays += self._points  # one new array (the same sums as x_t + delta*u_t)
         return plays
 
-    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
-        delta, eta = self.params["smoothing_radius"], self.params["step_size"]
-        coefficients = self._dimension * losses / delta
+    def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
+        eta = self.params["step_size"]
+        coefficients = losses * self._estimate_scale  # g_t = (d / delta) f_t u_t
         np.multiply(self._current, self._per_row(coefficients), out=self._estimate)
         self._estimate_sum += self._estimate
         np.multiply(self._estimate_sum, eta, out=self._linear)
         weight = decaying_step(self._round + 1, 2.0, 0.4)
         online_frank_wolfe_step(
-            self._points, self._linear, self._anchor, weight, self._shrunk.lmo_many, self._gradient
+            self._points, self._linear, self._anchor, weight, self._lmo, self._gradient
         )
         self._counters["lmo_calls"] += 1

@@ -52,24 +52,52 @@ def tangent_gaussians(
     u_s = P_V g_s / ||P_V g_s|| is uniform on the unit sphere of V. Callers that only
     scale the directions (a play x + delta*u, an estimate sum f_s u_s) fold 1/||P_V g_s||
     into that scalar and skip a pass over the batch. Rows with zero norm (probability
-    zero) are redrawn, so every norm is > 0.
+    zero) are redrawn, so every norm is > 0. The batch of one of
+    :func:`tangent_gaussian_rows`.
+    """
+    vectors, norms = tangent_gaussian_rows(convex_set, [rng], count)
+    return vectors[0], norms[0]
+
+
+def tangent_gaussian_rows(
+    convex_set: ConvexSet, rngs: Sequence[np.random.Generator], count: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tangent_gaussians` with each row's generator, stacked: (S, count, *shape), (S, count).
+
+    Row i draws its ``count`` normals from ``rngs[i]`` straight into its part of the
+    stack; a set that is not full-dimensional maps each row's ``count`` vectors with
+    ``tangent_many`` (one call per row, on exactly the batch a single run maps), and
+    the norms of all S * count vectors are taken at once (a reduction along each
+    vector's own entries). A zero norm (probability zero) is redrawn from its row's
+    generator, as a single run would.
     """
     shape = convex_set.shape
-    # V is the whole space for a full-dimensional set: P_V is the identity, and the
-    # fresh Gaussian batch needs no copy through tangent_many.
-    project = _fresh_batch if convex_set.aff_dim == convex_set.dim else convex_set.tangent_many
-    vectors = project(rng.standard_normal((count, *shape)))
-    norms = _row_norms(vectors)
-    while not np.all(norms):
-        bad = np.flatnonzero(norms == 0.0)
-        vectors[bad] = project(rng.standard_normal((len(bad), *shape)))
-        norms = _row_norms(vectors)
+    rows = len(rngs)
+    vectors = np.empty((rows, count, *shape))
+    full_dimensional = convex_set.aff_dim == convex_set.dim
+    for row, rng in enumerate(rngs):
+        rng.standard_normal(out=vectors[row])
+        if not full_dimensional:
+            vectors[row] = convex_set.tangent_many(vectors[row])
+    norms = _row_norms(vectors.reshape(rows * count, *shape)).reshape(rows, count)
+    for row in np.flatnonzero(~np.all(norms, axis=1)):
+        _redraw_zero_norms(convex_set, rngs[row], vectors[row], norms[row], full_dimensional)
     return vectors, norms
 
 
-def _fresh_batch(vectors: np.ndarray) -> np.ndarray:
-    """P_V for V = the whole space, on a batch the caller owns: the batch itself."""
-    return vectors
+def _redraw_zero_norms(
+    convex_set: ConvexSet,
+    rng: np.random.Generator,
+    vectors: np.ndarray,
+    norms: np.ndarray,
+    full_dimensional: bool,
+) -> None:
+    """Redraw, in place, the vectors of one row whose norm is 0 until none is."""
+    while not np.all(norms):
+        bad = np.flatnonzero(norms == 0.0)
+        fresh = rng.standard_normal((len(bad), *convex_set.shape))
+        vectors[bad] = fresh if full_dimensional else convex_set.tangent_many(fresh)
+        norms[:] = _row_norms(vectors)
 
 
 def one_point_estimate(
@@ -93,8 +121,9 @@ class DirectionStream:
     """Directions uniform on the unit sphere of V for S rows, served one round at a time.
 
     Row i draws ``chunk_size`` directions at a time from its own generator ``rngs[i]``
-    with :func:`sphere_directions` (so row i's directions are those of a single stream
-    with that generator), stacked as one (chunk_size, S, *shape) array: a round costs
+    (:func:`tangent_gaussian_rows`, normalised as :func:`sphere_directions` does, so row
+    i's directions are those of a single stream with that generator), stacked as one
+    (chunk_size, S, *shape) array: a round costs
     no sampling work and no Python call per row. :meth:`next` returns a read-only
     (S, *shape) view, valid until the next chunk is drawn (use it within the round).
     """
@@ -114,29 +143,14 @@ class DirectionStream:
     def next(self) -> np.ndarray:
         """The next directions of every row, shape (S, *shape) (a read-only view)."""
         if self._position == len(self._chunk):
-            self._chunk = np.empty((self.chunk_size, len(self.rngs), *self.set.shape))
-            for row, rng in enumerate(self.rngs):
-                self._chunk[:, row] = sphere_directions(self.set, rng, self.chunk_size)
+            directions, norms = tangent_gaussian_rows(self.set, self.rngs, self.chunk_size)
+            directions /= norms.reshape(norms.shape + (1,) * len(self.set.shape))
+            self._chunk = np.ascontiguousarray(directions.swapaxes(0, 1))
             self._chunk.flags.writeable = False
             self._position = 0
         directions = self._chunk[self._position]
         self._position += 1
         return directions
-
-
-def tangent_gaussian_rows(
-    convex_set: ConvexSet, rngs: Sequence[np.random.Generator], count: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`tangent_gaussians` with each row's generator, stacked.
-
-    Returns (S, count, *shape) and (S, count); row i is exactly what
-    ``tangent_gaussians(convex_set, rngs[i], count)`` returns.
-    """
-    vectors = np.empty((len(rngs), count, *convex_set.shape))
-    norms = np.empty((len(rngs), count))
-    for row, rng in enumerate(rngs):
-        vectors[row], norms[row] = tangent_gaussians(convex_set, rng, count)
-    return vectors, norms
 
 
 def _row_norms(rows: np.ndarray) -> np.ndarray:

@@ -6,10 +6,9 @@ import math
 
 import numpy as np
 
-from bco_gym.agents.batch import BatchAgent
+from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.estimators import DirectionStream
 from bco_gym.agents.schedules import positive, smoothing_radius_for
-from bco_gym.agents.shrunk import ShrunkProjection
 from bco_gym.problem import Problem
 
 
@@ -83,8 +82,9 @@ class FlaxmanAgent(BatchAgent):
             ),
         }
         self._shrunk = self.set.shrink(self.params["smoothing_radius"])
-        self._project = ShrunkProjection(self._shrunk)
+        self._project = RowOracle(self._shrunk.project_many, self._shrunk.project)
         self._dimension = d
+        self._estimate_scale = self.params["step_size"] * d / self.params["smoothing_radius"]
 
     def regret_bound(self) -> float:
         """R^2/(2 eta) + eta T d^2 M^2/(2 delta^2) + (3 + R/r) delta G T at the actual
@@ -107,9 +107,9 @@ class FlaxmanAgent(BatchAgent):
         plays += self._points  # one new array (the same sums as x_t + delta*u_t)
         return plays
 
-    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
-        eta, delta = self.params["step_size"], self.params["smoothing_radius"]
-        coefficients = eta * self._dimension * losses / delta
+    def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
+        # eta g_t = (eta d / delta) f_t u_t: one product per row for the scalar factor.
+        coefficients = losses * self._estimate_scale
         np.multiply(self._current, self._per_row(coefficients), out=self._step)
         np.subtract(self._points, self._step, out=self._step)  # x_t - eta g_t
         self._points = self._project(self._step)  # new rows: _step is reusable

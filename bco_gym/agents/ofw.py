@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bco_gym.agents.batch import BatchAgent
+from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.frank_wolfe import online_frank_wolfe_step
 from bco_gym.agents.schedules import decaying_step, positive
 from bco_gym.problem import Problem
@@ -63,6 +63,7 @@ class OnlineFrankWolfe(BatchAgent):
             "step_size": positive(owner, "step_size", step_size, c * R / G * T**-0.75),
         }
         self._theorem_parameters = c == 1.0 and step_size is None
+        self._lmo = RowOracle(self.set.lmo_many, self.set.lmo)
 
     def regret_bound(self) -> float | None:
         """Theorem 7.3 of Hazan (2016), 8 D G T^(3/4) with D = 2R, for the theorem's step
@@ -81,11 +82,11 @@ class OnlineFrankWolfe(BatchAgent):
     def _act_rows(self) -> np.ndarray:
         return self._points.copy()
 
-    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
+    def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
         np.multiply(self._gradient_sum, self.params["step_size"], out=self._linear)
         weight = decaying_step(self._round + 1, 2.0, 0.5)
         online_frank_wolfe_step(
-            self._points, self._linear, self._anchor, weight, self.set.lmo_many, self._gradient
+            self._points, self._linear, self._anchor, weight, self._lmo, self._gradient
         )
         self._gradient_sum += gradients  # nabla_t enters F_{t+1}
         self._counters["lmo_calls"] += 1

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from bco_gym.agents.batch import BatchAgent
+from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.schedules import positive
 from bco_gym.problem import Problem
 
@@ -57,6 +57,7 @@ class OnlineGradientDescent(BatchAgent):
         c = positive(owner, "c", c, 1.0)
         default = c * R / (G * math.sqrt(T))
         self.params = {"c": c, "step_size": positive(owner, "step_size", step_size, default)}
+        self._project = RowOracle(self.set.project_many, self.set.project)
 
     def regret_bound(self) -> float:
         """R^2/(2 eta) + eta G^2 T/2 at the actual step size eta."""
@@ -70,7 +71,7 @@ class OnlineGradientDescent(BatchAgent):
     def _act_rows(self) -> np.ndarray:
         return self._points.copy()
 
-    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
+    def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
         step = self.params["step_size"] * gradients
-        self._points = self.set.project_many(self._points - step)
+        self._points = self._project(self._points - step)
         self._counters["projections"] += 1

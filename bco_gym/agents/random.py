@@ -51,7 +51,7 @@ class RandomAgent(BatchAgent):
     def _act_rows(self) -> np.ndarray:
         return self._draw(1)[:, 0]
 
-    def _update_rows(self, losses: np.ndarray, gradients: np.ndarray | None) -> None:
+    def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
         pass
 
     def _block_rows(self) -> np.ndarray:
