@@ -184,7 +184,7 @@ def _infeasible_message(
     convex_set: ConvexSet, point: np.ndarray, reason: str, atol: float, where: str, finite: bool
 ) -> str:
     """Why the point is refused, how far it lies from K, and what to do about it."""
-    message = f"{where}: action {_shown(point)} not in {convex_set!r}: {reason}"
+    message = f"{where}: action not in {convex_set!r}: {reason}; the action: {_shown(point)}"
     if not finite:
         return message + "; an action must be finite"
     if convex_set.has_projection:

@@ -22,9 +22,15 @@ def test_a_feasible_action_comes_back_as_float64_unprojected():
 
 def test_batched_rows_get_the_single_verdicts_and_errors_name_the_row():
     rows = np.stack([INSIDE, INSIDE, OUTSIDE])
-    with pytest.raises(InfeasibleActionError, match=r"round 7, row 2: action \[0.7 0.7 0. \]"):
+    with pytest.raises(
+        InfeasibleActionError,
+        match=r"round 7, row 2: action not in Simplex\(n=3\): .*; the action: \[0.7 0.7 0. \]",
+    ):
         feasible_points(SIMPLEX, rows, atol=1e-9, round_index=7, batched=True)
-    with pytest.raises(InfeasibleActionError, match=r"round 7: action \[0.7 0.7 0. \]") as single:
+    with pytest.raises(
+        InfeasibleActionError,
+        match=r"round 7: action not in Simplex\(n=3\): .*; the action: \[0.7 0.7 0. \]",
+    ) as single:
         feasible_points(SIMPLEX, OUTSIDE, atol=1e-9, round_index=7)
     assert "row" not in str(single.value)
     points, projected = feasible_points(SIMPLEX, rows[:2], atol=1e-9, round_index=0, batched=True)
