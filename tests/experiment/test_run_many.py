@@ -170,7 +170,7 @@ def test_overstated_inner_radius_is_checked_play_by_play():
     with pytest.raises(InfeasibleActionError) as fast:
         run(env, "bbcg", seed=0)
     assert str(fast.value) == str(reference.value)
-    assert str(reference.value).startswith("round 667: action [")
+    assert str(reference.value).startswith("round 667: action not in Ellipsoid")
     assert "not in Ellipsoid" in str(reference.value)
     truthful = BanditConvexEnv(Ellipsoid([1.0, 0.5], claimed=0.5), "linear", 2000)
     assert run(truthful, "bbcg", seed=0).same_outcome(run(truthful, "bbcg", seed=0, fast=False))
