@@ -19,7 +19,8 @@ into the stack.)
 
 What a family must satisfy for this (``batch_evaluable``):
 
-1. every array of ``_draw_chunk``'s dict has the chunk's rounds on its leading axis;
+1. every array of ``_draw_chunk``'s dict has the chunk's rounds on its leading axis (the
+   same number in every row: a finite sequence's last chunk may be shorter);
 2. ``_evaluate`` is row-independent: round j's value depends only on the parameters of
    round j and on points[j] (reductions per row, e.g. :func:`~bco_gym.losses.base.row_dot`,
    never an ``einsum``/``@`` whose summation order can change with the batch);
@@ -232,19 +233,18 @@ class LossBatch:
         """The S sequences' parameters of chunk ``index``, stacked: (chunk_size, S, ...)."""
         if index != self._chunk_index:
             chunks = [sequence.chunk(index) for sequence in self.sequences]
-            # A sequence of finite horizon (data, user arrays) has a shorter last chunk.
-            horizon = getattr(self.sequences[0], "horizon", None)
-            rounds = self.chunk_size
-            if horizon is not None:
-                rounds = max(0, min(rounds, horizon - index * self.chunk_size))
             stacked = {}
             for key in chunks[0]:
                 arrays = [np.asarray(chunk[key]) for chunk in chunks]
-                if any(a.ndim == 0 or a.shape[0] != rounds for a in arrays):
+                # the last chunk of a finite sequence (data) may be shorter: same in every row
+                if any(
+                    a.ndim == 0 or a.shape != arrays[0].shape or a.shape[0] > self.chunk_size
+                    for a in arrays
+                ):
                     raise ValueError(
-                        f"{self.name} loss: chunk parameter {key!r} has no leading round axis of "
-                        f"length {rounds}; the family cannot be batch-evaluated "
-                        "(see bco_gym.losses.batch)"
+                        f"{self.name} loss: chunk parameter {key!r} has no common leading round "
+                        f"axis of at most {self.chunk_size} rounds; the family cannot be "
+                        "batch-evaluated (see bco_gym.losses.batch)"
                     )
                 stacked[key] = np.stack(arrays, axis=1)
             self._params = stacked

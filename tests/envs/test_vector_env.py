@@ -27,7 +27,6 @@ SIZES = {
     "BCO-NuclearBall-v0": {"rows": 3, "cols": 2},
     "BCO-ShortestPath-v0": {"grid": 3},
     "BCO-Birkhoff-v0": {"n": 3},
-    "BCO-Portfolio-v0": {"dataset": "djia"},
 }
 ROWS = 3
 HORIZON = 4
@@ -99,9 +98,7 @@ def test_infeasible_row_is_refused_naming_the_row_before_any_row_steps():
         native.step(actions)
     # the single env's message (one validation for both), with the row named
     assert str(batched.value) == str(single.value).replace("round 0:", "round 0, row 2:", 1)
-    with pytest.raises(
-        InfeasibleActionError, match=r"round 0, row 2: action not in L2Ball.*\[2\. 0\. 0\.\]"
-    ):
+    with pytest.raises(InfeasibleActionError, match=r"round 0, row 2: action not in L2Ball"):
         native.step(actions)
     assert native.round == 0  # nothing stepped: the env is usable
     actions[2] = [0.0, np.nan, 0.0]

@@ -267,7 +267,7 @@ def test_block_loop_refuses_an_infeasible_play_like_the_env(env_id, size, outsid
     assert convex_set.violation(outside) is not None
     plays = {"inside": inside, "outside": outside, "bad": 7}
     expected = refusal(env_id, size, fast=False, **plays)
-    assert expected.startswith("round 7: action not in ")
+    assert expected.startswith("round 7: action not in")
     assert refusal(env_id, size, fast=None, **plays) == expected
     # an anchor that does not hold cannot certify the bad block: the exact check refuses
     lying = (inside, convex_set.inner_radius)

@@ -138,3 +138,27 @@ def test_mixed_families_or_shapes_are_refused():
     batch = LossBatch([first])
     with pytest.raises(ValueError, match="expected"):
         batch.losses(0, np.zeros((2, 3)))
+
+
+class FiniteLinear(LinearLoss):
+    """A finite sequence (as data-backed ones are): its last chunk is shorter."""
+
+    name = "finite-linear"
+    batch_evaluable: ClassVar[bool] = True
+    rounds = 40
+
+    def _draw_chunk(self, rng, first, size):
+        params = super()._draw_chunk(rng, first, size)
+        return {key: value[: max(0, self.rounds - first)] for key, value in params.items()}
+
+
+def test_a_short_last_chunk_is_stacked():
+    sequences = make_rows(FiniteLinear)
+    batch = LossBatch(sequences)
+    points = np.full((ROWS, 6, 2), 0.1)
+    values = batch.block(FiniteLinear.rounds - 6, points)
+    for row, s in enumerate(sequences):
+        assert np.array_equal(values[row], s.losses(FiniteLinear.rounds - 6, points[row]))
+    assert batch.losses(FiniteLinear.rounds - 1, points[:, 0]).tolist() == [
+        s.loss(FiniteLinear.rounds - 1, points[0, 0]) for s in sequences
+    ]
