@@ -13,15 +13,19 @@ DEFAULT_BLOCK_SIZE = 1024
 
 
 class RandomAgent(BatchAgent):
-    """Plays x_t = ``set.sample(rng)`` each round, ignoring all feedback.
+    """Plays x_t i.i.d. from the set's sampling distribution (``set.sample``'s law),
+    ignoring all feedback.
 
     Its expected regret is linear in T whenever the best action beats the mean of the
-    set's sampling distribution. Row i of a batch samples with its own generator (the
-    sets sample one point per call, so each row costs one call per round). Block fast
-    path: the rounds are cut into blocks of ``block_size`` from round 0, each handed out
-    in slices of at most :func:`~bco_gym.agents.batch.slice_rounds` plays;
-    ``block_actions`` draws the rest of the current slice in the same order as
-    round-by-round play, so both paths give identical points.
+    set's sampling distribution. The rounds are cut into blocks of ``block_size`` from
+    round 0, each cut into slices of at most :func:`~bco_gym.agents.batch.slice_rounds`
+    rounds. At the first round of a slice every row draws the whole slice at once with
+    ``set.sample_many(rng, length)`` from its own generator (one call per row and
+    slice, vectorised for the built-in sets); ``act`` hands the slice out round by
+    round, ``block_actions`` hands out the rest of it. The chunks depend only on the
+    round, never on S or on the path, so row i of a batch is bit for bit the single
+    agent reset with s_i, and both paths give identical points. Memory: one slice per
+    row, as the block path.
 
     Args:
         problem: the problem.
@@ -44,28 +48,37 @@ class RandomAgent(BatchAgent):
         self.params = {
             "block_size": block_length(type(self).__name__, block_size, default, self.horizon)
         }
+        self._chunk = np.empty((self.rows, 0, *self.set.shape))
+        self._next = 0  # the chunk's first unplayed index
 
     def _reset_rows(self) -> None:
-        pass
+        self._chunk = np.empty((self.rows, 0, *self.set.shape))
+        self._next = 0
 
     def _act_rows(self) -> np.ndarray:
-        return self._draw(1)[:, 0]
+        self._refill()
+        plays = self._chunk[:, self._next].copy()
+        self._next += 1
+        return plays
 
     def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
         pass
 
     def _block_rows(self) -> np.ndarray:
-        size = self.params["block_size"]
-        block_end = min((self._round // size + 1) * size, self.horizon)
-        return self._draw(min(block_end - self._round, self._slice))
+        self._refill()
+        plays = self._chunk[:, self._next :]
+        self._next = self._chunk.shape[1]
+        return plays
 
     def _update_block_rows(self, losses: np.ndarray) -> None:
         pass
 
-    def _draw(self, count: int) -> np.ndarray:
-        """(S, count, *shape): ``count`` samples of each row, in round order."""
-        plays = np.empty((self.rows, count, *self.set.shape))
-        for row, rng in enumerate(self.rngs):
-            for index in range(count):
-                plays[row, index] = self.set.sample(rng)
-        return plays
+    def _refill(self) -> None:
+        """At a slice's first round (the chunk played out): draw the slice, (S, k, *shape)."""
+        if self._next < self._chunk.shape[1]:
+            return
+        size = self.params["block_size"]
+        block_end = min((self._round // size + 1) * size, self.horizon)
+        count = min(block_end - self._round, self._slice)
+        self._chunk = np.stack([self.set.sample_many(rng, count) for rng in self.rngs])
+        self._next = 0

@@ -178,6 +178,14 @@ class L2Ball(_CenteredBall):
         g = rng.standard_normal(self.n)
         return (self.radius * rng.uniform() ** (1.0 / self.n) / np.linalg.norm(g)) * g
 
+    def _sample_rows(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """Uniform in the ball, as :meth:`sample`: row i is radius * U_i^(1/n) *
+        g_i/||g_i|| with g_i standard Gaussian (a uniform direction) and U_i ~ U[0, 1],
+        so the norm r has P(r <= s) = (s/radius)^n."""
+        gaussians = rng.standard_normal((count, self.n))
+        radii = self.radius * rng.uniform(size=count) ** (1.0 / self.n)
+        return (radii / euclidean_norms(gaussians))[:, np.newaxis] * gaussians
+
 
 class L1Ball(_CenteredBall):
     """Cross-polytope {||x||_1 <= radius} in R^n: the convex hull of +-radius*e_i.
@@ -240,4 +248,14 @@ class L1Ball(_CenteredBall):
         scaled by the radius."""
         weights = rng.dirichlet(np.ones(self.n + 1))[: self.n]
         signs = rng.choice(np.array([-1.0, 1.0]), size=self.n)
+        return self.radius * signs * weights
+
+    def _sample_rows(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """Uniform in the ball, as :meth:`sample`: row i is radius times independent
+        fair signs times the first n entries of a Dirichlet(1, ..., 1) vector of n + 1
+        entries (n + 1 standard exponentials over their sum), so ||x||_1 / radius is
+        Beta(n, 1) and |x_j| / radius is Beta(1, n)."""
+        exponentials = rng.standard_exponential((count, self.n + 1))
+        weights = exponentials[:, : self.n] / exponentials.sum(axis=1, keepdims=True)
+        signs = np.where(rng.integers(0, 2, size=(count, self.n)) == 1, 1.0, -1.0)
         return self.radius * signs * weights

@@ -238,6 +238,36 @@ class ConvexSet(abc.ABC):
         vertex = self.lmo(rng.standard_normal(self.shape))
         return self.center + rng.uniform() * (vertex - self.center)
 
+    def sample_many(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` independent draws of :meth:`sample`'s distribution, (count, *shape).
+
+        All draws come from the one generator ``rng``. Default (user-defined sets): a
+        loop over :meth:`sample`, so row i is the i-th call's point. Built-in sets with
+        a closed-form ``sample`` vectorise it: the same distribution, documented in
+        their ``sample_many``, but not the loop's stream of bits. ``count`` is an int
+        >= 0 (0 gives an empty (0, *shape) array); ValueError otherwise.
+        """
+        count = self._check_count(count)
+        if not count:
+            return np.empty((0, *self.shape))
+        return self._sample_rows(rng, count)
+
+    def _sample_rows(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """:meth:`sample_many` for a validated ``count >= 1`` (default: a loop)."""
+        return np.stack([np.asarray(self.sample(rng), dtype=float) for _ in range(count)])
+
+    def _check_count(self, count: object) -> int:
+        """``count`` as an int >= 0; ValueError naming the value otherwise."""
+        if (
+            isinstance(count, bool | np.bool_)
+            or not isinstance(count, numbers.Integral)
+            or count < 0
+        ):
+            raise ValueError(
+                f"{type(self).__name__}.sample_many: count={count!r} must be an int >= 0"
+            )
+        return int(count)
+
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """The bounding box of K: entrywise minimum and maximum (2*dim LMO calls)."""
         low = np.empty(self.shape)

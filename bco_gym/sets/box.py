@@ -137,6 +137,10 @@ class Hypercube(ConvexSet):
         """Uniform in the box."""
         return rng.uniform(self.low, self.high)
 
+    def _sample_rows(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """Uniform in the box, as :meth:`sample`: independent U[low_i, high_i] entries."""
+        return rng.uniform(self.low, self.high, size=(count, *self.shape))
+
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         return self.low.copy(), self.high.copy()
 

@@ -214,6 +214,15 @@ class NuclearNormBall(ConvexSet):
         scale = self.radius * rng.uniform() ** (1.0 / self.dim)
         return (scale / np.linalg.svd(z, compute_uv=False).sum()) * z
 
+    def _sample_rows(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """As :meth:`sample`, per row: radius * U_i^(1/(rows*cols)) * Z_i/||Z_i||_* with
+        Z_i standard Gaussian (rows x cols) and U_i ~ U[0, 1]; so ||X_i||_* / radius
+        is U_i^(1/(rows*cols)) and X_i/||X_i||_* has the law of Z/||Z||_*."""
+        gaussians = rng.standard_normal((count, *self.shape))
+        scales = self.radius * rng.uniform(size=count) ** (1.0 / self.dim)
+        nuclear_norms = np.linalg.svd(gaussians, compute_uv=False).sum(axis=1)
+        return (scales / nuclear_norms)[:, np.newaxis, np.newaxis] * gaussians
+
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """|X_ij| <= ||X||_op <= ||X||_* <= rho, attained at +-rho e_i e_j^T."""
         return np.full(self.shape, -self.radius), np.full(self.shape, self.radius)

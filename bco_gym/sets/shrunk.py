@@ -142,6 +142,11 @@ class ShrunkSet(ConvexSet):
         c = self.base.center
         return c + self.scale * (self.base.sample(rng) - c)
 
+    def _sample_rows(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """The base set's ``sample_many`` mapped by x -> c + scale * (x - c), row by row."""
+        c = self.base.center
+        return c + self.scale * (self.base.sample_many(rng, count) - c)
+
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         low, high = self.base.bounds()
         c = self.base.center

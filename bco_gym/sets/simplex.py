@@ -154,5 +154,12 @@ class Simplex(ConvexSet):
         """Uniform on the simplex (Dirichlet(1, ..., 1))."""
         return rng.dirichlet(np.ones(self.n))
 
+    def _sample_rows(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """Uniform on the simplex: each row is n i.i.d. standard exponentials divided
+        by their sum, which is Dirichlet(1, ..., 1) (each entry's marginal is
+        Beta(1, n - 1))."""
+        exponentials = rng.standard_exponential((count, self.n))
+        return exponentials / exponentials.sum(axis=1, keepdims=True)
+
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(self.n), np.ones(self.n)
