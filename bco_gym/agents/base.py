@@ -60,6 +60,9 @@ class Agent(abc.ABC):
     OPTIONS: ClassVar[tuple[str, ...]] = ()
     #: The exponent a of the agent's regret guarantee O(T^a) (None when it has none).
     regret_exponent: ClassVar[float | None] = None
+    #: Whether the defaults come from a theorem (labelled "theory" in results) or are
+    #: a library's or a baseline's own choices (labelled "default").
+    THEORY_DEFAULTS: ClassVar[bool] = True
 
     def __init__(self, problem: Problem):
         if not isinstance(problem, Problem):

@@ -349,6 +349,7 @@ class SB3OnlineAgent(SB3Agent):
     algorithm: ClassVar[str]
     DEFAULTS: ClassVar[dict[str, Any]]
     SCALE_PARAM: ClassVar[str | None] = "learning_rate"
+    THEORY_DEFAULTS: ClassVar[bool] = False  # stable-baselines3's defaults, no theorem
 
     def __init__(
         self,

@@ -83,6 +83,7 @@ def constants_label(
 ) -> str:
     """The ``constants`` label of a run (module docstring); ValueError for an unknown one."""
     free = getattr(agent, "SCALE_PARAM", None) is not None
+    free = free and getattr(agent, "THEORY_DEFAULTS", True)
     if constants is None:
         if not isinstance(agent_name_or_agent, str) or agent_kwargs:
             return "custom"

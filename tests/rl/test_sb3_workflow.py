@@ -166,3 +166,13 @@ def test_valid_hyperparameters_pass_the_checks_unchanged(name, kwargs):
     agent = make_agent(name, env, **kwargs)
     for key, value in kwargs.items():
         assert agent.params[key] is value
+
+
+def test_sb3_runs_are_labelled_default_not_theory():
+    """stable-baselines3's hyperparameters are its own defaults, not a theorem's."""
+    from bco_gym.experiment import run
+
+    result = run("BCO-Simplex-v0", "sb3-a2c", horizon=8, env_kwargs={"n": 3})
+    assert result.constants == "default"
+    tuned = run("BCO-Simplex-v0", "sb3-a2c", horizon=8, env_kwargs={"n": 3}, constants="tuned")
+    assert tuned.constants == "tuned"
