@@ -13,15 +13,20 @@ FKM tie (the 10 x 10 matrices at T = 20,000 did exactly that). The default here 
 therefore 5 x 5 matrices (r = 0.447) over T = 30,000 rounds, where BBCG's and FKM's
 radii are below r (the table prints their ratio to r; BFW's stays capped at 1.00).
 
-What the default run shows (3 seeds played together by ``run_many`` per agent):
-BBCG and FKM both clearly below random play, FKM's regret somewhat lower than BBCG's,
-while BBCG calls the LMO only once per block (a few thousandths of a call per round)
-and runs one to two orders of magnitude faster per round than FKM, which projects
-(a full SVD) every round. The gap in cost per round grows with the matrices; the gap
-in regret closes only at horizons where BBCG's block schedule pays off.
+What the default run shows (3 seeds played together by ``run_many`` per agent; measured
+with ``python examples/matrix_completion.py``, 33 s of CPU): BBCG and FKM both clearly
+below random play (paired differences -130 ± 12 and -154 ± 12, 95% intervals), FKM's
+regret about 10% lower than BBCG's (196 against 219), while BBCG calls the LMO once per
+block (0.006 calls per round, no projections) and ran about 20 times faster per round
+than FKM (13 against 298 us), which projects (a full SVD) every round. BFW, its radius
+capped at r, is only a little better than random (-38 ± 14) and pays an LMO every
+round. Larger matrices should widen the gap in cost per round (a full SVD against a
+top singular pair), but they shrink r: see the tie with the second command below (the
+radius ratios print 1.00). Where FKM's regret advantage over BBCG closes, if it does,
+was not measured here.
 
     python examples/matrix_completion.py
-    python examples/matrix_completion.py --rows 8 --cols 8 --horizon 200000 --agents bbcg,random
+    python examples/matrix_completion.py --rows 10 --cols 10 --horizon 20000 --agents bbcg,fkm,bfw
 """
 
 import argparse
