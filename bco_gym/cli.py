@@ -249,7 +249,7 @@ def _add_compare(commands: Any) -> None:
         default="BCO-Ball-v0",
         help="env id (default BCO-Ball-v0: on the ball r = R, so Theorem 1's parameters are "
         "not degenerate and at the default T bbcg's regret is about half of random's; on "
-        "BCO-Simplex-v0 they stay cautious until T ~ 10^4 and beyond)",
+        "BCO-Simplex-v0 they are degenerate until T ~ 7,000 and cautious long after)",
     )
     command.add_argument(
         "--agents",
