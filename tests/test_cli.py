@@ -432,3 +432,26 @@ def test_progress_on_a_non_terminal_is_a_line_per_cell(tmp_path, capsys, no_figu
     assert main(argv) == 0
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("cell ")]
     assert len(lines) == 4 and lines[-1].startswith("cell 4/4: random T=60 seed=1 regret ")
+
+
+def test_compare_defaults_are_the_ball_where_bbcg_is_not_degenerate():
+    """`bco-gym compare` with no arguments: the ball, T = 20000, 5 seeds, the four agents,
+    and at those defaults every bandit agent's smoothing radius lies strictly inside r
+    (on the simplex at T = 10^4 BBCG's stays capped at r and it ties with random)."""
+    import gymnasium as gym
+
+    from bco_gym.agents import make_agent
+    from bco_gym.cli import DEFAULT_AGENTS, build_parser
+
+    arguments = build_parser().parse_args(["compare"])
+    assert arguments.env == "BCO-Ball-v0"
+    assert arguments.horizon == 20_000
+    assert list(arguments.seeds) == [0, 1, 2, 3, 4]
+    assert list(arguments.agents) == DEFAULT_AGENTS.split(",") == ["bbcg", "fkm", "bfw", "random"]
+    env = gym.make(arguments.env, horizon=arguments.horizon)
+    inner_radius = env.unwrapped.problem.set.inner_radius
+    for name in ("bbcg", "fkm", "bfw"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the capped-radius warning would fail here
+            agent = make_agent(name, env)
+        assert agent.params["smoothing_radius"] < inner_radius, name
