@@ -19,19 +19,13 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# BBCG, FKM, BFW and random on BCO-Simplex-v0 (n=10, linear losses), T=100000, seeds 0..4:
-# constants tuned on seeds 100..102 first, then compared with theory defaults and tuned
-# ones. About three minutes on 2 cores; re-running resumes (finished cells are kept).
-# Progress: a bar per command on a terminal, a line per finished run otherwise.
+# The main job: the scenarios of bco_gym/experiment/demo.py (i.i.d. losses on the ball and
+# the simplex, a drifting and an adversarial sequence, NYSE portfolio data, shortest paths,
+# PPO/TD3 against BBCG and FKM), each a resumable batched sweep under results/runs/, then
+# results/report.md with paired tables and figures. Progress: a line per scenario and per
+# finished run. Re-running resumes (finished cells are verified and kept).
 demo: $(STAMP)
-	$(BIN)/bco-gym tune --env BCO-Simplex-v0 --agents bbcg,fkm,bfw --horizon 100000 \
-		--tune-seeds 100:103 --grid 0.1:10 --points 9 --backend process \
-		--out results/tuned_constants.json
-	$(BIN)/bco-gym compare --env BCO-Simplex-v0 --agents bbcg,fkm,bfw,random --horizon 100000 \
-		--seeds 0:5 --backend process --out results/theory
-	$(BIN)/bco-gym compare --env BCO-Simplex-v0 --agents bbcg,fkm,bfw,random --horizon 100000 \
-		--seeds 0:5 --backend process --out results/tuned \
-		--tuned results/tuned_constants.json
+	OMP_NUM_THREADS=1 $(BIN)/bco-gym demo --out results
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -61,7 +61,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         title="10-ball, i.i.d. linear losses",
         env_id="BCO-Ball-v0",
         agents=(*BANDIT, "ofw"),
-        horizon=1_000_000,
+        horizon=100_000,
         seeds=8,
         env_kwargs={"feedback": "full"},
         description=(
@@ -76,7 +76,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         title="10-simplex, i.i.d. linear losses",
         env_id="BCO-Simplex-v0",
         agents=BANDIT,
-        horizon=1_000_000,
+        horizon=100_000,
         seeds=8,
         description=(
             "The same losses on a thin set (r = 0.105 against R = 0.95). Theorem 1's "
@@ -90,7 +90,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         title="10-ball, drifting mean (linear-drift)",
         env_id="BCO-Ball-v0",
         agents=BANDIT,
-        horizon=1_000_000,
+        horizon=100_000,
         seeds=8,
         env_kwargs={"loss": "linear-drift", "loss_kwargs": {"rate": 1e-5}},
         description=(
@@ -104,7 +104,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         title="10-ball, follow-the-leader trap (linear-adversarial)",
         env_id="BCO-Ball-v0",
         agents=(*BANDIT, "ogd"),
-        horizon=1_000_000,
+        horizon=100_000,
         seeds=8,
         env_kwargs={"loss": "linear-adversarial", "feedback": "full"},
         description=(
@@ -130,14 +130,14 @@ SCENARIOS: tuple[DemoScenario, ...] = (
     ),
     DemoScenario(
         slug="shortest-paths",
-        title="Shortest paths on a 10x10 grid DAG (projection far dearer than an LMO)",
+        title="Shortest paths on a 6x6 grid DAG (projection far dearer than an LMO)",
         env_id="BCO-ShortestPath-v0",
         agents=BANDIT,
-        horizon=4_000,
+        horizon=3_000,
         seeds=4,
-        env_kwargs={"grid": 10},
+        env_kwargs={"grid": 6},
         description=(
-            "Unit s-t flows on a 10x10 grid (180 edges): the LMO is a DAG shortest path, "
+            "Unit s-t flows on a 6x6 grid (60 edges): the LMO is a DAG shortest path, "
             "the projection a quadratic programme. Compare the microseconds per round: "
             "FKM pays a projection every round, BBCG an LMO call every few hundred."
         ),
@@ -148,7 +148,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         title="RL baselines, 10-simplex, i.i.d. linear losses",
         env_id="BCO-Simplex-v0",
         agents=("sb3-ppo", "sb3-td3", "bbcg", "fkm", "random"),
-        horizon=3_000,
+        horizon=2_000,
         seeds=3,
         description=(
             "PPO and TD3 (stable-baselines3, learning online, actions mapped onto the "
@@ -161,7 +161,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         title="RL baselines, 10-simplex, follow-the-leader trap",
         env_id="BCO-Simplex-v0",
         agents=("sb3-ppo", "sb3-td3", "bbcg", "fkm", "random"),
-        horizon=3_000,
+        horizon=2_000,
         seeds=3,
         env_kwargs={"loss": "linear-adversarial"},
         description="The same agents against the alternating sequence.",
