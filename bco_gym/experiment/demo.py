@@ -14,8 +14,9 @@ scenario by scenario. The scenarios, side by side:
   constantly rebalanced portfolio;
 * a structured set where a projection costs far more than an LMO: unit s-t flows
   (shortest paths) on a grid DAG, where the per-round cost separates the methods;
-* stable-baselines3's PPO and TD3 learning online against BBCG and FKM, on an i.i.d.
-  and on an adversarial sequence (short horizons: an RL round costs ~10^3 bandit rounds).
+* stable-baselines3's PPO and TD3 learning online against BBCG and FKM on the ball, on
+  an i.i.d. and on an adversarial sequence (short horizons: an RL round costs ~10^3
+  bandit rounds).
 
 ``quick=True`` shrinks every horizon and seed count (the smoke test of the whole job).
 """
@@ -109,8 +110,8 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         env_kwargs={"loss": "linear-adversarial", "feedback": "full"},
         description=(
             "Signs alternate every round around a small bias: chasing the last losses is "
-            "punished, the comparator is the bias direction. OGD (full information, a "
-            "large step) shows what following the recent past costs."
+            "punished, the comparator is the bias direction. OGD (full information, "
+            "O(sqrt T) regret against any sequence) is the lower reference."
         ),
     ),
     DemoScenario(
@@ -130,7 +131,7 @@ SCENARIOS: tuple[DemoScenario, ...] = (
     ),
     DemoScenario(
         slug="shortest-paths",
-        title="Shortest paths on a 6x6 grid DAG (projection far dearer than an LMO)",
+        title="Shortest paths, 6x6 grid DAG (projection >> LMO)",
         env_id="BCO-ShortestPath-v0",
         agents=BANDIT,
         horizon=3_000,
@@ -144,22 +145,23 @@ SCENARIOS: tuple[DemoScenario, ...] = (
         quick_horizon=100,
     ),
     DemoScenario(
-        slug="rl-iid",
-        title="RL baselines, 10-simplex, i.i.d. linear losses",
-        env_id="BCO-Simplex-v0",
+        slug="rl-ball-iid",
+        title="RL baselines, 10-ball, i.i.d. linear losses",
+        env_id="BCO-Ball-v0",
         agents=("sb3-ppo", "sb3-td3", "bbcg", "fkm", "random"),
         horizon=2_000,
         seeds=3,
         description=(
             "PPO and TD3 (stable-baselines3, learning online, actions mapped onto the "
-            "simplex by a softmax) exploit the stationarity of the losses."
+            "ball by a radial map) against BBCG and FKM at a horizon an RL agent can "
+            "afford: RL exploits the stationarity of the losses."
         ),
         quick_horizon=64,
     ),
     DemoScenario(
-        slug="rl-adversarial",
-        title="RL baselines, 10-simplex, follow-the-leader trap",
-        env_id="BCO-Simplex-v0",
+        slug="rl-ball-adversarial",
+        title="RL baselines, 10-ball, follow-the-leader trap",
+        env_id="BCO-Ball-v0",
         agents=("sb3-ppo", "sb3-td3", "bbcg", "fkm", "random"),
         horizon=2_000,
         seeds=3,

@@ -224,7 +224,7 @@ def overview_figure(
     columns = max(1, min(columns, len(panels)))
     rows = -(-len(panels) // columns)
     tallest = max(len(series_of(results)) for _, results in panels)
-    figure = new_figure(4.2 * columns, rows * (1.0 + 0.32 * tallest) + 0.6)
+    figure = new_figure(5.2 * columns, rows * (1.0 + 0.32 * tallest) + 0.6)
     grid = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
     for axes, (panel_title, results) in zip(grid, panels, strict=False):
         _overview_panel(axes, panel_title, results, reference)
