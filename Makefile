@@ -22,14 +22,15 @@ setup: $(STAMP)
 # BBCG, FKM, BFW and random on BCO-Simplex-v0 (n=10, linear losses), T=100000, seeds 0..4:
 # constants tuned on seeds 100..102 first, then compared with theory defaults and tuned
 # ones. About three minutes on 2 cores; re-running resumes (finished cells are kept).
+# Progress: a bar per command on a terminal, a line per finished run otherwise.
 demo: $(STAMP)
 	$(BIN)/bco-gym tune --env BCO-Simplex-v0 --agents bbcg,fkm,bfw --horizon 100000 \
-		--tune-seeds 100:103 --grid 0.1:10 --points 9 --backend process --quiet \
+		--tune-seeds 100:103 --grid 0.1:10 --points 9 --backend process \
 		--out results/tuned_constants.json
 	$(BIN)/bco-gym compare --env BCO-Simplex-v0 --agents bbcg,fkm,bfw,random --horizon 100000 \
-		--seeds 0:5 --backend process --quiet --out results/theory
+		--seeds 0:5 --backend process --out results/theory
 	$(BIN)/bco-gym compare --env BCO-Simplex-v0 --agents bbcg,fkm,bfw,random --horizon 100000 \
-		--seeds 0:5 --backend process --quiet --out results/tuned \
+		--seeds 0:5 --backend process --out results/tuned \
 		--tuned results/tuned_constants.json
 
 lint: $(STAMP)

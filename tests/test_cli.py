@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -110,9 +111,13 @@ def test_compare_writes_table_and_figure_and_refuses_another_sweep(tmp_path, cap
     assert matplotlib.image.imread(out / "regret.png").shape[0] > 100
     assert len(load_sweep(out)) == 4
     assert main(args) == 0  # same sweep: resumes (nothing to do)
+    assert main(compare("3")) == 0  # more seeds: the sweep grows
+    assert len(load_sweep(out)) == 6
     capsys.readouterr()
-    assert main(compare("3")) == 2
-    assert "holds a different sweep" in capsys.readouterr().err
+    different = [*compare("3")]
+    different[different.index("120")] = "130"
+    assert main(different) == 2
+    assert "holds a different sweep: horizon: stored 120, requested 130" in capsys.readouterr().err
 
 
 def test_full_information_agents_switch_the_env_to_full_feedback(tmp_path, capsys):
@@ -247,26 +252,183 @@ def test_exponents_and_plot_redraw(tmp_path, capsys):
     assert {r.horizon for r in load_sweep(out)} == {50, 100, 200}
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (
-            ["run", "--env", "BCO-Nope-v0"],
-            "unknown env id 'BCO-Nope-v0'; valid ids: BCO-Simplex-v0",
-        ),
-        (["compare", "--agents", "bbcg,zzz"], "unknown agent name(s) 'zzz'; valid names: bbcg"),
-        (["run", "--horizon", "-5"], "'-5' must be a positive integer"),
-        (["compare", "--seeds", "0"], "'0' must be a positive integer"),
-        (["compare", "--seeds", "5:2"], "seed range '5:2' is empty"),
-        (["tune", "--grid", "5:1"], "must satisfy 0 < LOW < HIGH"),
-        (["tune", "--grid", "abc"], "must be a range LOW:HIGH"),
-        (["exponents", "--points", "1"], "at least 2 horizons"),
-        (["run", "--env-kwargs", "{nope"], "is not valid JSON"),
-        (["run", "--env-kwargs", '{"n": -3}'], "n=-3"),
-        (["plot", "/nonexistent/bco"], "not a bco_gym sweep"),
-        (["frobnicate"], "invalid choice"),
-    ],
-)
-def test_usage_errors_exit_2_with_a_message(argv, message, capsys):
-    assert main(argv) == 2
-    assert message in capsys.readouterr().err
+# -- result files you can trust, through the command ---------------------------------------------
+@pytest.fixture
+def no_figures(monkeypatch):
+    """Tables only (as without matplotlib): the figure is not what these tests check."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+
+
+def _tiny_compare(out, *extra):
+    return [
+        "compare",
+        *BALL,
+        "--agents",
+        "bbcg,random",
+        "--horizon",
+        "60",
+        "--seeds",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+        *extra,
+    ]
+
+
+def test_tampered_cells_are_refused_by_plot_and_recomputed_by_compare(tmp_path, capsys, no_figures):
+    out = tmp_path / "cmp"
+    assert main(_tiny_compare(out)) == 0
+    cells = sorted((out / "cells").glob("*.json"))
+    original = cells[0].read_bytes()
+    document = json.loads(original)
+    document["result"]["final_regret"] = 0.0
+    cells[0].write_text(json.dumps(document))
+    capsys.readouterr()
+    assert main(["plot", str(out)]) == 2
+    error = capsys.readouterr().err
+    assert cells[0].stem in error and "digest" in error and len(error.splitlines()) == 1
+    # one cell's JSON copied over another's
+    cells[0].write_bytes(original)
+    cells[1].write_bytes(cells[2].read_bytes())
+    assert main(["plot", str(out)]) == 2
+    assert cells[1].stem in capsys.readouterr().err
+    assert main(_tiny_compare(out)) == 0
+    err = capsys.readouterr().err
+    assert f"warning: CorruptCellWarning: recomputing cell {cells[1].stem}" in err
+    assert main(["plot", str(out)]) == 0
+
+
+def test_plot_replaces_a_symlinked_table_instead_of_writing_through_it(
+    tmp_path, capsys, no_figures
+):
+    out = tmp_path / "cmp"
+    assert main(_tiny_compare(out)) == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (out / "table.md").unlink()
+    (out / "table.md").symlink_to(victim)
+    assert main(["plot", str(out)]) == 0
+    assert victim.read_text() == "precious"
+    assert not (out / "table.md").is_symlink()
+    assert (out / "table.md").read_text().startswith("| agent |")
+
+
+def test_tables_are_created_with_the_users_umask(tmp_path, capsys, no_figures):
+    previous = os.umask(0o027)
+    try:
+        assert main(_tiny_compare(tmp_path / "cmp")) == 0
+    finally:
+        os.umask(previous)
+    for path in (tmp_path / "cmp").rglob("*"):
+        if path.is_file() and path.name != ".lock":
+            assert path.stat().st_mode & 0o777 == 0o640, path
+
+
+def test_a_second_command_on_a_locked_directory_exits_2_naming_the_holder(
+    tmp_path, capsys, no_figures
+):
+    out = tmp_path / "cmp"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from bco_gym.experiment.store import DirectoryLock\n"
+            f"with DirectoryLock({str(out)!r}):\n"
+            "    print('held', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert main(_tiny_compare(out)) == 2
+        assert f"is in use by pid {holder.pid}" in capsys.readouterr().err
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert main(_tiny_compare(out)) == 0
+
+
+def test_default_outputs_depend_on_env_agents_and_horizon(
+    tmp_path, monkeypatch, capsys, no_figures
+):
+    monkeypatch.chdir(tmp_path)
+    base = ["compare", "--env", "BCO-Ball-v0", "--horizon", "40", "--seeds", "1", "--quiet"]
+    assert main([*base, "--agents", "random"]) == 0
+    assert main([*base, "--agents", "random,bbcg"]) == 0
+    assert main([*base, "--agents", "random", "--env-kwargs", '{"n": 4}']) == 0
+    made = sorted(p.name for p in (tmp_path / "results" / "compare").iterdir())
+    assert made[:2] == ["BCO-Ball-v0_random-bbcg_T40", "BCO-Ball-v0_random_T40"]
+    assert len(made) == 3 and made[2].startswith("BCO-Ball-v0_random_T40_")
+
+
+# -- messages -------------------------------------------------------------------------------------
+def test_compare_without_matplotlib_writes_the_tables_and_says_so_once(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    out = tmp_path / "cmp"
+    assert main(_tiny_compare(out)) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count('pip install "bco_gym[plot]"') == 1
+    assert "no figure" in captured.out
+    assert (out / "table.md").exists() and (out / "table.csv").exists()
+    assert not (out / "regret.png").exists()
+
+
+@pytest.mark.parametrize("env_id", ["BCO-Birkhoff-v0", "BCO-ShortestPath-v0"])
+def test_fkm_without_the_qp_extra_names_it_and_suggests_bandit_agents(
+    tmp_path, monkeypatch, capsys, env_id
+):
+    for module in ("bco_gym.sets.birkhoff", "bco_gym.sets.flow"):
+        monkeypatch.setattr(f"{module}.qp_available", lambda: False)
+    assert main(["run", "--env", env_id, "--agent", "fkm", "--horizon", "10"]) == 2
+    error = capsys.readouterr().err
+    assert 'pip install "bco_gym[qp]"' in error and "bbcg, bfw, random" in error
+    assert "ofw" not in error and "ogd" not in error and len(error.splitlines()) == 1
+
+
+def test_list_is_aligned_and_free_of_markup(capsys):
+    assert main(["list"]) == 0
+    printed = capsys.readouterr().out
+    assert "``" not in printed and ":class:" not in printed
+    agent_lines = printed.split("agents:\n")[1].split("loss families:")[0].splitlines()
+    header = agent_lines[0]
+    column = header.index("summary")
+    assert header.index("feedback") < header.index("scale") < column
+    for line in agent_lines[2:]:
+        assert line[column - 2 : column] == "  " and line[column] != " ", line
+
+
+def test_a_capping_warning_is_printed_once_per_kind(tmp_path, capsys, no_figures):
+    out = tmp_path / "exp"
+    argv = [
+        "exponents",
+        "--env",
+        "BCO-Simplex-v0",
+        "--agents",
+        "bbcg",
+        "--horizons",
+        "20:80",
+        "--points",
+        "3",
+        "--seeds",
+        "2",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert err.count("reaches the inner radius") == 1
+    assert "6 runs: bbcg/T=20, bbcg/T=40, bbcg/T=80" in err
+
+
+def test_progress_on_a_non_terminal_is_a_line_per_cell(tmp_path, capsys, no_figures):
+    argv = _tiny_compare(tmp_path / "cmp")
+    argv.remove("--quiet")
+    assert main(argv) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("cell ")]
+    assert len(lines) == 4 and lines[-1].startswith("cell 4/4: random T=60 seed=1 regret ")

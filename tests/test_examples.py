@@ -21,6 +21,10 @@ CASES = {
         ["--horizon", "300", "--rows", "4", "--cols", "3"],
         ["bbcg:", "fkm:", "best fixed matrix"],
     ),
+    "your_own_losses.py": (
+        ["--horizon", "300", "--servers", "4", "--features", "3"],
+        ["from_array on Simplex(n=4), T = 300", "from_function on Ellipsoid", "bbcg:", "gap"],
+    ),
     "compare_agents.py": (
         ["--horizon", "200", "--seeds", "2", "--agents", "bbcg,random"],
         ["regret (mean ± std)", "figure:"],

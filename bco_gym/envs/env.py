@@ -83,7 +83,9 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     * ``convex_set``: the feasible set K (a :class:`~bco_gym.sets.ConvexSet`).
     * ``losses``: a :class:`~bco_gym.losses.LossSequence` on K, or a family name
       (``bco_gym.losses.families_for(K)`` lists those valid for K).
-    * ``horizon``: T, the number of rounds (a positive integer).
+    * ``horizon``: T, the number of rounds (a positive integer). Optional when the loss
+      sequence has a finite ``losses.horizon`` (data, ``from_array``, ``from_function``):
+      it then defaults to it, and a larger value is refused.
     * ``feedback``: ``"bandit"`` (default) or ``"full"``.
     * ``on_infeasible``: ``"raise"`` (default) or ``"project"`` (needs ``K.has_projection``).
     * ``render_mode``: None or ``"rgb_array"`` (every set; stable-baselines3's
@@ -117,7 +119,7 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
         self,
         convex_set: ConvexSet,
         losses: LossSequence | str,
-        horizon: int,
+        horizon: int | None = None,
         feedback: str = "bandit",
         on_infeasible: str = "raise",
         render_mode: str | None = None,
@@ -128,7 +130,9 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
             raise TypeError(f"convex_set must be a ConvexSet, got {type(convex_set).__name__}")
         _check_choice("feedback", feedback, FEEDBACKS)
         _check_choice("on_infeasible", on_infeasible, ON_INFEASIBLE)
-        if isinstance(horizon, bool) or not isinstance(horizon, int | np.integer) or horizon < 1:
+        if horizon is not None and (
+            isinstance(horizon, bool) or not isinstance(horizon, int | np.integer) or horizon < 1
+        ):
             raise ValueError(f"horizon={horizon!r} is not allowed; expected an integer >= 1")
         if on_infeasible == "project" and not convex_set.has_projection:
             raise ValueError(
@@ -136,8 +140,8 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
                 "does not provide; use on_infeasible='raise'"
             )
         self.set = convex_set
-        self.horizon = int(horizon)
         self.losses = _loss_sequence(losses, convex_set, loss_kwargs)
+        self.horizon = _resolve_horizon(horizon, self.losses)
         self.feedback = feedback
         self.on_infeasible = on_infeasible
         self.atol = _check_atol(atol)
@@ -284,6 +288,22 @@ def _check_choice(name: str, value: Any, allowed: tuple[Any, ...]) -> None:
     if not any(value is a or (isinstance(value, str) and value == a) for a in allowed):
         shown = ", ".join(repr(a) for a in allowed)
         raise ValueError(f"{name}={value!r} is not allowed; allowed: {shown}")
+
+
+def _resolve_horizon(horizon: int | None, losses: LossSequence) -> int:
+    """T: the given horizon, else the loss sequence's; never past the sequence's end."""
+    if horizon is None:
+        if getattr(losses, "horizon", None) is None:
+            raise ValueError(
+                f"horizon is required: the {losses.name!r} loss sequence has no horizon of its own"
+            )
+        return int(losses.horizon)
+    if getattr(losses, "horizon", None) is not None and horizon > losses.horizon:
+        raise ValueError(
+            f"horizon={horizon!r} is past the end of the {losses.name!r} loss sequence; "
+            f"the maximum is {losses.horizon}"
+        )
+    return int(horizon)
 
 
 def _loss_sequence(

@@ -192,6 +192,22 @@ def make_birkhoff(
     return _env(BirkhoffPolytope(size), horizon, loss, loss_kwargs, **options)
 
 
+def make_portfolio(
+    dataset: str = "nyse_o", horizon: int | None = None, **options: Any
+) -> BanditConvexEnv:
+    """BCO-Portfolio-v0: online portfolio selection, -log <r_t, x> on real price data.
+
+    ``dataset``: ``nyse_o``, ``nyse_n``, ``tse``, ``sp500``, ``msci`` or ``djia``; the
+    set is the simplex over its assets, the horizon defaults to its number of days (a
+    smaller one uses the first days). No ``loss``/``loss_kwargs``: the data are the losses.
+    """
+    from bco_gym.losses.market import PortfolioDataLoss, dataset_shape
+
+    convex_set = Simplex(dataset_shape(dataset)[1])
+    losses = PortfolioDataLoss(convex_set, dataset=dataset, horizon=horizon)
+    return BanditConvexEnv(convex_set, losses, horizon, **options)
+
+
 # -- vector entry points (gym.make_vec(id, num_envs=S, vectorization_mode="vector_entry_point")) --
 def _vector(make: Any, num_envs: int, kwargs: dict[str, Any]) -> Any:
     from bco_gym.envs.vector import BanditConvexVectorEnv
@@ -232,6 +248,11 @@ def make_shortest_path_vector(num_envs: int = 1, **kwargs: Any) -> Any:
 def make_birkhoff_vector(num_envs: int = 1, **kwargs: Any) -> Any:
     """BCO-Birkhoff-v0, S copies batched."""
     return _vector(make_birkhoff, num_envs, kwargs)
+
+
+def make_portfolio_vector(num_envs: int = 1, **kwargs: Any) -> Any:
+    """BCO-Portfolio-v0, S copies batched."""
+    return _vector(make_portfolio, num_envs, kwargs)
 
 
 _ENTRY = "bco_gym.envs.registration:"
@@ -278,6 +299,12 @@ register(
     max_episode_steps=None,
     vector_entry_point=_ENTRY + "make_birkhoff_vector",
 )
+register(
+    id="BCO-Portfolio-v0",
+    entry_point=_ENTRY + "make_portfolio",
+    max_episode_steps=None,
+    vector_entry_point=_ENTRY + "make_portfolio_vector",
+)
 
 ENV_IDS = (
     "BCO-Simplex-v0",
@@ -287,6 +314,7 @@ ENV_IDS = (
     "BCO-NuclearBall-v0",
     "BCO-ShortestPath-v0",
     "BCO-Birkhoff-v0",
+    "BCO-Portfolio-v0",
 )
 
 

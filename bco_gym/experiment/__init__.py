@@ -14,8 +14,8 @@ from pathlib import Path
 
 from bco_gym.experiment.many import batch_size_for, run_many, run_seed_batch
 from bco_gym.experiment.results import (
+    CorruptResultError,
     SweepMismatchError,
-    SweepStore,
     load_result,
     save_result,
 )
@@ -26,16 +26,31 @@ from bco_gym.experiment.runner import (
     default_checkpoints,
     run,
 )
+from bco_gym.experiment.store import SweepLockedError, SweepStore
 from bco_gym.experiment.summary import AgentSummary, ExponentFit, fit_exponents, summarize
 from bco_gym.experiment.sweep import BACKENDS, Cell, cells, run_cells, sweep
 from bco_gym.experiment.tuning import Tuning, load_tuned, save_tuned, tune
 
 
 def load_sweep(directory: str | Path) -> list[RunResult]:
-    """The finished results of the sweep in ``directory``, in the manifest's cell order."""
+    """The finished results of the sweep in ``directory``, in the manifest's cell order.
+
+    Cells not computed yet are left out; a cell whose files fail verification raises
+    :class:`CorruptResultError` naming it (never dropped silently); a manifest that is
+    not one raises :class:`SweepMismatchError`.
+    """
     store = SweepStore(directory)
-    spec = store.read_manifest()["spec"]
-    return store.load_all(Cell.from_dict(cell).key for cell in spec["cells"])
+    pairs = []
+    for document in store.read_manifest()["spec"]["cells"]:
+        try:
+            cell = Cell.from_dict(document)
+        except (TypeError, ValueError) as error:
+            raise SweepMismatchError(
+                f"{str(store.manifest_path)!r} lists a malformed cell ({error}); "
+                "not a bco_gym sweep"
+            ) from None
+        pairs.append((cell.key, cell.to_dict()))
+    return store.load_all(pairs)
 
 
 __all__ = [
@@ -43,9 +58,12 @@ __all__ = [
     "THEORY_EXPONENTS",
     "AgentSummary",
     "Cell",
+    "CorruptResultError",
     "ExponentFit",
     "RunResult",
+    "SweepLockedError",
     "SweepMismatchError",
+    "SweepStore",
     "Tuning",
     "agent_seed_for",
     "batch_size_for",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 
@@ -211,16 +212,48 @@ def fit_exponents(results: Iterable[RunResult], *, level: float = 0.95) -> list[
 
 
 # -- rendering -----------------------------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def sanitize_text(text: str) -> str:
+    """``text`` with every control character (ESC included) shown as ``\\xNN``: no
+    terminal escape sequence survives into a table or a message."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", str(text))
+
+
 def _number(value: float | None, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    return format_column([value], digits)[0]
+
+
+def format_column(values: Sequence[float | None], digits: int = 3) -> list[str]:
+    """The numbers of one table column, formatted alike: all fixed-point with the same
+    decimals (``digits`` significant digits for the smallest non-zero value), or, when
+    the magnitudes span more than that can show, all in scientific notation. None and
+    NaN are "-", infinities "inf"/"-inf"."""
+    finite = [abs(float(v)) for v in values if v is not None and math.isfinite(float(v))]
+    nonzero = [v for v in finite if v > 0]
+    if nonzero and (min(nonzero) < 1e-3 or max(nonzero) >= 1e7):
+        style = f".{digits - 1}e"
+    elif not nonzero:
+        style = ".0f"
+    else:
+        smallest = min(nonzero)
+        decimals = max(0, digits - 1 - math.floor(math.log10(smallest)))
+        style = f".{min(decimals, 6)}f"
+    return [_formatted(value, style) for value in values]
+
+
+def _formatted(value: float | None, style: str) -> str:
+    if value is None or math.isnan(float(value)):
         return "-"
-    if isinstance(value, float) and math.isinf(value):
-        return "inf"
-    return f"{value:.{digits}g}"
+    if math.isinf(float(value)):
+        return "inf" if value > 0 else "-inf"
+    return format(float(value), style)
 
 
 def compare_columns(rows: Sequence[AgentSummary]) -> tuple[list[str], list[list[str]]]:
-    """Header and cells of the ``compare`` table."""
+    """Header and cells of the ``compare`` table (each numeric column formatted alike)."""
     header = [
         "agent",
         "constants",
@@ -234,6 +267,12 @@ def compare_columns(rows: Sequence[AgentSummary]) -> tuple[list[str], list[list[
         "proj/round",
         "rounds/s",
     ]
+    means = format_column([row.regret_mean for row in rows], 4)
+    stds = format_column([row.regret_std for row in rows], 3)
+    numbers = [
+        format_column([getattr(row, name) for row in rows])
+        for name in ("scaled_regret", "regret_bound", "lmo_per_round", "projections_per_round")
+    ]
     body = [
         [
             row.agent,
@@ -241,14 +280,11 @@ def compare_columns(rows: Sequence[AgentSummary]) -> tuple[list[str], list[list[
             row.scale,
             str(row.horizon),
             str(row.seeds),
-            f"{_number(row.regret_mean, 4)} ± {_number(row.regret_std, 3)}",
-            _number(row.scaled_regret),
-            _number(row.regret_bound),
-            _number(row.lmo_per_round),
-            _number(row.projections_per_round),
-            f"{row.rounds_per_second:,.0f}",
+            f"{means[i]} ± {stds[i]}",
+            *(column[i] for column in numbers),
+            f"{row.rounds_per_second:,.0f}" if math.isfinite(row.rounds_per_second) else "inf",
         ]
-        for row in rows
+        for i, row in enumerate(rows)
     ]
     return header, body
 
@@ -268,6 +304,8 @@ def exponent_columns(fits: Sequence[ExponentFit]) -> tuple[list[str], list[list[
         "LMO/round",
         "proj/round",
     ]
+    lmo = format_column([fit.lmo_per_round for fit in fits])
+    projections = format_column([fit.projections_per_round for fit in fits])
     body = [
         [
             fit.agent,
@@ -278,34 +316,44 @@ def exponent_columns(fits: Sequence[ExponentFit]) -> tuple[list[str], list[list[
             f"{fit.slope:.3f}" if math.isfinite(fit.slope) else "-",
             f"[{fit.low:.3f}, {fit.high:.3f}]" if math.isfinite(fit.low) else "-",
             f"{fit.theory:.3f}" if fit.theory is not None else "-",
-            _number(fit.lmo_per_round),
-            _number(fit.projections_per_round),
+            lmo[i],
+            projections[i],
         ]
-        for fit in fits
+        for i, fit in enumerate(fits)
     ]
     return header, body
 
 
 def render_text(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
-    """An aligned plain-text table."""
-    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    """An aligned plain-text table (control characters escaped)."""
+    table = [[sanitize_text(cell) for cell in row] for row in [header, *body]]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-        for row in [header, *body]
+        for row in table
     ]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(line.rstrip() for line in lines)
 
 
 def render_markdown(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
-    """A GitHub-flavoured Markdown table."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in body]
+    """A GitHub-flavoured Markdown table (control characters escaped, ``|`` escaped)."""
+
+    def row(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(sanitize_text(c).replace("|", "\\|") for c in cells) + " |"
+
+    lines = [row(header), "|" + "|".join("---" for _ in header) + "|"]
+    lines += [row(cells) for cells in body]
     return "\n".join(lines)
 
 
 def render_csv(rows: Sequence[AgentSummary | ExponentFit]) -> str:
-    """CSV text of summary rows with full-precision numbers (one column per field)."""
+    """CSV text of summary rows with full-precision numbers (one column per field).
+
+    Text cells are sanitised: control characters escaped, and a cell a spreadsheet would
+    run as a formula (longer than one character, starting with = + - @, tab or CR, and
+    not a number) gets a leading apostrophe.
+    """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     if not rows:
@@ -324,4 +372,17 @@ def _csv_value(value: object) -> str:
         return ""
     if isinstance(value, tuple):
         return " ".join(repr(v) for v in value)
-    return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, float | int):
+        return repr(value)
+    return csv_safe(str(value))
+
+
+def csv_safe(text: str) -> str:
+    """``text`` made inert for spreadsheets (see :func:`render_csv`)."""
+    text = sanitize_text(text)
+    try:
+        float(text)
+        return text
+    except ValueError:
+        pass
+    return "'" + text if len(text) > 1 and text.startswith(_FORMULA_START) else text

@@ -13,7 +13,11 @@ cell (the seeds are part of it), so every backend gives bit-identical results:
 
 Workers only compute; this process writes each result (see
 :mod:`~bco_gym.experiment.results`) the moment it arrives, so a killed sweep loses at
-most the cells in flight, and re-running the same sweep skips the finished cells.
+most the cells in flight, and re-running the same sweep skips the finished cells (a
+finished cell is re-verified when read; one that fails is computed again, with a
+warning). One process writes a directory at a time (its lock, see
+:mod:`~bco_gym.experiment.store`); a sweep may grow by seeds or agents. Workers exit
+when the sweeping process dies, even by SIGKILL (:func:`watch_parent`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ import json
 import multiprocessing
 import os
 import re
+import socket
 import sys
+import threading
+import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -32,8 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.experiment.results import SweepStore
+from bco_gym.experiment.results import CorruptResultError
 from bco_gym.experiment.runner import RunResult, check_horizon, run
+from bco_gym.experiment.store import SweepStore
 
 BACKENDS = ("serial", "process", "ray")
 
@@ -200,14 +208,15 @@ def sweep(
     constants: Mapping[str, str] | None = None,
     checkpoints: Sequence[int] | None = None,
     fast: bool | None = None,
-    progress: bool | None = None,
+    progress: bool | str | None = None,
     ray_address: str | None = None,
 ) -> list[RunResult]:
     """Run the grid of :func:`cells` into the directory ``out``; return its results.
 
     Finished cells found in ``out`` are loaded, not recomputed. ``out`` holding a
     different sweep raises :class:`~bco_gym.experiment.results.SweepMismatchError`.
-    ``progress`` shows a tqdm bar over cells (None: only on a terminal).
+    ``progress`` shows a tqdm bar over cells (None: only on a terminal; "lines": a
+    line per finished cell on stderr).
     """
     grid = cells(
         envs,
@@ -228,46 +237,95 @@ def run_cells(
     *,
     out: str | os.PathLike,
     backend: str = "serial",
-    progress: bool | None = None,
+    progress: bool | str | None = None,
     ray_address: str | None = None,
 ) -> list[RunResult]:
-    """Run any list of cells into ``out`` (the engine behind :func:`sweep` and tuning)."""
+    """Run any list of cells into ``out`` (the engine behind :func:`sweep` and tuning).
+
+    Holds ``out``'s lock throughout (:class:`~bco_gym.experiment.store.SweepLockedError`
+    if another process holds it). A cell whose files are there but fail verification
+    is recomputed, with a :class:`CorruptCellWarning` naming it. ``progress``: True a
+    tqdm bar, "lines" one line per finished cell on stderr, False nothing, None a bar
+    on a terminal and nothing otherwise.
+    """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
     keys = [cell.key for cell in grid]
     if len(set(keys)) != len(keys):
         raise ValueError("the sweep lists the same cell twice")
-    store = SweepStore(out).open({"cells": [cell.to_dict() for cell in grid]})
-    results: dict[str, RunResult] = {}
-    for cell in grid:
-        found = store.load(cell.key)
-        if found is not None:
-            results[cell.key] = found
-    pending = [cell for cell in grid if cell.key not in results]
-    bar = _cells_bar(len(grid), len(results), progress)
+    store = SweepStore(out)
+    with store.lock():
+        store.open({"cells": [cell.to_dict() for cell in grid]})
+        results = _load_finished(store, grid)
+        pending = [cell for cell in grid if cell.key not in results]
+        report = _progress_reporter(len(grid), len(results), progress)
 
-    def finished(cell: Cell, result: RunResult) -> None:
-        store.save(cell.key, result)
-        results[cell.key] = result
-        if bar is not None:
-            bar.update(1)
+        def finished(cell: Cell, result: RunResult) -> None:
+            store.save(cell.key, result, cell.to_dict())
+            results[cell.key] = result
+            report(cell, result)
 
-    try:
-        if pending:
-            _BACKEND_FUNCTIONS[backend](pending, finished, ray_address=ray_address)
-    finally:
-        if bar is not None:
-            bar.close()
+        try:
+            if pending:
+                _BACKEND_FUNCTIONS[backend](pending, finished, ray_address=ray_address)
+        finally:
+            report(None, None)
     return [results[key] for key in keys]
 
 
-def _cells_bar(total: int, done: int, progress: bool | None) -> Any:
-    enabled = sys.stderr.isatty() if progress is None else progress
-    if not enabled:
-        return None
+class CorruptCellWarning(UserWarning):
+    """A finished cell's files failed verification; the cell is computed again."""
+
+
+def _load_finished(store: SweepStore, grid: Sequence[Cell]) -> dict[str, RunResult]:
+    results = {}
+    for cell in grid:
+        try:
+            found = store.load(cell.key, cell.to_dict())
+        except CorruptResultError as error:
+            warnings.warn(f"recomputing cell {cell.key}: {error}", CorruptCellWarning, stacklevel=3)
+            continue
+        if found is not None:
+            results[cell.key] = found
+    return results
+
+
+def _progress_reporter(
+    total: int, done: int, progress: bool | str | None
+) -> Callable[[Cell | None, RunResult | None], None]:
+    """A callback per finished cell (and once with None at the end) showing progress."""
+    if progress not in (True, False, None, "lines"):
+        raise ValueError(f"progress={progress!r}; allowed: True, False, None, 'lines'")
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if progress == "lines":
+        count = [done]
+
+        def line(cell: Cell | None, result: RunResult | None) -> None:
+            if cell is None or result is None:
+                return
+            count[0] += 1
+            print(
+                f"cell {count[0]}/{total}: {cell.agent} T={cell.horizon} seed={cell.seed} "
+                f"regret {result.final_regret:.4g} ({result.wall_seconds:.2g} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        return line
+    if not progress:
+        return lambda cell, result: None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=done, unit="cell", desc="cells")
+    bar = tqdm(total=total, initial=done, unit="cell", desc="cells")
+
+    def update(cell: Cell | None, result: RunResult | None) -> None:
+        if cell is None:
+            bar.close()
+        else:
+            bar.update(1)
+
+    return update
 
 
 Finished = Callable[[Cell, RunResult], None]
@@ -278,10 +336,51 @@ def _run_serial(pending: Iterable[Cell], finished: Finished, **_: Any) -> None:
         finished(cell, run_cell(cell))
 
 
+# -- workers that do not outlive their parent -----------------------------------------------
+WATCH_INTERVAL = 0.25  # seconds between a worker's checks that its parent is alive
+_watching: list[int] = []
+
+
+def watch_parent(parent_pid: int, child: bool = True) -> None:
+    """Exit this (worker) process as soon as ``parent_pid`` is gone (SIGKILL included).
+
+    A daemon thread polls every ``WATCH_INTERVAL`` s. A pool worker (``child``) checks
+    that it is still ``parent_pid``'s child (an orphan is re-parented, so
+    ``os.getppid()`` changes); a Ray worker, whose parent is Ray's raylet, checks that
+    the driver's pid still exists on this host. Started once per process.
+    """
+    if _watching:
+        return
+    _watching.append(parent_pid)
+
+    def alive() -> bool:
+        if child:
+            return os.getppid() == parent_pid
+        try:
+            os.kill(parent_pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def watch() -> None:
+        while alive():
+            time.sleep(WATCH_INTERVAL)
+        os._exit(70)
+
+    threading.Thread(target=watch, name="bco_gym-parent-watch", daemon=True).start()
+
+
 def _run_process(pending: Sequence[Cell], finished: Finished, **_: Any) -> None:
     workers = max(1, min(os.cpu_count() or 1, len(pending)))
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=watch_parent,
+        initargs=(os.getpid(),),
+    ) as pool:
         futures = {pool.submit(run_cell, cell): cell for cell in pending}
         try:
             while futures:
@@ -293,6 +392,13 @@ def _run_process(pending: Sequence[Cell], finished: Finished, **_: Any) -> None:
             for future in futures:
                 future.cancel()
             raise
+
+
+def run_cell_watched(cell: Cell, driver_pid: int | None, driver_host: str) -> RunResult:
+    """:func:`run_cell` in a Ray worker that exits when a local driver dies."""
+    if driver_pid is not None and socket.gethostname() == driver_host:
+        watch_parent(driver_pid, child=False)
+    return run_cell(cell)
 
 
 def _run_ray(pending: Sequence[Cell], finished: Finished, *, ray_address: str | None) -> None:
@@ -307,9 +413,11 @@ def _run_ray(pending: Sequence[Cell], finished: Finished, *, ray_address: str | 
                 include_dashboard=False,
                 logging_level="WARNING",
             )
+    driver = os.getpid() if started_here and not ray_address else None
     try:
-        remote_run = ray.remote(num_cpus=1)(run_cell)
-        references = {remote_run.remote(cell): cell for cell in pending}
+        remote_run = ray.remote(num_cpus=1)(run_cell_watched)
+        host = socket.gethostname()
+        references = {remote_run.remote(cell, driver, host): cell for cell in pending}
         try:
             while references:
                 ready, _ = ray.wait(list(references), num_returns=1)

@@ -98,12 +98,13 @@ def tune(
     out: str | os.PathLike,
     backend: str = "serial",
     env_kwargs: Mapping[str, Any] | None = None,
-    progress: bool | None = None,
+    progress: bool | str | None = None,
     ray_address: str | None = None,
 ) -> Tuning:
     """Pick each agent's constant from ``grid`` by mean final regret on ``tune_seeds``.
 
-    ``out`` is the sweep directory of the tuning runs (resumable like any sweep).
+    ``out`` is the sweep directory of the tuning runs (resumable like any sweep);
+    ``progress`` as in :func:`~bco_gym.experiment.sweep.run_cells`.
     Agents without a free constant are listed in ``Tuning.skipped``.
     """
     horizon = check_horizon(horizon)
@@ -160,27 +161,53 @@ def save_tuned(path: str | os.PathLike, tuning: Tuning) -> Path:
 
 
 def load_tuned(path: str | os.PathLike) -> Tuning:
-    """Read a file written by :func:`save_tuned`; ValueError if it is not one."""
+    """Read a file written by :func:`save_tuned`; ValueError naming what is wrong if it
+    is not one (a regular file of at most 16 MB, no symlink)."""
     try:
         document = read_json(path)
     except (OSError, ValueError) as error:
-        raise ValueError(f"cannot read tuned constants from {str(path)!r}: {error}") from error
+        raise ValueError(f"cannot read tuned constants from {str(path)!r}: {error}") from None
     if not isinstance(document, dict) or document.get("format") != TUNED_FORMAT:
         raise ValueError(f"{str(path)!r} is not a tuned-constants file ({TUNED_FORMAT})")
-    constants = {
-        agent: TunedConstant(
-            **{**entry, "grid": tuple(entry["grid"]), "scores": tuple(entry["scores"])}
+    try:
+        return _tuning_from(document)
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(
+            f"{str(path)!r} is a malformed tuned-constants file: {type(error).__name__} {error}"
+        ) from None
+
+
+def _tuning_from(document: dict[str, Any]) -> Tuning:
+    constants = {}
+    for agent, entry in _typed(document["constants"], dict, "constants").items():
+        value = float(entry["value"])
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"constant of {agent!r} is {value!r}, not a positive number")
+        constants[str(agent)] = TunedConstant(
+            param=_typed(entry["param"], str, "param"),
+            value=value,
+            mean_regret=float(entry["mean_regret"]),
+            theory_value=_float_or_none(entry.get("theory_value")),
+            grid=tuple(float(v) for v in _typed(entry["grid"], list, "grid")),
+            scores=tuple(float(v) for v in _typed(entry["scores"], list, "scores")),
         )
-        for agent, entry in document["constants"].items()
-    }
+    seeds = _typed(document["tune_seeds"], list, "tune_seeds")
+    if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
+        raise ValueError(f"tune_seeds {seeds!r} are not non-negative integers")
     return Tuning(
-        env_id=document["env_id"],
-        env_kwargs=document["env_kwargs"],
-        horizon=int(document["horizon"]),
-        tune_seeds=tuple(int(s) for s in document["tune_seeds"]),
+        env_id=_typed(document["env_id"], str, "env_id"),
+        env_kwargs=_typed(document["env_kwargs"], dict, "env_kwargs"),
+        horizon=check_horizon(document["horizon"]),
+        tune_seeds=tuple(seeds),
         constants=constants,
-        skipped=document.get("skipped", {}),
+        skipped=_typed(document.get("skipped", {}), dict, "skipped"),
     )
+
+
+def _typed(value: Any, kind: type, name: str) -> Any:
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} is {type(value).__name__}, expected {kind.__name__}")
+    return value
 
 
 def check_disjoint(tuning: Tuning, evaluation_seeds: Sequence[int]) -> None:

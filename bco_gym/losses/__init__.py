@@ -4,12 +4,21 @@ Families (``FAMILIES``: name -> class; each class says on which sets it is defin
 ``supports``):
 
 * ``linear``, ``linear-switching``: <theta_t, x - c> (every set);
+* ``linear-drift``, ``linear-adversarial``: <theta_t, x - c> with a rotating mean, or
+  alternating swings around a small bias (sets of affine dimension >= 2);
 * ``quadratic``: ||x - z_t||^2/2; ``regression``: (<a_t, x - c> - b_t)^2 (every set);
 * ``absolute``: |<a_t, x - c> - b_t| (polytopes with a linear description);
 * ``portfolio``: -log <r_t, x> (simplex);
 * ``completion``: one observed entry of a low-rank matrix per round (nuclear-norm ball);
 * ``edge-costs``, ``congestion``: path costs (flow polytope);
 * ``assignment``: <C_t, X> (Birkhoff polytope).
+
+Beyond the families: :class:`PortfolioDataLoss` (-log <r_t, x> on a real price data set,
+``gym.make("BCO-Portfolio-v0", dataset=...)``) with :func:`wealth`; and the user's own
+losses, :func:`from_array` (linear, <theta_t, x> + b_t from an array or memmap, exact
+comparator) and :func:`from_function` (convex callables, certified Frank-Wolfe
+comparator). These three have a finite ``horizon``; ``BanditConvexEnv(K, losses)``
+takes it.
 """
 
 from __future__ import annotations
@@ -18,10 +27,14 @@ import inspect
 from typing import Any
 
 from bco_gym.losses.absolute import AbsoluteLoss
+from bco_gym.losses.adversaries import LinearAdversarialLoss, LinearDriftLoss
+from bco_gym.losses.arrays import ArrayLoss, from_array
 from bco_gym.losses.base import Comparator, LossSequence
 from bco_gym.losses.completion import CompletionLoss
 from bco_gym.losses.costs import AssignmentLoss, CongestionLoss, EdgeCostLoss
+from bco_gym.losses.functions import FunctionLoss, from_function
 from bco_gym.losses.linear import LinearLoss, LinearSwitchingLoss
+from bco_gym.losses.market import PortfolioDataLoss, wealth
 from bco_gym.losses.portfolio import PortfolioLoss
 from bco_gym.losses.quadratic import QuadraticLoss
 from bco_gym.losses.regression import RegressionLoss
@@ -32,6 +45,8 @@ FAMILIES: dict[str, type[LossSequence]] = {
     for family in (
         LinearLoss,
         LinearSwitchingLoss,
+        LinearDriftLoss,
+        LinearAdversarialLoss,
         QuadraticLoss,
         RegressionLoss,
         AbsoluteLoss,
@@ -82,17 +97,25 @@ def make_losses(name: str, convex_set: ConvexSet, **kwargs: Any) -> LossSequence
 __all__ = [
     "FAMILIES",
     "AbsoluteLoss",
+    "ArrayLoss",
     "AssignmentLoss",
     "Comparator",
     "CompletionLoss",
     "CongestionLoss",
     "EdgeCostLoss",
+    "FunctionLoss",
+    "LinearAdversarialLoss",
+    "LinearDriftLoss",
     "LinearLoss",
     "LinearSwitchingLoss",
     "LossSequence",
+    "PortfolioDataLoss",
     "PortfolioLoss",
     "QuadraticLoss",
     "RegressionLoss",
     "families_for",
+    "from_array",
+    "from_function",
     "make_losses",
+    "wealth",
 ]

@@ -67,6 +67,10 @@ class LossSequence(abc.ABC):
     Attributes:
         set: the feasible set K.
         chunk_size: rounds per generated chunk (fixed by the family and the set).
+        horizon: the number of rounds the sequence has (rounds 0..horizon-1), or None
+            for the generated families, which go on forever. Reading a round at or past
+            a finite horizon raises ValueError; ``BanditConvexEnv`` takes its default
+            horizon from here.
     """
 
     name: ClassVar[str]
@@ -84,6 +88,7 @@ class LossSequence(abc.ABC):
         self._globals: Params = {}
         self._cached_index = -1
         self._cached: Params = {}
+        self.horizon: int | None = None
 
     # -- which sets ---------------------------------------------------------------------
     @classmethod
@@ -135,6 +140,7 @@ class LossSequence(abc.ABC):
 
     def chunks(self, start: int, stop: int) -> Iterator[tuple[int, int, Params, slice]]:
         """Yield (first round, end round, chunk params, slice) covering [start, stop)."""
+        self._check_within_horizon(stop)
         t = start
         while t < stop:
             index, offset = divmod(t, self.chunk_size)
@@ -144,7 +150,7 @@ class LossSequence(abc.ABC):
 
     def loss(self, t: int, x: np.ndarray) -> float:
         """f_t(x) for one round."""
-        index, offset = divmod(_check_round(t), self.chunk_size)
+        index, offset = divmod(self._check_existing_round(t), self.chunk_size)
         point = self._check_point(x)
         values = self._evaluate(self.chunk(index), slice(offset, offset + 1), point[np.newaxis])
         return float(values[0])
@@ -167,7 +173,7 @@ class LossSequence(abc.ABC):
 
     def gradient(self, t: int, x: np.ndarray) -> np.ndarray:
         """A (sub)gradient of f_t at x, shaped like x."""
-        index, offset = divmod(_check_round(t), self.chunk_size)
+        index, offset = divmod(self._check_existing_round(t), self.chunk_size)
         return self._gradient(self.chunk(index), offset, self._check_point(x))
 
     def cumulative_loss(self, point: np.ndarray, checkpoints: Sequence[int]) -> np.ndarray:
@@ -243,6 +249,21 @@ class LossSequence(abc.ABC):
         """Gradient of the loss of round ``offset`` of the chunk at x."""
 
     # -- validation ----------------------------------------------------------------------
+    def _check_within_horizon(self, stop: int) -> int:
+        """``stop`` (an end round) if rounds [0, stop) exist; ValueError naming the horizon."""
+        if self.horizon is not None and stop > self.horizon:
+            raise ValueError(
+                f"{self.name} loss: round {stop - 1} is past the sequence's horizon "
+                f"{self.horizon} (its rounds are 0..{self.horizon - 1})"
+            )
+        return stop
+
+    def _check_existing_round(self, t: int) -> int:
+        """``t`` as an int if it is a round of the sequence; ValueError otherwise."""
+        t = _check_round(t)
+        self._check_within_horizon(t + 1)
+        return t
+
     def _check_point(self, x: np.ndarray) -> np.ndarray:
         point = np.asarray(x, dtype=float)
         if point.shape != self.set.shape:

@@ -47,7 +47,7 @@ class CompletionLoss(LossSequence):
 
     Args:
         convex_set: a NuclearNormBall.
-        rank: k, the target's rank (1 <= k <= min(rows, cols); default 2).
+        rank: k, the target's rank (1 <= k <= min(rows, cols); default min(2, rows, cols)).
         signal: ||Y||_* / radius, in [0, 1] (default 0.8).
         noise: noise half-width in units of the target's RMS entry (default 0.5).
     """
@@ -55,11 +55,17 @@ class CompletionLoss(LossSequence):
     name = "completion"
 
     def __init__(
-        self, convex_set: ConvexSet, rank: int = 2, signal: float = 0.8, noise: float = 0.5
+        self,
+        convex_set: ConvexSet,
+        rank: int | None = None,
+        signal: float = 0.8,
+        noise: float = 0.5,
     ):
         super().__init__(convex_set)
         self.rows, self.cols = convex_set.shape
         smaller = min(self.rows, self.cols)
+        if rank is None:
+            rank = min(2, smaller)
         if (
             isinstance(rank, bool)
             or not isinstance(rank, numbers.Integral)

@@ -27,8 +27,13 @@ there anyway), else x <- x + d / (1 + lambda) with lambda = sqrt(d^T H d), the d
 step of Tran-Dinh, Kyrillidis & Cevher (JMLR 2015) for self-concordant F (a sum of
 -log of linear functions is), which always decreases F. The subproblem is a quadratic
 over the simplex (:func:`bco_gym.losses.solvers.minimize_quadratic`). Long prefixes are
-warm-started on a geometric ladder of shorter ones. Certified by the Frank-Wolfe gap
-at the returned point, computed from the exact gradient of the last pass.
+warm-started on a geometric ladder of shorter ones. Every iterate is renormalised onto
+the simplex (negative rounding residues set to 0, then divided by the sum), so F, its
+gradient and the certificate are computed at a point of K: off the affine hull by even
+5e-13, F would move by about T * 5e-13 along the gradient's large normal part and fall
+below the true minimum. Certified by the Frank-Wolfe gap at the returned point,
+computed from the exact gradient of the last pass (never clipped: see
+:func:`bco_gym.losses.solvers.certified_gap`).
 """
 
 from __future__ import annotations
@@ -46,7 +51,12 @@ from bco_gym.losses.base import (
     check_number,
     row_dot,
 )
-from bco_gym.losses.solvers import Quadratic, frank_wolfe_gap, minimize_quadratic
+from bco_gym.losses.solvers import (
+    Quadratic,
+    certified_gap,
+    frank_wolfe_gap,
+    minimize_quadratic,
+)
 from bco_gym.sets import Simplex
 from bco_gym.sets.base import ConvexSet
 
@@ -144,7 +154,7 @@ class PortfolioLoss(LossSequence):
 
     def comparator(self, checkpoints: Sequence[int]) -> list[Comparator]:
         results = []
-        x = np.full(self.n, 1.0 / self.n)
+        x = on_simplex(np.full(self.n, 1.0 / self.n))
         for stop in check_checkpoints(checkpoints):
             ladder = [s for s in _ladder(stop) if s > (results[-1].horizon if results else 0)]
             for rung in ladder[:-1]:
@@ -170,16 +180,23 @@ class PortfolioLoss(LossSequence):
             decrement = float(np.sqrt(max(0.0, step @ hessian @ step)))
             if decrement == 0.0:
                 break
-            trial = self.newton_statistics(stop, x + step)
+            candidate = on_simplex(x + step)
+            trial = self.newton_statistics(stop, candidate)
             if not trial[0] < value:
-                trial = self.newton_statistics(stop, x + step / (1.0 + decrement))
-                step = step / (1.0 + decrement)
+                candidate = on_simplex(x + step / (1.0 + decrement))
+                trial = self.newton_statistics(stop, candidate)
             if not trial[0] < value:
                 break
-            x = x + step
+            x = candidate
             value, gradient, hessian = trial
-        gap, _ = frank_wolfe_gap(self.set, gradient, x)
+        gap, _ = certified_gap(self.set, gradient, x)
         return Comparator(stop, x.copy(), value, gap)
+
+
+def on_simplex(x: np.ndarray) -> np.ndarray:
+    """x with rounding residues removed: negative entries set to 0, then divided by the sum."""
+    clipped = np.maximum(x, 0.0)
+    return clipped / clipped.sum()
 
 
 def _ladder(stop: int) -> list[int]:

@@ -126,9 +126,44 @@ class SolverResult:
 def frank_wolfe_gap(
     convex_set: ConvexSet, gradient: np.ndarray, x: np.ndarray
 ) -> tuple[float, np.ndarray]:
-    """(max(0, <g, x - v>), v) with v = lmo(g): the certificate at x (flattened)."""
+    """(gap, v) with v = lmo(g): the Frank-Wolfe gap at x (flattened), never clipped.
+
+    gap is the computed <g, x - v> plus a bound on its rounding error,
+    (dim + 2) * eps * sum_i |g_i (x_i - v_i)| (the bound for a dot product of dim terms,
+    with the subtraction's rounding), plus eps * sum_i |g_i| (|x_i| + |v_i|) for x and v
+    being points of K only to one rounding per coordinate (an LMO answer on a curved
+    boundary is computed, not exact); so it bounds the exact gap of the exact points. By
+    convexity f(x) - min_K f <= <g, x - v> for any x where f is defined; for x in K
+    the gap is >= 0. A negative gap says x lies outside K (by rounding, e.g. off the
+    affine hull) on a side where f is below its minimum over K: as a stopping test it
+    means "done"; as a certificate it is refused by :func:`certified_gap`.
+    """
     vertex = np.asarray(convex_set.lmo(gradient.reshape(convex_set.shape)), dtype=float).ravel()
-    return max(0.0, float(gradient @ (x - vertex))), vertex
+    difference = x - vertex
+    eps = np.finfo(float).eps
+    dot_error = (len(difference) + 2) * eps * float(np.abs(gradient * difference).sum())
+    point_error = eps * float(np.abs(gradient) @ (np.abs(x) + np.abs(vertex)))
+    allowance = dot_error + point_error
+    return float(gradient @ difference) + allowance, vertex
+
+
+def certified_gap(
+    convex_set: ConvexSet, gradient: np.ndarray, x: np.ndarray
+) -> tuple[float, np.ndarray]:
+    """:func:`frank_wolfe_gap` for a point returned as a certified answer.
+
+    Raises:
+        ArithmeticError: the gap is negative, so x is not in K and its value lies below
+            min_K f: a bug at the source of x (fix the point, e.g. renormalise it onto
+            K), never a number to clip to 0.
+    """
+    gap, vertex = frank_wolfe_gap(convex_set, gradient, x)
+    if not gap >= 0.0:
+        raise ArithmeticError(
+            f"negative Frank-Wolfe gap {gap!r} at a point returned as certified on "
+            f"{convex_set!r}: the point is not in the set (its value is below the minimum)"
+        )
+    return gap, vertex
 
 
 def _result(
@@ -138,7 +173,7 @@ def _result(
     iterations: int,
     tolerance: float,
 ) -> SolverResult:
-    gap, _ = frank_wolfe_gap(convex_set, objective.gradient(x), x)
+    gap, _ = certified_gap(convex_set, objective.gradient(x), x)
     return SolverResult(
         point=x.reshape(convex_set.shape).copy(),
         value=objective.value(x),
@@ -238,6 +273,13 @@ def frank_wolfe(
     return _result(convex_set, objective, x, iteration, tolerance)
 
 
+def tangent_part(convex_set: ConvexSet, vector: np.ndarray) -> np.ndarray:
+    """The projection of a flattened vector onto V = aff(K) - c (itself if K is full)."""
+    if convex_set.aff_dim == convex_set.dim:
+        return vector
+    return np.asarray(convex_set.tangent(vector.reshape(convex_set.shape)), dtype=float).ravel()
+
+
 def tangent_smoothness(convex_set: ConvexSet, quadratic: Quadratic) -> float:
     """lambda_max(P H P), P the projector onto V = aff(K) - c: the smoothness along K.
 
@@ -265,7 +307,8 @@ def projected_gradient(
 ) -> SolverResult:
     """Accelerated projected gradient on a quadratic, stopping on the Frank-Wolfe gap.
 
-    x_{k+1} = Pi_K(y_k - grad q(y_k)/L), L = lambda_max(H);
+    x_{k+1} = Pi_K(y_k - P grad q(y_k)/L), L = lambda_max(P H P), P the projector onto
+    V = aff(K) - c (Pi_K(z) = Pi_K(c + P(z - c)), so P changes nothing but the rounding);
     y_{k+1} = x_{k+1} + ((s_k - 1)/s_{k+1})(x_{k+1} - x_k), s_{k+1} = (1 + sqrt(1 + 4 s_k^2))/2,
     restarting (s = 1, y = x) when <grad q(y_k), x_{k+1} - x_k> > 0. The gap is checked
     every ``check_every`` iterations (one LMO call each).
@@ -283,7 +326,10 @@ def projected_gradient(
             if gap <= tolerance:
                 return _result(convex_set, quadratic, x, iteration, tolerance)
         gradient = quadratic.gradient(y)
-        step_point = (y - gradient / smoothness).reshape(shape)
+        # Pi_K ignores the step's part normal to aff(K), so leave it out: it can be huge
+        # (the portfolio Hessian's 1 1^T part) and would cost the projection its accuracy.
+        along = tangent_part(convex_set, gradient)
+        step_point = (y - along / smoothness).reshape(shape)
         x_next = np.asarray(convex_set.project(step_point), dtype=float).ravel()
         if gradient @ (x_next - x) > 0.0:
             momentum, y = 1.0, x_next.copy()
@@ -310,7 +356,8 @@ def minimize_quadratic(
         method: "frank-wolfe", "projected-gradient", or "auto" (projected gradient when
             K has a projection, else Frank-Wolfe). If the chosen method stops short of
             ``tolerance``, the other one (when available) continues from its point and the
-            better-certified answer is returned.
+            better-certified answer is returned. A projected-gradient point outside K
+            (its certificate refused by :func:`certified_gap`) is dropped for Frank-Wolfe.
     """
     methods = ("auto", "frank-wolfe", "projected-gradient")
     if method not in methods:
@@ -342,6 +389,11 @@ def minimize_quadratic(
                     max_iterations=max_iterations,
                 )
             except (ImportError, NotImplementedError):  # e.g. the optional QP solver is absent
+                continue
+            except ArithmeticError:
+                # An iterative projection (a QP solver) left the last point outside K on
+                # the side where q is below its minimum: Frank-Wolfe, whose iterates are
+                # combinations of LMO answers, takes over from the start instead.
                 continue
         if best is None or result.gap < best.gap:
             best = result

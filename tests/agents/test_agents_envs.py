@@ -31,6 +31,7 @@ SIZES = {
     "BCO-NuclearBall-v0": {"rows": 3, "cols": 2},
     "BCO-ShortestPath-v0": {"grid": 3},
     "BCO-Birkhoff-v0": {"n": 3},
+    "BCO-Portfolio-v0": {"dataset": "djia"},
 }
 HORIZON = 40
 

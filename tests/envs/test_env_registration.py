@@ -23,11 +23,12 @@ SMALL = {
     "BCO-NuclearBall-v0": {"rows": 3, "cols": 2},
     "BCO-ShortestPath-v0": {"grid": 3},
     "BCO-Birkhoff-v0": {"n": 3},
+    "BCO-Portfolio-v0": {"dataset": "djia"},
 }
 
 
 def test_every_id_is_registered_without_a_time_limit():
-    assert set(SMALL) == set(ENV_IDS) and len(ENV_IDS) == 7
+    assert set(SMALL) == set(ENV_IDS) and len(ENV_IDS) == 8
     for env_id in ENV_IDS:
         spec = gym.spec(env_id)
         assert spec.max_episode_steps is None

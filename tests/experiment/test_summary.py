@@ -15,9 +15,11 @@ from bco_gym.experiment.summary import (
     exponent_columns,
     fit_exponent,
     fit_exponents,
+    format_column,
     render_csv,
     render_markdown,
     render_text,
+    sanitize_text,
     summarize,
 )
 
@@ -92,3 +94,46 @@ def test_renderings_hold_the_same_numbers(tiny_results):
     assert [p["agent"] for p in parsed] == ["bbcg", "random"]
     assert float(parsed[0]["regret_mean"]) == rows[0].regret_mean
     assert float(parsed[0]["scaled_regret"]) == rows[0].scaled_regret
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([16600.0, 20030.0, 173.5], ["16600", "20030", "174"]),
+        ([16600.0, 20030.0, 17.35], ["16600.0", "20030.0", "17.4"]),
+        ([0.0035, 1.0, 0.0], ["0.00350", "1.00000", "0.00000"]),
+        ([1.83e5, 316.0, None], ["183000", "316", "-"]),
+        ([1.2e-5, 3.0], ["1.20e-05", "3.00e+00"]),
+        ([2e8, 5.0, math.nan], ["2.00e+08", "5.00e+00", "-"]),
+        ([0.0, 0.0], ["0", "0"]),
+        ([math.inf, 2.0], ["inf", "2.00"]),
+    ],
+)
+def test_a_column_is_formatted_alike(values, expected):
+    assert format_column(values, 3) == expected
+
+
+def test_control_characters_never_reach_a_table():
+    nasty = "bbcg\x1b[31m\x07red\x9b2J"
+    text = render_text(["agent"], [[nasty]])
+    markdown = render_markdown(["agent"], [[nasty + "|x"]])
+    for rendered in (text, markdown, sanitize_text(nasty)):
+        assert "\x1b" not in rendered and "\x07" not in rendered and "\x9b" not in rendered
+    assert "bbcg\\x1b[31m\\x07red\\x9b2J" in text
+    assert "\\|x" in markdown
+
+
+@pytest.mark.parametrize("text", ["=cmd|'/c calc'!A1", "+1+2", "-2+3*cmd", "@SUM(A1)", "\tx"])
+def test_csv_cells_a_spreadsheet_would_run_are_made_inert(tiny_results, text):
+    row = dataclasses.replace(summarize(tiny_results)[0], agent=text, scale=text)
+    parsed = list(csv.reader(io.StringIO(render_csv([row]))))
+    header, values = parsed[0], parsed[1]
+    for name in ("agent", "scale"):
+        cell = values[header.index(name)]
+        assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")) and "\t" not in cell
+        assert cell in ("'" + text, "\\x09x")
+    assert float(values[header.index("regret_mean")]) == row.regret_mean
+    negative = dataclasses.replace(row, regret_mean=-1.5, scale="-")
+    values = list(csv.reader(io.StringIO(render_csv([negative]))))[1]
+    assert values[header.index("regret_mean")] == "-1.5"
+    assert values[header.index("scale")] == "-"

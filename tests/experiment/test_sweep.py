@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 import importlib
+import json
+import subprocess
+import sys
+import time
 
 import pytest
 from experiment_helpers import ENV_ID, ENV_KWARGS
 
-from bco_gym.experiment import Cell, SweepMismatchError, cells, load_sweep, sweep
+from bco_gym.experiment import (
+    Cell,
+    CorruptResultError,
+    SweepLockedError,
+    SweepMismatchError,
+    cells,
+    load_sweep,
+    sweep,
+)
+from bco_gym.experiment.store import SweepStore
+from bco_gym.experiment.sweep import CorruptCellWarning
 
 sweep_module = importlib.import_module("bco_gym.experiment.sweep")  # the name is the function
 
@@ -97,10 +111,124 @@ def test_resume_recomputes_only_unfinished_cells(tmp_path, monkeypatch):
     assert third == second == load_sweep(tmp_path)
 
 
-def test_a_different_sweep_in_the_same_directory_is_refused(tmp_path):
+def test_a_sweep_grows_by_seeds_and_agents_computing_only_new_cells(tmp_path, monkeypatch):
+    first = small_sweep(tmp_path)
+    stamps = {path: path.stat().st_mtime_ns for path in (tmp_path / "cells").glob("*.json")}
+    computed = []
+    original = sweep_module.run_cell
+
+    def counting_run_cell(cell):
+        computed.append((cell.agent, cell.seed))
+        return original(cell)
+
+    monkeypatch.setattr(sweep_module, "run_cell", counting_run_cell)
+    grown = sweep(
+        ENV_ID,
+        ["bbcg", "random", "fkm"],
+        60,
+        3,
+        out=tmp_path,
+        env_kwargs=ENV_KWARGS,
+        progress=False,
+    )
+    assert sorted(computed) == [("bbcg", 2), ("fkm", 0), ("fkm", 1), ("fkm", 2), ("random", 2)]
+    assert {path: path.stat().st_mtime_ns for path in stamps} == stamps
+    assert len(grown) == 9 and len(load_sweep(tmp_path)) == 9
+    assert grown[0] == first[0]
+    computed.clear()
+    assert small_sweep(tmp_path) == first  # a subset: nothing computed, nothing rewritten
+    assert computed == []
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"horizons": 80}, r"horizon: stored 60, requested 80"),
+        ({"env_kwargs": {"n": 4}}, r'env_kwargs: stored \{"n": 3\}, requested \{"n": 4\}'),
+        (
+            {"agent_kwargs": {"bbcg": {"c": 2.0}}},
+            r'agent_kwargs of bbcg: stored \{\}, requested \{"c": 2.0\}',
+        ),
+    ],
+)
+def test_a_different_sweep_is_refused_naming_what_differs(tmp_path, change, message):
     small_sweep(tmp_path)
-    with pytest.raises(SweepMismatchError, match="holds a different sweep"):
-        sweep(ENV_ID, ["bbcg"], 60, 3, out=tmp_path, env_kwargs=ENV_KWARGS, progress=False)
+    arguments = {**GRID, "env_kwargs": ENV_KWARGS, "seeds": 3, **change}
+    with pytest.raises(SweepMismatchError, match="holds a different sweep: " + message):
+        sweep(**arguments, out=tmp_path, progress=False)
+
+
+def test_a_tampered_cell_is_recomputed_with_a_warning_naming_it(tmp_path):
+    first = small_sweep(tmp_path)
+    victim = sorted((tmp_path / "cells").glob("*.json"))[1]
+    document = json.loads(victim.read_text())
+    document["result"]["final_regret"] = -1.0
+    victim.write_text(json.dumps(document))
+    with pytest.raises(CorruptResultError, match=victim.stem):
+        load_sweep(tmp_path)
+    with pytest.warns(CorruptCellWarning, match=f"recomputing cell {victim.stem}: .*digest"):
+        again = small_sweep(tmp_path)
+    assert all(a.same_outcome(b) for a, b in zip(first, again, strict=True))
+    assert load_sweep(tmp_path) == again
+
+
+def test_a_second_writer_is_refused_naming_the_holder(tmp_path):
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from bco_gym.experiment.store import DirectoryLock\n"
+            f"with DirectoryLock({str(tmp_path)!r}):\n"
+            "    print('held', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(SweepLockedError, match=f"in use by pid {holder.pid} on "):
+            small_sweep(tmp_path)
+        assert not (tmp_path / "manifest.json").exists()
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert len(small_sweep(tmp_path)) == 4  # the kernel released the lock
+
+
+KILLED_SWEEP = """
+import sys
+from bco_gym.experiment import sweep
+if __name__ == "__main__":
+    sweep("BCO-Ball-v0", "fkm", 10**7, 2, out=sys.argv[1], env_kwargs={"n": 3},
+          backend="process", progress=False)
+"""
+
+
+def test_kill_9_of_the_sweeping_process_leaves_no_workers(tmp_path):
+    psutil = pytest.importorskip("psutil")
+    script = tmp_path / "killed_sweep.py"
+    script.write_text(KILLED_SWEEP)
+    parent = subprocess.Popen([sys.executable, str(script), str(tmp_path / "out")])
+    try:
+        process = psutil.Process(parent.pid)
+        deadline = time.monotonic() + 60
+        workers = []
+        while time.monotonic() < deadline and len(workers) < 2:
+            workers = [
+                p
+                for p in process.children(recursive=True)
+                if "resource_tracker" not in " ".join(p.cmdline())
+            ]
+            time.sleep(0.2)
+        assert len(workers) >= 2, "the pool's workers never started"
+        everyone = process.children(recursive=True)
+    finally:
+        parent.kill()
+        parent.wait(timeout=30)
+    gone, alive = psutil.wait_procs(everyone, timeout=20)
+    assert alive == [], f"left behind: {[p.pid for p in alive]}"
+    assert len(gone) == len(everyone)
 
 
 @pytest.fixture
@@ -122,3 +250,10 @@ def test_backends_give_bit_identical_results(tmp_path, shutdown_ray):
     for a, b, c in zip(serial, process, on_ray, strict=True):
         assert a.same_outcome(b) and a.same_outcome(c)
     assert load_sweep(tmp_path / "ray") == on_ray
+
+
+def test_a_sweep_that_never_finished_a_cell_blocks_nothing(tmp_path):
+    SweepStore(tmp_path).open({"cells": [Cell(ENV_ID, "bbcg", 60, 0, ENV_KWARGS).to_dict()]})
+    results = sweep(ENV_ID, "random", 80, 1, out=tmp_path, env_kwargs=ENV_KWARGS, progress=False)
+    assert [(r.agent, r.horizon) for r in load_sweep(tmp_path)] == [("random", 80)]
+    assert results[0].same_outcome(load_sweep(tmp_path)[0])

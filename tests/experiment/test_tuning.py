@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from experiment_helpers import ENV_ID, ENV_KWARGS, tiny_run
@@ -64,3 +66,34 @@ def test_evaluating_on_tuning_seeds_is_refused(tmp_path):
     (tmp_path / "junk.json").write_text("{}")
     with pytest.raises(ValueError, match="not a tuned-constants file"):
         load_tuned(tmp_path / "junk.json")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"constants": None}, "constants is NoneType, expected dict"),
+        ({"constants": {"bbcg": {"param": "c"}}}, "KeyError 'value'"),
+        ({"constants": {"bbcg": {"param": "c", "value": "big"}}}, "could not convert"),
+        ({"constants": {"bbcg": {"param": "c", "value": 0.0}}}, "not a positive number"),
+        ({"tune_seeds": [1, -2]}, r"tune_seeds \[1, -2\] are not non-negative"),
+        ({"horizon": "100"}, "horizon='100' must be a positive integer"),
+        ({"env_kwargs": []}, "env_kwargs is list, expected dict"),
+        ({"env_id": 3}, "env_id is int, expected str"),
+    ],
+)
+def test_a_malformed_tuned_file_is_refused_naming_the_field(tmp_path, change, message):
+    document = {
+        "format": "bco_gym-tuned-constants/1",
+        "env_id": ENV_ID,
+        "env_kwargs": {},
+        "horizon": 100,
+        "tune_seeds": [1, 2],
+        "constants": {},
+        **change,
+    }
+    path = tmp_path / "tuned.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError, match="malformed tuned-constants file: .*" + message):
+        load_tuned(path)
+    with pytest.raises(ValueError, match="not a regular file"):
+        load_tuned("/dev/zero")

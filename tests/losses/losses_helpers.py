@@ -29,7 +29,16 @@ SETS: dict[str, ConvexSet] = {
 CASES = [(family, set_name) for set_name, kind in SETS.items() for family in families_for(kind)]
 CASE_IDS = [f"{family}-{set_name}" for family, set_name in CASES]
 
-SMOOTH = {"linear", "linear-switching", "quadratic", "regression", "portfolio", "completion"}
+SMOOTH = {
+    "linear",
+    "linear-switching",
+    "linear-drift",
+    "linear-adversarial",
+    "quadratic",
+    "regression",
+    "portfolio",
+    "completion",
+}
 SMOOTH |= {"edge-costs", "congestion", "assignment"}
 assert SMOOTH | {"absolute"} == set(FAMILIES)
 

@@ -136,9 +136,9 @@ def _description(set_name: str):
         return np.eye(4), np.ones((1, 4)), np.ones(1), None, None, [(0, None)] * 4
     if set_name == "box":
         return np.eye(3), *none, list(zip(convex_set.low, convex_set.high, strict=True))
-    if set_name == "l1":  # x = u - v with u, v >= 0 and sum(u + v) <= rho
-        expand = np.hstack([np.eye(3), -np.eye(3)])
-        return expand, None, None, np.ones((1, 6)), np.array([2.0]), [(0, None)] * 6
+    if set_name == "l1":  # <s, x> <= rho for all 2^3 sign vectors s: no degenerate split
+        signs = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))
+        return np.eye(3), None, None, signs, np.full(8, 2.0), [(None, None)] * 3
     if set_name == "flow":
         nodes = sorted({node for edge in convex_set.edges for node in edge})
         incidence = np.zeros((len(nodes), dim))
@@ -156,39 +156,65 @@ def _description(set_name: str):
 
 
 def _slsqp_minimum(losses, set_name: str, stop: int) -> float:
+    """min over K of sum_{t < stop} f_t by SLSQP from three starts, with the exact summed
+    gradient; only runs that report success and end feasible (within 1e-9 of every
+    constraint written here, and in K by the set's own test) count, and one must."""
     convex_set = SETS[set_name]
     if set_name == "ball":
-        expand, constraints, bounds = (
-            np.eye(3),
-            [{"type": "ineq", "fun": lambda z: 2.25 - z @ z}],
-            None,
-        )
+        expand, a_eq, b_eq, a_ub, b_ub, bounds = np.eye(3), None, None, None, None, None
+        constraints = [{"type": "ineq", "fun": lambda z: 2.25 - z @ z, "jac": lambda z: -2 * z}]
     else:
         expand, a_eq, b_eq, a_ub, b_ub, bounds = _description(set_name)
         constraints = []
         if a_eq is not None:
-            constraints.append({"type": "eq", "fun": lambda z: a_eq @ z - b_eq})
+            constraints.append(
+                {"type": "eq", "fun": lambda z: a_eq @ z - b_eq, "jac": lambda z: a_eq}
+            )
         if a_ub is not None:
-            constraints.append({"type": "ineq", "fun": lambda z: b_ub - a_ub @ z})
-    best = np.inf
+            constraints.append(
+                {"type": "ineq", "fun": lambda z: b_ub - a_ub @ z, "jac": lambda z: -a_ub}
+            )
+
+    def objective(z):
+        return sum_over_rounds(losses, (expand @ z).reshape(convex_set.shape), stop)
+
+    def gradient(z):
+        x = (expand @ z).reshape(convex_set.shape)
+        return expand.T @ sum(losses.gradient(t, x).ravel() for t in range(stop))
+
+    values = []
     for start in feasible_points(convex_set, np.random.default_rng(0), 2)[:3]:
-        flat = start.ravel()
-        z0 = (
-            np.concatenate([np.maximum(flat, 0), np.maximum(-flat, 0)])
-            if set_name == "l1"
-            else flat
-        )
         solution = minimize(
-            lambda z: sum_over_rounds(losses, (expand @ z).reshape(convex_set.shape), stop),
-            z0,
+            objective,
+            start.ravel(),
+            jac=gradient,
             method="SLSQP",
             constraints=constraints,
             bounds=bounds,
             options={"ftol": 1e-13, "maxiter": 500},
         )
+        if not solution.success or not _feasible(solution.x, set_name, a_eq, b_eq, a_ub, b_ub):
+            continue
         point = (expand @ solution.x).reshape(convex_set.shape)
-        best = min(best, sum_over_rounds(losses, point, stop))
-    return best
+        assert convex_set.contains(point, atol=1e-8)
+        values.append(sum_over_rounds(losses, point, stop))
+    assert values, f"no SLSQP run succeeded with a feasible point on {set_name}"
+    return min(values)
+
+
+def _feasible(z, set_name: str, a_eq, b_eq, a_ub, b_ub, atol: float = 1e-9) -> bool:
+    """z satisfies the constraints written here (the ball's, or the description's)."""
+    if set_name == "ball":
+        return bool(z @ z <= 2.25 + atol)
+    bounds = _description(set_name)[5]
+    low = np.array([-np.inf if b[0] is None else b[0] for b in bounds])
+    high = np.array([np.inf if b[1] is None else b[1] for b in bounds])
+    checks = [np.all(z >= low - atol), np.all(z <= high + atol)]
+    if a_eq is not None:
+        checks.append(np.all(np.abs(a_eq @ z - b_eq) <= atol))
+    if a_ub is not None:
+        checks.append(np.all(a_ub @ z <= b_ub + atol))
+    return bool(all(checks))
 
 
 SMOOTH_CASES = [

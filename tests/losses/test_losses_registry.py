@@ -11,7 +11,14 @@ from bco_gym.sets import Simplex
 
 
 def test_families_for_each_set():
-    everywhere = ["linear", "linear-switching", "quadratic", "regression"]
+    everywhere = [
+        "linear",
+        "linear-switching",
+        "linear-drift",
+        "linear-adversarial",
+        "quadratic",
+        "regression",
+    ]
     expected = {
         "simplex": [*everywhere, "absolute", "portfolio"],
         "ball": everywhere,
@@ -108,3 +115,18 @@ def test_reset_fixes_the_sequence_before_any_action():
     np.testing.assert_array_equal(
         first.losses(50, np.zeros((5, 3)) + low), second.losses(50, np.zeros((5, 3)) + low)
     )
+
+
+@pytest.mark.parametrize(("rows", "cols", "rank"), [(1, 2, 1), (2, 1, 1), (1, 1, 1), (3, 4, 2)])
+def test_completion_default_rank_fits_small_matrices(rows: int, cols: int, rank: int):
+    import gymnasium as gym
+
+    import bco_gym  # noqa: F401  (registers the ids)
+
+    env = gym.make("BCO-NuclearBall-v0", rows=rows, cols=cols, horizon=20)
+    assert env.unwrapped.losses.rank == rank == min(2, rows, cols)
+    env.reset(seed=0)
+    _, reward, *_ = env.step(np.zeros((rows, cols)))
+    assert np.isfinite(reward)
+    target = env.unwrapped.losses.target()
+    assert np.linalg.matrix_rank(target) == rank

@@ -106,3 +106,24 @@ def test_quadratic_line_search_is_exact_and_clipped():
     assert quadratic.line_search(x, gradient, np.array([4.0, 0.0]), 1.0) == pytest.approx(0.25)
     assert quadratic.line_search(x, gradient, np.array([4.0, 0.0]), 0.1) == pytest.approx(0.1)
     assert quadratic.line_search(x, gradient, np.array([-1.0, 0.0]), 1.0) == 0.0
+
+
+class LeakySimplex(Simplex):
+    """A simplex whose projection lands 1e-6 outside, beyond the best vertex (as an
+    inexact QP projection might): projected gradient's certificate must be refused."""
+
+    def project(self, x):
+        point = np.asarray(super().project(x), dtype=float)
+        point[0] += 1e-6
+        return point
+
+
+def test_a_projection_outside_k_falls_back_to_frank_wolfe():
+    quadratic = Quadratic(np.eye(3) * 1e-3, np.array([-1.0, 0.0, 0.0]))  # minimiser e_1
+    leaky = LeakySimplex(3)
+    with pytest.raises(ArithmeticError, match="negative Frank-Wolfe gap"):
+        projected_gradient(leaky, quadratic, tolerance=1e-12)
+    result = minimize_quadratic(leaky, quadratic, tolerance=1e-12, method="projected-gradient")
+    np.testing.assert_array_equal(result.point, [1.0, 0.0, 0.0])
+    assert result.gap >= 0.0 and result.converged
+    assert result.value == pytest.approx(quadratic.value(np.array([1.0, 0.0, 0.0])))

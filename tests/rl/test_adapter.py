@@ -24,6 +24,7 @@ SMALL = {
     "BCO-NuclearBall-v0": {"rows": 3, "cols": 2},
     "BCO-ShortestPath-v0": {"grid": 3},
     "BCO-Birkhoff-v0": {"n": 3},
+    "BCO-Portfolio-v0": {"dataset": "djia"},
 }
 
 

@@ -15,7 +15,18 @@ import numpy as np
 import pytest
 from set_cases import CASES, SHRINK_FRACTION, SHRUNK
 
-from bco_gym.sets import ConvexSet, NuclearNormBall, ShrunkSet
+from bco_gym.sets import (
+    BirkhoffPolytope,
+    ConvexSet,
+    FlowPolytope,
+    Hypercube,
+    L1Ball,
+    L2Ball,
+    NuclearNormBall,
+    ShrunkSet,
+    Simplex,
+    nuclear,
+)
 
 SIZES = (1, 2, 64)
 EXTREME_SCALES = (1e-300, 1e-160, 1e-20, 1e20, 1e160, 1e300)
@@ -24,7 +35,7 @@ QP_SCALES = (1e-6, 1e-2, 1.0, 1e2, 1e4)  # interior-point QPs: moderate scales o
 
 def _nuclear_with_arpack(convex_set: ConvexSet) -> bool:
     base = convex_set.base if isinstance(convex_set, ShrunkSet) else convex_set
-    return isinstance(base, NuclearNormBall) and min(base.shape) >= 3
+    return isinstance(base, NuclearNormBall) and min(base.shape) > nuclear._DENSE_MAX_SIDE
 
 
 def _directions(convex_set: ConvexSet, rng: np.random.Generator, scales) -> np.ndarray:
@@ -360,8 +371,10 @@ def test_nuclear_lmo_many_leaves_the_warm_start_alone(rng):
     assert _same_bits(ball._last_vector, vector)
 
 
-def test_nuclear_lmo_many_without_a_spectral_gap_returns_a_minimiser():
+@pytest.mark.parametrize("dense_max_side", [128, 2], ids=["dense", "lanczos"])
+def test_nuclear_lmo_many_without_a_spectral_gap_returns_a_minimiser(dense_max_side, monkeypatch):
     """sigma_1 = sigma_2: several minimisers; each path returns one of them."""
+    monkeypatch.setattr(nuclear, "_DENSE_MAX_SIDE", dense_max_side)
     ball = NuclearNormBall(4, 4, radius=2.0)
     g = np.diag([3.0, 3.0, 1.0, 0.5])
     (batched,) = ball.lmo_many(g[None])
@@ -383,10 +396,73 @@ def test_shrunk_to_its_centre(name, rng):
 
 
 def test_nuclear_lmo_many_by_lanczos_rows_for_large_matrices(rng, monkeypatch):
-    """Above the stacked-SVD size, lmo_many runs ARPACK row by row (exercised here on
-    small matrices by lowering the threshold): the same 1e-12 agreement."""
-    from bco_gym.sets import nuclear
-
-    monkeypatch.setattr(nuclear, "_STACKED_SVD_MAX_SIDE", 2)
+    """Above the dense-SVD size, lmo runs warm-started ARPACK and lmo_many ARPACK row by
+    row from a fixed start (exercised here on small matrices by lowering the threshold):
+    the documented 1e-12 agreement, and an optimal value without a spectral gap."""
+    monkeypatch.setattr(nuclear, "_DENSE_MAX_SIDE", 2)
     for ball in (NuclearNormBall(4, 3, radius=2.0), NuclearNormBall(5, 6)):
+        assert _nuclear_with_arpack(ball)
         _check_lmo_rows(ball, _directions(ball, rng, EXTREME_SCALES))
+        ball.lmo(rng.standard_normal(ball.shape))
+        assert not np.array_equal(ball._last_vector, ball._initial_vector)  # warm-started
+
+
+LONG_ROWS = [
+    lambda: Simplex(2000),
+    lambda: L2Ball(2000, radius=3.0),
+    lambda: L1Ball(2000),
+    lambda: Hypercube(-1.0, 2.0, n=2000),
+    lambda: NuclearNormBall(40, 30),
+    lambda: FlowPolytope.grid(10, 10),
+]
+
+
+@pytest.mark.parametrize("make", LONG_ROWS, ids=lambda make: repr(make()))
+def test_long_rows_do_not_depend_on_the_batch_size(make, rng):
+    """Sums over long rows (where numpy may block or reorder a reduction) are still
+    those of the single oracle, in batches of 1, 2, 64 and in reverse order."""
+    convex_set = make()
+    shape = convex_set.shape
+    directions = rng.standard_normal((64, *shape)) * 10.0 ** rng.uniform(
+        -3, 3, (64,) + (1,) * len(shape)
+    )
+    _check_lmo_rows(convex_set, directions)
+    if convex_set.has_projection and not isinstance(convex_set, FlowPolytope):
+        points = convex_set.center + 2.0 * convex_set.outer_radius * directions / np.abs(
+            directions
+        ).max(axis=tuple(range(1, directions.ndim)), keepdims=True)
+        singles = [convex_set.project(x) for x in points]
+        for batch, indices in _subsets(points):
+            answers = convex_set.project_many(batch)
+            for row, index in enumerate(indices):
+                assert _same_bits(answers[row], singles[index]), index
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+def test_birkhoff_lmo_against_the_assignment_solver(n, rng):
+    """Enumeration (n <= 5) and the assignment solver (n = 6) give an assignment of
+    least cost, as scipy's solver finds it, on random, tied and overflowing costs; the
+    batched rows are the single answers."""
+    from scipy.optimize import linear_sum_assignment
+
+    polytope = BirkhoffPolytope(n)
+    directions = np.concatenate(
+        [
+            rng.standard_normal((20, n, n)),
+            rng.integers(-1, 2, size=(10, n, n)).astype(float),
+            np.ones((1, n, n)),
+            np.zeros((1, n, n)),
+            rng.uniform(-1.0, 1.0, size=(4, n, n)) * 1.7e308,  # sums overflow
+            rng.standard_normal((2, n, n)) * 1e-310,  # subnormal
+        ]
+    )
+    answers = _quietly(polytope.lmo_many, directions)
+    for g, answer in zip(directions, answers, strict=True):
+        assert _same_bits(answer, _quietly(polytope.lmo, g))
+        assert polytope.contains(answer, atol=0.0)
+        assert set(np.unique(answer)) <= {0.0, 1.0}
+        unit = g / max(np.abs(g).max(), 1e-300) if np.abs(g).max() > 1e300 else g
+        rows, columns = linear_sum_assignment(unit)
+        assert float(np.vdot(unit, answer)) == pytest.approx(
+            float(unit[rows, columns].sum()), rel=1e-12, abs=1e-300
+        )

@@ -17,6 +17,7 @@ from bco_gym.sets import (
     L2Ball,
     NuclearNormBall,
     Simplex,
+    nuclear,
 )
 
 
@@ -60,8 +61,12 @@ def test_hypercube_construction_and_closed_forms():
 
 
 # -- nuclear-norm ball ----------------------------------------------------------------------
+@pytest.mark.parametrize("dense_max_side", [128, 2], ids=["dense", "lanczos"])
 @pytest.mark.parametrize("shape", [(4, 3), (3, 7), (6, 6), (2, 5), (1, 4)])
-def test_nuclear_lmo_is_the_top_singular_pair(shape, rng):
+def test_nuclear_lmo_is_the_top_singular_pair(shape, dense_max_side, rng, monkeypatch):
+    """Both LMO paths (a dense SVD up to min side 128, ARPACK above: the threshold is
+    lowered to reach ARPACK on small matrices)."""
+    monkeypatch.setattr(nuclear, "_DENSE_MAX_SIDE", dense_max_side)
     ball = NuclearNormBall(*shape, radius=1.5)
     for _ in range(4):
         g = rng.standard_normal(shape)
@@ -73,7 +78,8 @@ def test_nuclear_lmo_is_the_top_singular_pair(shape, rng):
         assert np.linalg.matrix_rank(answer, tol=1e-9) == 1
 
 
-def test_nuclear_warm_start_does_not_change_answers(rng):
+def test_nuclear_warm_start_does_not_change_answers(rng, monkeypatch):
+    monkeypatch.setattr(nuclear, "_DENSE_MAX_SIDE", 2)  # ARPACK (min side > 128) on 8 x 5
     warm = NuclearNormBall(8, 5)
     for _ in range(6):
         g = rng.standard_normal((8, 5)) + 0.5 * rng.standard_normal((8, 1))

@@ -1,0 +1,212 @@
+"""What ``bco-gym`` checks before it computes or writes anything.
+
+Every check raises :class:`UsageError` (exit code 2, a one-line message naming the
+value and what is allowed). The limits refuse sizes that could only exhaust memory or
+time before anything is allocated: ``MAX_HORIZON`` rounds, ``MAX_SEEDS`` seeds,
+``MAX_POINTS`` grid or horizon points, ``MAX_CELLS`` runs per sweep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+MAX_HORIZON = 10**8
+MAX_SEEDS = 10_000
+MAX_SEED = 2**63 - 1
+MAX_POINTS = 1_000
+MAX_CELLS = 100_000
+
+
+class UsageError(ValueError):
+    """A command-line value that is not allowed (reported with exit code 2)."""
+
+
+# -- paths ----------------------------------------------------------------------------------
+def check_output_directory(
+    path: Path, flag: str = "--out", outputs: Sequence[str] = (), sweep: bool = True
+) -> Path:
+    """``path`` if it is, or can be created as, a writable directory; else UsageError.
+
+    ``outputs`` are file names the command will (re)place inside it: none may be a
+    directory. With ``sweep``, an existing directory must be empty or hold a sweep
+    (a ``manifest.json``). Nothing is created.
+    """
+    if os.path.lexists(path):
+        if not path.is_dir():
+            raise UsageError(f"{flag} {str(path)!r} exists and is not a directory")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise UsageError(f"{flag} {str(path)!r} is not writable")
+        if sweep and not (path / "manifest.json").exists():
+            strangers = sorted(
+                entry.name
+                for entry in path.iterdir()
+                if entry.name != ".lock" and not entry.name.endswith(".tmp")
+            )
+            if strangers:
+                raise UsageError(
+                    f"{flag} {str(path)!r} is not empty and holds no sweep (found "
+                    f"{', '.join(strangers[:5])}); pick a new or empty directory"
+                )
+        for name in outputs:
+            target = path / name
+            if target.is_dir() and not target.is_symlink():
+                raise UsageError(f"{flag} {str(path)!r}: {name} is a directory; cannot write it")
+        return path
+    _check_creatable(path, flag)
+    return path
+
+
+def check_output_file(path: Path, flag: str = "--out", suffix: str = ".json") -> Path:
+    """``path`` if a file with that suffix can be written there; else UsageError."""
+    if path.suffix != suffix:
+        raise UsageError(f"{flag} {str(path)!r} must end in {suffix}")
+    if path.is_dir():
+        raise UsageError(f"{flag} {str(path)!r} is a directory; give a file name")
+    if os.path.lexists(path.parent):
+        check_output_directory(path.parent, flag, sweep=False)
+    else:
+        _check_creatable(path.parent, flag)
+    return path
+
+
+def _check_creatable(path: Path, flag: str) -> None:
+    ancestor = path.absolute().parent
+    while not os.path.lexists(ancestor):
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(f"{flag} {str(path)!r}: {str(ancestor)!r} is not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UsageError(
+            f"{flag} {str(path)!r}: cannot create it, {str(ancestor)!r} is not writable"
+        )
+
+
+def check_input_directory(path: Path) -> Path:
+    if not path.is_dir():
+        raise UsageError(f"{str(path)!r} is not a directory written by compare or exponents")
+    return path
+
+
+# -- sizes ----------------------------------------------------------------------------------
+def check_cell_count(count: int) -> int:
+    if count > MAX_CELLS:
+        raise UsageError(
+            f"the sweep has {count} runs (agents x horizons x seeds), more than the limit "
+            f"of {MAX_CELLS}; split it"
+        )
+    return count
+
+
+# -- env and agents -------------------------------------------------------------------------
+def check_env_id(env_id: str) -> str:
+    """``env_id`` if it is one of bco_gym's ids (``module:`` prefixes allowed)."""
+    import bco_gym  # noqa: F401  (registers the ids)
+    from bco_gym.envs import ENV_IDS
+
+    if env_id.split(":", 1)[-1] not in ENV_IDS:
+        raise UsageError(f"unknown env id {env_id!r}; valid ids: {', '.join(ENV_IDS)}")
+    return env_id
+
+
+def check_agent_names(names: Sequence[str]) -> list[str]:
+    from bco_gym.agents import AGENTS
+
+    unknown = [name for name in names if name not in AGENTS]
+    if unknown:
+        raise UsageError(
+            f"unknown agent name(s) {', '.join(map(repr, unknown))}; "
+            f"valid names: {', '.join(AGENTS)}"
+        )
+    return list(names)
+
+
+def check_instance(
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    horizon: int | None,
+    agents: Sequence[str],
+    agent_kwargs: dict[str, dict[str, Any]],
+) -> None:
+    """Build the env and every agent once (nothing is played) to refuse bad kwargs early."""
+    import gymnasium as gym
+
+    from bco_gym.agents import make_agent
+
+    extra = {} if horizon is None else {"horizon": horizon}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            env = gym.make(env_id, **extra, **env_kwargs)
+    except (TypeError, ValueError, gym.error.Error, MemoryError) as error:
+        raise UsageError(
+            f"{env_id} refuses --env-kwargs {json.dumps(env_kwargs)}: {_one_line(error)}"
+        ) from None
+    try:
+        for agent in agents:
+            _check_agent(make_agent, agent, env, agent_kwargs.get(agent, {}))
+    finally:
+        env.close()
+
+
+def _check_agent(make_agent: Any, agent: str, env: Any, overrides: dict[str, Any]) -> None:
+    from bco_gym.agents import AGENTS
+
+    problem = env.unwrapped.problem
+    cls = AGENTS[agent]
+    if getattr(cls, "requires_projection", False) and not problem.set.has_projection:
+        raise UsageError(projection_message(agent, problem))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            make_agent(agent, env, **overrides)
+    except (TypeError, ValueError, ImportError, MemoryError) as error:
+        given = f" with {json.dumps(overrides)}" if overrides else ""
+        raise UsageError(f"agent {agent!r}{given}: {_one_line(error)}") from None
+
+
+def projection_message(agent: str, problem: Any) -> str:
+    """Why ``agent`` cannot run on this set, and what can (agents of the env's feedback)."""
+    from bco_gym.agents import AGENTS
+
+    alternatives = [
+        name
+        for name, cls in AGENTS.items()
+        if not getattr(cls, "requires_projection", False)
+        and getattr(cls, "feedback", "bandit") in ("bandit", problem.feedback)
+        and not name.startswith("sb3-")
+    ]
+    how = (
+        'install the QP solver: pip install "bco_gym[qp]"'
+        if _needs_qp(problem)
+        else "this set has no projection"
+    )
+    return (
+        f"agent {agent!r} needs a Euclidean projection onto {problem.set!r}: {how}; "
+        f"or pick a projection-free agent: {', '.join(alternatives)}"
+    )
+
+
+def _needs_qp(problem: Any) -> bool:
+    """Whether the set's projection is the optional QP one (absent: Clarabel is missing)."""
+    name = type(getattr(problem.set, "base", problem.set)).__name__
+    return name in ("BirkhoffPolytope", "FlowPolytope")
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+# -- tuned constants ------------------------------------------------------------------------
+def load_tuned_checked(path: Path) -> Any:
+    """The tuning in ``path`` (a file written by ``bco-gym tune``), else UsageError."""
+    from bco_gym.experiment.tuning import load_tuned
+
+    try:
+        return load_tuned(path)
+    except ValueError as error:
+        raise UsageError(f"--tuned: {_one_line(error)}") from None

@@ -1,0 +1,491 @@
+"""The ``bco-gym`` sub-commands and the reports they print and write.
+
+Each ``command_*`` takes the parsed arguments (see :mod:`bco_gym.cli`), checks every
+argument (:mod:`bco_gym.cli_checks`) before computing or writing anything, and returns
+the exit code. Tables and figures are written atomically and never through a symlink.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import secrets
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bco_gym.cli_checks import (
+    MAX_HORIZON,
+    UsageError,
+    check_agent_names,
+    check_cell_count,
+    check_env_id,
+    check_input_directory,
+    check_instance,
+    check_output_directory,
+    check_output_file,
+    load_tuned_checked,
+)
+
+COMPARE_OUTPUTS = ("table.md", "table.csv", "regret.png")
+EXPONENT_OUTPUTS = ("exponents.md", "exponents.csv", "exponents.png")
+
+
+def sanitize(text: str) -> str:
+    """``text`` without control characters (no terminal escape sequences)."""
+    from bco_gym.experiment.summary import sanitize_text
+
+    return sanitize_text(text)
+
+
+# -- shared steps ---------------------------------------------------------------------------------
+def env_kwargs_for(agents: Sequence[str], env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``env_kwargs``, with feedback='full' added when a full-information agent is listed."""
+    if _full_information(agents) and "feedback" not in env_kwargs:
+        return {**env_kwargs, "feedback": "full"}
+    return dict(env_kwargs)
+
+
+def _full_information(agents: Sequence[str]) -> list[str]:
+    from bco_gym.agents import AGENTS
+
+    return [name for name in agents if getattr(AGENTS[name], "feedback", "bandit") == "full"]
+
+
+def announce_feedback(agents: Sequence[str], given: dict[str, Any]) -> None:
+    """The note saying the env was switched to full information (after every check)."""
+    full = _full_information(agents)
+    if full and "feedback" not in given:
+        print(
+            f"note: {', '.join(full)} need full information; the env uses feedback='full' "
+            "(bandit agents only read the loss)",
+            file=sys.stderr,
+        )
+
+
+def tuned_overrides(
+    path: Path | None,
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    horizon: int | None,
+    agents: Sequence[str],
+    seeds: Sequence[int],
+) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """(agent_kwargs, constants labels) from a tuned-constants file, after the checks."""
+    if path is None:
+        return {}, {}
+    from bco_gym.experiment.tuning import check_disjoint
+
+    tuning = load_tuned_checked(path)
+    try:
+        check_disjoint(tuning, seeds)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if tuning.env_id != env_id:
+        _warn(f"constants in {path} were tuned on {tuning.env_id}, not {env_id}")
+    if tuning.env_kwargs != env_kwargs:
+        _warn(
+            f"constants in {path} were tuned with env kwargs {tuning.env_kwargs}, not {env_kwargs}"
+        )
+    if horizon is not None and tuning.horizon != horizon:
+        _warn(f"constants in {path} were tuned at T={tuning.horizon}, evaluated at T={horizon}")
+    overrides = {a: v for a, v in tuning.overrides().items() if a in agents}
+    return overrides, {agent: "tuned" for agent in overrides}
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {sanitize(message)}", file=sys.stderr)
+
+
+def _progress(args: argparse.Namespace) -> bool | str:
+    """Sweeps' progress: none with --quiet, a bar on a terminal, else a line per cell."""
+    if args.quiet:
+        return False
+    return True if sys.stderr.isatty() else "lines"
+
+
+def _fast(args: argparse.Namespace) -> bool | None:
+    """run()'s ``fast``: False with --gym-loop, else None (the fastest loop that applies)."""
+    return False if args.gym_loop else None
+
+
+def default_out(command: str, args: argparse.Namespace, agents: Sequence[str], axis: str) -> Path:
+    """``results/<command>/<env>_<agents>_<axis>``, plus a digest of whatever else makes
+    the sweep differ (env kwargs, tuned file, --gym-loop), so different sweeps never meet."""
+    name = f"{args.env.split(':')[-1]}_{'-'.join(agents)}_{axis}"
+    extra = {
+        "env_kwargs": args.env_kwargs,
+        "tuned": None if args.tuned is None else str(args.tuned),
+        "gym_loop": bool(args.gym_loop),
+    }
+    if extra != {"env_kwargs": {}, "tuned": None, "gym_loop": False}:
+        canonical = json.dumps(extra, sort_keys=True).encode()
+        name += "_" + hashlib.sha256(canonical).hexdigest()[:8]
+    return Path("results") / command / re.sub(r"[^A-Za-z0-9._+-]+", "-", name)
+
+
+def _matplotlib_missing() -> str | None:
+    """None when figures can be drawn, else the one-line note saying why not."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return 'matplotlib is not installed (pip install "bco_gym[plot]"): tables only, no figure'
+    return None
+
+
+# -- commands -------------------------------------------------------------------------------------
+def command_run(args: argparse.Namespace) -> int:
+    from bco_gym.experiment import run, save_result
+
+    check_env_id(args.env)
+    check_agent_names([args.agent])
+    if args.out is not None:
+        check_output_file(args.out)
+    env_kwargs = env_kwargs_for([args.agent], args.env_kwargs)
+    check_instance(
+        args.env, env_kwargs, args.horizon, [args.agent], {args.agent: args.agent_kwargs}
+    )
+    announce_feedback([args.agent], args.env_kwargs)
+    result = run(
+        args.env,
+        args.agent,
+        horizon=args.horizon,
+        seed=args.seed,
+        env_kwargs=env_kwargs,
+        agent_kwargs=args.agent_kwargs,
+        progress=False if args.quiet else None,
+        fast=_fast(args),
+    )
+    horizon = result.horizon
+    scale = f"{result.scale_param}={result.scale_value:.4g}" if result.scale_value else ""
+    print(
+        sanitize(
+            f"{result.env_id}  {result.agent} ({result.constants} {scale})  T={horizon}  "
+            f"seed={result.seed}"
+        )
+    )
+    bound = "-" if result.regret_bound is None else f"{result.regret_bound:.4g}"
+    print(
+        f"regret {result.final_regret:.6g} (comparator gap {result.final_gap:.2g})  "
+        f"regret/T^(3/4) {result.final_regret / horizon**0.75:.4g}  bound {bound}"
+    )
+    print(
+        f"LMO calls/round {result.lmo_calls / horizon:.3g}  "
+        f"projections/round {result.projections / horizon:.3g}"
+    )
+    print(
+        f"time: agent {result.agent_seconds:.3g} s, env {result.env_seconds:.3g} s, "
+        f"comparator {result.comparator_seconds:.3g} s ({result.rounds_per_second:,.0f} rounds/s, "
+        f"{result.loop} loop)"
+    )
+    if args.out is not None:
+        print(f"wrote {save_result(args.out, result)}")
+    return 0
+
+
+def command_compare(args: argparse.Namespace) -> int:
+    agents = _check_sweep_names(args)
+    out = args.out or default_out("compare", args, agents, f"T{args.horizon}")
+    results = _sweep_agents(args, agents, [args.horizon], out, COMPARE_OUTPUTS, args.horizon)
+    report_compare(results, out)
+    return 0
+
+
+def command_exponents(args: argparse.Namespace) -> int:
+    agents = _check_sweep_names(args)
+    if args.points < 2:
+        raise UsageError(f"--points {args.points}: an exponent needs at least 2 horizons")
+    low, high = args.horizons
+    if high > MAX_HORIZON:
+        raise UsageError(f"--horizons {high:g} exceeds the limit of {MAX_HORIZON:,} rounds")
+    horizons = log_horizons(low, high, args.points)
+    axis = f"T{horizons[0]}-{horizons[-1]}x{len(horizons)}"
+    out = args.out or default_out("exponents", args, agents, axis)
+    results = _sweep_agents(args, agents, horizons, out, EXPONENT_OUTPUTS, None)
+    report_exponents(results, out)
+    return 0
+
+
+def _check_sweep_names(args: argparse.Namespace) -> list[str]:
+    check_env_id(args.env)
+    return check_agent_names(args.agents)
+
+
+def _sweep_agents(
+    args: argparse.Namespace,
+    agents: list[str],
+    horizons: list[int],
+    out: Path,
+    outputs: Sequence[str],
+    tuned_horizon: int | None,
+) -> list:
+    """The sweep behind ``compare`` and ``exponents``: every argument checked first, then
+    one env, the agents (with tuned constants from --tuned), the horizons and --seeds,
+    under ``out``'s lock; prints the runs' warnings once each."""
+    from bco_gym.experiment import sweep
+    from bco_gym.experiment.store import DirectoryLock
+
+    check_output_directory(out, outputs=outputs)
+    check_cell_count(len(agents) * len(horizons) * len(args.seeds))
+    env_kwargs = env_kwargs_for(agents, args.env_kwargs)
+    overrides, labels = tuned_overrides(
+        args.tuned, args.env, env_kwargs, tuned_horizon, agents, args.seeds
+    )
+    check_instance(args.env, env_kwargs, horizons[0], agents, overrides)
+    announce_feedback(agents, args.env_kwargs)
+    missing = _matplotlib_missing()
+    if missing:
+        print(f"note: {missing}", file=sys.stderr)
+    with DirectoryLock(out):
+        results = sweep(
+            [args.env],
+            agents,
+            horizons,
+            args.seeds,
+            out=out,
+            backend=args.backend,
+            env_kwargs=env_kwargs,
+            agent_kwargs=overrides,
+            constants=labels,
+            progress=_progress(args),
+            ray_address=args.ray_address,
+            fast=_fast(args),
+        )
+    report_warnings(results)
+    return results
+
+
+def log_horizons(low: float, high: float, points: int) -> list[int]:
+    """``points`` log-spaced integer horizons from ``low`` to ``high`` (duplicates merged)."""
+    if low < 1:
+        raise UsageError(f"horizons start at {low:g}; the smallest horizon is 1")
+    values = sorted(set(np.rint(np.geomspace(low, high, points)).astype(int).tolist()))
+    if len(values) < 2:
+        raise UsageError(f"horizons {low:g}:{high:g} with {points} points give {values}")
+    return values
+
+
+def command_tune(args: argparse.Namespace) -> int:
+    from bco_gym.experiment.store import DirectoryLock
+    from bco_gym.experiment.tuning import log_grid, save_tuned, tune
+
+    check_env_id(args.env)
+    agents = check_agent_names(args.agents)
+    if args.points < 2:
+        raise UsageError(f"--points {args.points}: a grid needs at least 2 points")
+    out = check_output_file(args.out)
+    sweep_dir = args.sweep_dir or out.with_name(out.stem + "_runs")
+    check_output_directory(sweep_dir, "--sweep-dir")
+    check_cell_count(len(agents) * args.points * len(args.tune_seeds))
+    grid = log_grid(*args.grid, args.points)
+    env_kwargs = env_kwargs_for(agents, args.env_kwargs)
+    check_instance(args.env, env_kwargs, args.horizon, agents, {})
+    announce_feedback(agents, args.env_kwargs)
+    with DirectoryLock(sweep_dir):
+        tuning = tune(
+            args.env,
+            agents,
+            args.horizon,
+            args.tune_seeds,
+            grid,
+            out=sweep_dir,
+            backend=args.backend,
+            env_kwargs=env_kwargs,
+            progress=_progress(args),
+            ray_address=args.ray_address,
+        )
+        path = save_tuned(out, tuning)
+    print_tuning(args, tuning, grid)
+    print(f"wrote {path} (runs in {sweep_dir})")
+    return 0
+
+
+def print_tuning(args: argparse.Namespace, tuning: Any, grid: Sequence[float]) -> None:
+    from bco_gym.experiment.summary import format_column, render_text
+
+    chosen = list(tuning.constants.items())
+    theory = format_column([c.theory_value for _, c in chosen], 4)
+    values = format_column([c.value for _, c in chosen], 4)
+    regrets = format_column([c.mean_regret for _, c in chosen], 4)
+    header = ["agent", "param", "theory value", "tuned value", "mean regret (tuned)", "grid scores"]
+    body = [
+        [agent, c.param, theory[i], values[i], regrets[i], " ".join(format_column(c.scores, 3))]
+        for i, (agent, c) in enumerate(chosen)
+    ]
+    print(
+        f"{args.env}, T={args.horizon}, tuning seeds {list(tuning.tune_seeds)}, "
+        f"grid {' '.join(f'{v:g}' for v in grid)}"
+    )
+    print(render_text(header, body))
+    for agent, reason in tuning.skipped.items():
+        print(f"{agent}: skipped, {reason}")
+
+
+def command_plot(args: argparse.Namespace) -> int:
+    from bco_gym.experiment import load_sweep
+    from bco_gym.experiment.store import DirectoryLock, SweepStore
+
+    directory = check_input_directory(args.directory)
+    store = SweepStore(directory)
+    total = len(store.read_manifest()["spec"]["cells"])
+    results = load_sweep(directory)
+    if not results:
+        raise UsageError(f"{str(directory)!r} holds no finished cells yet")
+    if len(results) < total:
+        _warn(f"{total - len(results)} of {total} cells are not computed yet; showing the rest")
+    several = len({r.horizon for r in results}) > 1
+    check_output_directory(directory, outputs=EXPONENT_OUTPUTS if several else COMPARE_OUTPUTS)
+    with DirectoryLock(directory):
+        if several:
+            report_exponents(results, directory)
+        else:
+            report_compare(results, directory)
+    return 0
+
+
+def command_list(args: argparse.Namespace) -> int:
+    from bco_gym.agents import AGENTS
+    from bco_gym.envs import ENV_IDS
+    from bco_gym.experiment.summary import render_text
+
+    print("env ids:")
+    for env_id in ENV_IDS:
+        print(f"  {env_id}")
+    print("agents:")
+    rows = [
+        [
+            name,
+            cls.__name__,
+            getattr(cls, "feedback", "bandit"),
+            getattr(cls, "SCALE_PARAM", None) or "-",
+            plain_summary(cls.__doc__),
+        ]
+        for name, cls in AGENTS.items()
+    ]
+    table = render_text(["name", "class", "feedback", "scale", "summary"], rows)
+    print("\n".join("  " + line for line in table.splitlines()))
+    try:
+        from bco_gym.losses import FAMILIES
+    except ImportError:
+        return 0
+    print("loss families:")
+    for name in FAMILIES:
+        print(f"  {name}")
+    return 0
+
+
+def plain_summary(docstring: str | None, width: int = 72) -> str:
+    """The first sentence of a docstring without reST markup, cut at ``width``."""
+    text = " ".join((docstring or "").strip().split("\n\n")[0].split())
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", text)
+    text = text.replace("``", "").replace("`", "").replace("**", "")
+    sentence = re.split(r"(?<=[.:;])\s", text, maxsplit=1)[0].rstrip(".:;")
+    return sentence if len(sentence) <= width else sentence[: width - 3].rstrip() + "..."
+
+
+def report_warnings(results: Sequence[Any]) -> None:
+    """The runs' warnings on stderr, one line per kind: messages that differ only in their
+    numbers (the same cap at another T or seed) are one kind, shown once with its runs."""
+    kinds: dict[str, tuple[str, list[str]]] = {}
+    for result in results:
+        for message in result.warnings:
+            kind = re.sub(r"\d[\d.,e+-]*", "#", message)
+            first, runs = kinds.setdefault(kind, (message, []))
+            runs.append(f"{result.agent}/T={result.horizon}")
+    for first, runs in kinds.values():
+        where = ", ".join(dict.fromkeys(runs))
+        text = sanitize(" ".join(first.split()))
+        print(f"warning ({len(runs)} runs: {where}; shown for the first): {text}", file=sys.stderr)
+
+
+# -- reports --------------------------------------------------------------------------------------
+def _write_text(path: Path, text: str) -> None:
+    from bco_gym.experiment.results import atomic_write
+
+    atomic_write(path, lambda stream: stream.write(text.encode("utf-8")))
+
+
+def _write_figure(draw: Any, path: Path) -> str:
+    """Draw with ``draw(temporary path)``, then move the figure into place atomically
+    (never through a symlink); the one-line note instead when matplotlib is missing."""
+    missing = _matplotlib_missing()
+    if missing:
+        return f"no figure ({missing})"
+    temporary = path.with_name(f".{path.stem}.{secrets.token_hex(6)}.tmp{path.suffix}")
+    try:
+        draw(temporary)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return str(path)
+
+
+def report_compare(results: Sequence[Any], out: Path) -> None:
+    """Print the compare table; write table.md, table.csv and regret.png into ``out``."""
+    from bco_gym.experiment.summary import (
+        compare_columns,
+        render_csv,
+        render_markdown,
+        render_text,
+        summarize,
+    )
+
+    rows = summarize(results)
+    header, body = compare_columns(rows)
+    first = results[0]
+    print(
+        sanitize(
+            f"{first.env_id}  T={first.horizon}  seeds={sorted({r.seed for r in results})}  "
+            f"loss={first.loss.get('name')}"
+        )
+    )
+    print(render_text(header, body))
+    out = Path(out)
+    _write_text(out / "table.md", render_markdown(header, body) + "\n")
+    _write_text(out / "table.csv", render_csv(rows))
+
+    def draw(path: Path) -> None:
+        from bco_gym.plotting import plot_regret
+
+        plot_regret(results, path)
+
+    figure = _write_figure(draw, out / "regret.png")
+    print(f"wrote {out / 'table.md'}, {out / 'table.csv'}, {figure}")
+
+
+def report_exponents(results: Sequence[Any], out: Path) -> None:
+    """Print the exponents table; write exponents.md, exponents.csv and exponents.png."""
+    from bco_gym.experiment.summary import (
+        exponent_columns,
+        fit_exponents,
+        render_csv,
+        render_markdown,
+        render_text,
+    )
+
+    fits = fit_exponents(results)
+    header, body = exponent_columns(fits)
+    print(
+        sanitize(
+            f"{results[0].env_id}  loss={results[0].loss.get('name')}  "
+            "slope: least squares of log mean regret on log T; CI: bootstrap over seeds"
+        )
+    )
+    print(render_text(header, body))
+    out = Path(out)
+    _write_text(out / "exponents.md", render_markdown(header, body) + "\n")
+    _write_text(out / "exponents.csv", render_csv(fits))
+
+    def draw(path: Path) -> None:
+        from bco_gym.plotting import plot_exponents
+
+        plot_exponents(fits, path)
+
+    figure = _write_figure(draw, out / "exponents.png")
+    print(f"wrote {out / 'exponents.md'}, {out / 'exponents.csv'}, {figure}")

@@ -1,0 +1,259 @@
+"""What every figure shares: the canvas, one colour per agent, the series order, the title.
+
+* Figures are bare ``matplotlib.figure.Figure`` objects with an Agg canvas: no pyplot,
+  no global figure state, no GUI backend.
+* An agent keeps its colour in every figure (:data:`AGENT_COLORS`; other agents get
+  the remaining tab10 colours in order of appearance); a second series of the same
+  agent (other constants) gets a lighter shade of it.
+* The random agent is drawn first and lowest (``zorder``), in grey, so that it never
+  covers the others; full-information agents are dashed (hollow markers in dot plots)
+  and their label ends in "(full info)".
+* Titles name the set and its dimension, the loss family with its parameters, the
+  horizon, the number of seeds and the constants (theory, tuned or custom).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bco_gym.experiment.paired import group_series, is_full_information
+from bco_gym.experiment.runner import RunResult
+
+AGENT_COLORS: dict[str, str] = {
+    "random": "0.55",
+    "bbcg": "tab:blue",
+    "fkm": "tab:orange",
+    "bfw": "tab:green",
+    "ofw": "tab:red",
+    "ogd": "tab:purple",
+}
+SPARE_COLORS = ("tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
+FIRST_AGENT = "random"
+FULL_INFO_LINESTYLE = "--"
+DPI = 120
+MAX_SHADE = 0.6
+SAME_CURVE_TOLERANCE = 1e-9
+LEGEND_COLUMNS = 6
+
+
+def _matplotlib() -> tuple[Any, Any, Any]:
+    """(Figure, FigureCanvasAgg, to_rgb); ImportError naming the ``plot`` extra if absent."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.colors import to_rgb
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise ImportError(
+            "plots need matplotlib: pip install bco_gym[plot] (or pip install matplotlib)"
+        ) from error
+    return Figure, FigureCanvasAgg, to_rgb
+
+
+def new_figure(width: float = 7.0, height: float = 4.8) -> Any:
+    """A pyplot-free Figure with an Agg canvas; ImportError naming the extra if absent."""
+    figure_class, canvas_class, _ = _matplotlib()
+    figure = figure_class(figsize=(width, height), layout="constrained")
+    canvas_class(figure)
+    return figure
+
+
+def save(figure: Any, path: str | os.PathLike) -> Path:
+    """Write ``figure`` as an image (format from the suffix); the parent is created."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=DPI, metadata=_no_software_metadata(path))
+    return path
+
+
+def _no_software_metadata(path: Path) -> dict[str, Any] | None:
+    """PNG metadata without the matplotlib version: the same results give the same bytes."""
+    return {"Software": None} if path.suffix.lower() == ".png" else None
+
+
+def agent_color(agent: str, seen: Sequence[str] = ()) -> str:
+    """The agent's fixed colour, else the spare colour its first appearance in ``seen`` picks."""
+    if agent in AGENT_COLORS:
+        return AGENT_COLORS[agent]
+    others = [name for name in dict.fromkeys(seen) if name not in AGENT_COLORS]
+    index = others.index(agent) if agent in others else len(others)
+    return SPARE_COLORS[index % len(SPARE_COLORS)]
+
+
+def full_information_agent(agent: str) -> bool:
+    """Whether the registered agent ``agent`` needs gradients (``feedback == "full"``)."""
+    from bco_gym.agents import AGENTS
+
+    return getattr(AGENTS.get(agent), "feedback", "bandit") == "full"
+
+
+def lighter(color: str, share: float) -> tuple[float, float, float]:
+    """``color`` mixed with white, ``share`` in [0, 1) of white."""
+    to_rgb = _matplotlib()[2]
+    red, green, blue = (float(c) for c in np.asarray(to_rgb(color)) * (1 - share) + share)
+    return red, green, blue
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a figure: the runs of one agent with one set of constants."""
+
+    label: str
+    agent: str
+    results: list[RunResult]
+    color: Any
+    linestyle: str
+    zorder: float
+    full_information: bool
+
+
+def _order(groups: dict[str, list[RunResult]]) -> list[str]:
+    """Random first; agents in order of first appearance; theory constants, then by value."""
+    first_seen = list(dict.fromkeys(group[0].agent for group in groups.values()))
+
+    def key(label: str) -> tuple:
+        result = groups[label][0]
+        value = result.scale_value if isinstance(result.scale_value, int | float) else 0.0
+        return (
+            result.agent != FIRST_AGENT,
+            first_seen.index(result.agent),
+            result.constants != "theory",
+            float(value),
+            label,
+        )
+
+    return sorted(groups, key=key)
+
+
+def _same_curves(first: list[RunResult], second: list[RunResult]) -> bool:
+    """Whether two series hold the same regret curves on the same seeds, to SAME_CURVE_TOLERANCE.
+
+    The tolerance is relative to the largest |regret| of the pair (two agents playing
+    the same points may sum their losses in a different order).
+    """
+    ours = {r.seed: r.regret for r in first}
+    theirs = {r.seed: r.regret for r in second}
+    if ours.keys() != theirs.keys():
+        return False
+    for seed, curve in ours.items():
+        other = theirs[seed]
+        if curve.shape != other.shape:
+            return False
+        scale = max(float(np.abs(curve).max(initial=0)), float(np.abs(other).max(initial=0)))
+        if np.abs(curve - other).max(initial=0) > SAME_CURVE_TOLERANCE * scale:
+            return False
+    return True
+
+
+def _identical_to(groups: dict[str, list[RunResult]], labels: list[str], index: int) -> str:
+    """ " (= label)" naming an earlier series with identical curves (drawn under this one)."""
+    for earlier in labels[:index]:
+        if _same_curves(groups[earlier], groups[labels[index]]):
+            return f" (= {earlier})"
+    return ""
+
+
+def series_of(results: Iterable[RunResult]) -> list[Series]:
+    """The results' series in :func:`_order`; an agent's k-th of n series is shaded lighter.
+
+    A series whose regret curves equal an earlier one's (to a relative 1e-9: it would
+    hide it) says so in its label: "fkm (= bbcg)".
+    """
+    groups = group_series(results)
+    labels = _order(groups)
+    agents = [groups[label][0].agent for label in labels]
+    series = []
+    for index, label in enumerate(labels):
+        group = groups[label]
+        agent = group[0].agent
+        full = is_full_information(group[0])
+        shade = MAX_SHADE * agents[:index].count(agent) / max(1, agents.count(agent) - 1)
+        series.append(
+            Series(
+                label=label + _identical_to(groups, labels, index),
+                agent=agent,
+                results=group,
+                color=lighter(agent_color(agent, agents), shade),
+                linestyle=FULL_INFO_LINESTYLE if full else "-",
+                zorder=1.0 if agent == FIRST_AGENT else 2.0 + index,
+                full_information=full,
+            )
+        )
+    return series
+
+
+# -- titles ---------------------------------------------------------------------------------------
+def _distinct(values: Iterable[Any]) -> list[Any]:
+    return list(dict.fromkeys(values))
+
+
+def set_text(results: Sequence[RunResult]) -> str:
+    """ "L2Ball(n=10, radius=1), d = 10" (distinct sets joined by " / ")."""
+    return " / ".join(
+        _distinct(
+            f"{r.problem.get('set', r.env_id)}, d = {r.problem.get('dim', '?')}" for r in results
+        )
+    )
+
+
+def loss_text(results: Sequence[RunResult]) -> str:
+    """ "linear losses (mean_norm=0.5, noise=0.5)": the family and its scalar parameters."""
+    texts = []
+    for result in results:
+        loss = dict(result.loss)
+        name = loss.pop("name", "?")
+        scalars = [f"{k}={_short(v)}" for k, v in loss.items() if isinstance(v, str | int | float)]
+        texts.append(f"{name} losses" + (f" ({', '.join(scalars)})" if scalars else ""))
+    return " / ".join(_distinct(texts))
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    text = str(value)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def run_text(results: Sequence[RunResult]) -> str:
+    """ "T = 20,000, 5 seeds, constants: theory"."""
+    horizons = sorted({r.horizon for r in results})
+    horizon = f"{horizons[0]:,}" if len(horizons) == 1 else f"{horizons[0]:,}..{horizons[-1]:,}"
+    seeds = len({r.seed for r in results})
+    constants = ", ".join(_distinct(r.constants for r in results))
+    return f"T = {horizon}, {seeds} seed{'s' if seeds != 1 else ''}, constants: {constants}"
+
+
+def title_of(what: str, results: Sequence[RunResult]) -> str:
+    """Three lines: what the figure shows; the set and losses; horizon, seeds, constants."""
+    return f"{what}\n{set_text(results)}, {loss_text(results)}\n{run_text(results)}"
+
+
+def single_horizon(results: Sequence[RunResult], figure: str) -> int:
+    """The one horizon of ``results``; ValueError naming the figure if there are several."""
+    horizons = sorted({r.horizon for r in results})
+    if len(horizons) != 1:
+        raise ValueError(
+            f"{figure}: the results must share one horizon, got {horizons}; select one "
+            "(e.g. the largest) first"
+        )
+    return horizons[0]
+
+
+def legend_outside(figure: Any, axes: Any, columns: int | None = None) -> None:
+    """One legend for the figure, below the panels, so it covers no data."""
+    handles, labels = axes.get_legend_handles_labels()
+    if not handles:
+        return
+    figure.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncols=columns or min(len(labels), LEGEND_COLUMNS),
+        fontsize="small",
+        frameon=False,
+    )
