@@ -26,17 +26,27 @@ class BBCGConstants:
     smoothing_radius: float
     step_size: float
     tolerance: float
+    #: A bound on the norm of one round's estimate g_t (None: the one-point dM/delta).
+    estimate_norm: float | None = None
+
+    @property
+    def spread(self) -> float:
+        """The bound on ||g_t||: ``estimate_norm``, or dM/delta when None."""
+        if self.estimate_norm is not None:
+            return self.estimate_norm
+        return self.dimension * self.bound / self.smoothing_radius
 
 
 def lemma_3_regret(k: BBCGConstants) -> float:
     """The paper's Lemma 3 at the actual parameters (every routine stops with
-    F_m(x_m) - min F_m <= gap <= eps):
+    F_m(x_m) - min F_m <= gap <= eps); dM/delta stands for ``k.spread``, the bound on
+    one estimate's norm (2dM/delta for the residual estimator, dG for two points):
 
         (3 delta G + delta R G/r + G sqrt(eps) + eta G sqrt(K_b) dM/delta
          + eta (dM/delta)^2 + 2 eta K_b G^2) T + 4R^2/eta.
     """
     delta, eta, G = k.smoothing_radius, k.step_size, k.lipschitz
-    spread = k.dimension * k.bound / delta
+    spread = k.spread
     per_round = (
         3 * delta * G
         + delta * k.outer_radius * G / k.inner_radius
@@ -87,7 +97,7 @@ def expected_start_excess(k: BBCGConstants) -> float:
     So E[h_m] <= eps + eta min(2 R_delta E||g||, sqrt(eps) E||g|| + (eta/2) E||g||^2).
     """
     eps, eta, K = k.tolerance, k.step_size, k.block_size
-    spread = k.dimension * k.bound / k.smoothing_radius
+    spread = k.spread
     shrunk_radius = (1 - k.smoothing_radius / k.inner_radius) * k.outer_radius
     first = math.sqrt(K) * spread + K * k.lipschitz
     second = K * spread**2 + K**2 * k.lipschitz**2
