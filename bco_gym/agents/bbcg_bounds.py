@@ -91,9 +91,10 @@ def expected_start_excess(k: BBCGConstants) -> float:
     exactly), and ||x_{m-1} - x*_m|| <= min(2 R_delta, sqrt(eps) + eta||g_hat_{m-1}||/2):
     ||x_{m-1} - x*_{m-1}||^2 <= gap <= eps by 2-strong convexity, and the optimality
     conditions of the two minimisers give ||x*_m - x*_{m-1}|| <= eta||g_hat_{m-1}||/2.
-    Given the past, a block's u_t are fresh: E||g_hat||^2 <= K_b (dM/delta)^2 + K_b^2 G^2
-    (variance of K_b estimates of norm <= dM/delta, plus the squared mean, a sum of K_b
-    gradients of norm <= G of the smoothed losses), E||g_hat|| <= sqrt(K_b) dM/delta + K_b G.
+    Given the past, a block's u_t are fresh: E||g_hat||^2 <= K_b s^2 + K_b^2 G^2
+    (variance of K_b estimates of norm <= s = ``k.spread``, dM/delta for one point,
+    plus the squared mean, a sum of K_b gradients of norm <= G of the smoothed losses),
+    E||g_hat|| <= sqrt(K_b) s + K_b G.
     So E[h_m] <= eps + eta min(2 R_delta E||g||, sqrt(eps) E||g|| + (eta/2) E||g||^2).
     """
     eps, eta, K = k.tolerance, k.step_size, k.block_size

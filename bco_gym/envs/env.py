@@ -65,7 +65,8 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     both checked (an error names point 0 or 1); ``info["losses"]`` holds f_t at both,
     and ``info["loss"]`` and the reward are their mean -- the convention of Agarwal et
     al., under which :class:`~bco_gym.wrappers.RegretRecorder` counts the regret
-    sum_t (f_t(x_t^0) + f_t(x_t^1))/2 - min_x sum_t f_t(x).
+    sum_t (f_t(x_t^0) + f_t(x_t^1))/2 - min_x sum_t f_t(x). When a point was projected
+    (``on_infeasible="project"``), ``info["projected"]`` is a bool mask of shape (2,).
 
     ``reward = -f_t(x_t)``, a Python float. ``info["loss"]`` is f_t(x_t) and
     ``info["t"]`` the number of rounds played; with ``feedback="full"``,
