@@ -34,6 +34,8 @@ import gymnasium as gym
 import numpy as np
 
 from bco_gym.envs.feasibility import Feasibility
+from bco_gym.envs.pairs import pair_mean
+from bco_gym.envs.vector import pair_round
 from bco_gym.experiment.tally import LossTally
 from bco_gym.losses.batch import LossBatch
 
@@ -127,9 +129,6 @@ def play_lean(
 
 def two_point_info(stage: Stage, actions: Any, t: int) -> dict[str, Any]:
     """A two-point round's info for the agent: ``"losses"`` (S, 2), ``"loss"`` their mean."""
-    from bco_gym.envs.pairs import pair_mean
-    from bco_gym.envs.vector import pair_round
-
     feasibility = stage.feasibility
     _, _, losses = pair_round(
         feasibility.set,
