@@ -6,10 +6,9 @@ import math
 
 import numpy as np
 
-from bco_gym.agents.batch import BatchAgent
+from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.estimators import DirectionStream, two_point_values
 from bco_gym.agents.schedules import positive, smoothing_radius_for
-from bco_gym.agents.shrunk import ShrunkProjection
 from bco_gym.agents.twopoint import TwoPointFeedback
 from bco_gym.problem import Problem
 
@@ -83,7 +82,8 @@ class FlaxmanTwoPoint(TwoPointFeedback, BatchAgent):
                 owner, self.set, smoothing_radius, r, T, exponent=0.5
             ),
         }
-        self._project = ShrunkProjection(self.set.shrink(self.params["smoothing_radius"]))
+        shrunk = self.set.shrink(self.params["smoothing_radius"])
+        self._project = RowOracle(shrunk.project_many, shrunk.project)
         self._dimension = d
 
     def regret_bound(self) -> float:
