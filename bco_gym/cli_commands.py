@@ -47,10 +47,19 @@ def sanitize(text: str) -> str:
 
 # -- shared steps ---------------------------------------------------------------------------------
 def env_kwargs_for(agents: Sequence[str], env_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``env_kwargs``, with feedback='full' added when a full-information agent is listed."""
+    """``env_kwargs``, with feedback='full' added when a full-information agent is listed,
+    feedback='two-point' when every listed agent is a two-point agent (fkm2, bbcg2)."""
     if _full_information(agents) and "feedback" not in env_kwargs:
         return {**env_kwargs, "feedback": "full"}
+    if agents and _two_point(agents) == list(agents) and "feedback" not in env_kwargs:
+        return {**env_kwargs, "feedback": "two-point"}
     return dict(env_kwargs)
+
+
+def _two_point(agents: Sequence[str]) -> list[str]:
+    from bco_gym.agents import AGENTS
+
+    return [name for name in agents if getattr(AGENTS[name], "feedback", None) == "two-point"]
 
 
 def _full_information(agents: Sequence[str]) -> list[str]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from bco_gym.sets.base import ConvexSet
 
-FEEDBACKS = ("bandit", "full")
+FEEDBACKS = ("bandit", "full", "two-point")
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,9 @@ class Problem:
         horizon: the number of rounds T (known in advance, as in the paper).
         lipschitz: G, a bound on the (sub)gradient norms of every f_t over K.
         bound: M, a bound on |f_t(x)| over K.
-        feedback: "bandit" (only f_t(x_t) is revealed) or "full" (the gradient too).
+        feedback: "bandit" (only f_t(x_t) is revealed), "full" (the gradient too) or
+            "two-point" (the learner plays two points of K and sees f_t at both;
+            Agarwal, Dekel & Xiao 2010).
     """
 
     set: ConvexSet

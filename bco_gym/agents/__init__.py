@@ -15,8 +15,10 @@ from typing import Any
 from bco_gym.agents.base import Agent
 from bco_gym.agents.batch import BLOCK_BUDGET_FLOATS, BatchAgent, check_batch_size
 from bco_gym.agents.bbcg import BlockBanditCG
+from bco_gym.agents.bbcg2 import BlockBanditCG2
 from bco_gym.agents.bfw import BanditFrankWolfe
 from bco_gym.agents.fkm import FlaxmanAgent
+from bco_gym.agents.fkm2 import FlaxmanTwoPoint
 from bco_gym.agents.ofw import OnlineFrankWolfe
 from bco_gym.agents.ogd import OnlineGradientDescent
 from bco_gym.agents.random import RandomAgent
@@ -33,6 +35,8 @@ AGENTS: dict[str, type[Agent]] = {
         OnlineFrankWolfe,
         OnlineGradientDescent,
         RandomAgent,
+        FlaxmanTwoPoint,
+        BlockBanditCG2,
     )
 }
 # stable-baselines3 agents: importing them is free; building one needs the `rl` extra.
@@ -116,7 +120,9 @@ __all__ = [
     "BanditFrankWolfe",
     "BatchAgent",
     "BlockBanditCG",
+    "BlockBanditCG2",
     "FlaxmanAgent",
+    "FlaxmanTwoPoint",
     "OnlineFrankWolfe",
     "OnlineGradientDescent",
     "RandomAgent",

@@ -36,7 +36,9 @@ class Agent(abc.ABC):
 
     Class attributes:
         name: the ``make_agent`` name.
-        feedback: "bandit" (needs only f_t(x_t)) or "full" (needs ``info["gradient"]``).
+        feedback: "bandit" (needs only f_t(x_t)), "full" (needs ``info["gradient"]``) or
+            "two-point" (plays pairs of points, needs ``info["losses"]``; only on a
+            problem with feedback="two-point", where it is the only kind allowed).
         requires_projection: whether the algorithm calls ``set.project``.
         supports_blocks: whether ``block_actions``/``update_block`` are available.
         SCALE_PARAM: the keyword of the one free scale constant of the agent's theorem.
@@ -72,6 +74,13 @@ class Agent(abc.ABC):
                 f"{type(self).__name__} ('{self.name}') is a full-information agent and needs "
                 f"feedback='full'; this problem has feedback={problem.feedback!r}. Make the env "
                 "with feedback='full' or pick a bandit agent ('bbcg', 'fkm', 'bfw', 'random')."
+            )
+        if (self.feedback == "two-point") != (problem.feedback == "two-point"):
+            raise ValueError(
+                f"{type(self).__name__} ('{self.name}') has feedback={self.feedback!r}; this "
+                f"problem has feedback={problem.feedback!r}. Two-point agents ('fkm2', 'bbcg2') "
+                "play pairs of points and need feedback='two-point', which no other agent can "
+                "play; make the env with the matching feedback."
             )
         if self.requires_projection and not problem.set.has_projection:
             raise ValueError(
@@ -211,6 +220,11 @@ class Agent(abc.ABC):
             raise ValueError(
                 f"{type(self).__name__} is a full-information agent: update(loss, info) needs "
                 "info['gradient'] (make the env with feedback='full')"
+            )
+        if self.feedback == "two-point" and (info is None or "losses" not in info):
+            raise ValueError(
+                f"{type(self).__name__} is a two-point agent: update(loss, info) needs "
+                "info['losses'], f_t at both points (make the env with feedback='two-point')"
             )
 
     def _check_block_pending(self) -> None:

@@ -10,7 +10,12 @@ import numpy as np
 
 from bco_gym.agents import bbcg_bounds
 from bco_gym.agents.batch import BatchAgent, RowOracle, slice_rounds
-from bco_gym.agents.estimators import tangent_gaussian_rows
+from bco_gym.agents.estimators import (
+    Residuals,
+    check_estimator,
+    estimate_norm_bound,
+    tangent_gaussian_rows,
+)
 from bco_gym.agents.frank_wolfe import ConditionalGradientRows, conditional_gradient_rows
 from bco_gym.agents.schedules import block_length, flag, positive, smoothing_radius_for
 from bco_gym.problem import Problem
@@ -74,6 +79,15 @@ class BlockBanditCG(BatchAgent):
     and a ``UserWarning`` says so. This is a property of the theorem's parameters, not a
     bug; a smaller ``c`` (or a longer horizon) leaves the degenerate regime.
 
+    Residual feedback (``estimator="residual"``; Zhang, Zhou, Ji & Zavlanos 2022):
+    g_t = (d/delta)(f_t(y_t) - f_{t-1}(y_{t-1})) u_t, the residual taken round to round in
+    play order (across blocks too), f_0(y_0) := 0 for the first round. It is unbiased
+    for the smoothed gradient at x_{m-1} given the past, and ||g_t|| <= 2dM/delta; the
+    cross terms of Lemma 5's block sum still vanish (g_t minus its conditional mean is a
+    martingale difference), so Lemmas 5 and 6 (``lemma_3_regret``) hold with dM/delta
+    replaced by 2dM/delta, which :meth:`regret_bound` and :meth:`lmo_call_bound` use;
+    Theorem 1's closed form is not claimed for it. The defaults stay the paper's.
+
     Args:
         problem: the problem (set, horizon, G, M).
         c: Theorem 1's free constant (``SCALE_PARAM``); default sqrt(dMr/G).
@@ -83,6 +97,7 @@ class BlockBanditCG(BatchAgent):
         tolerance: eps (default 16 R^2 / sqrt(T)).
         background: run the conditional-gradient routine in a worker thread (True or
             False).
+        estimator: "one-point" (default, the paper's) or "residual".
         batch_size: None (one run) or S (S runs; see :mod:`~bco_gym.agents.batch`).
 
     Stats: ``rounds``, ``lmo_calls``, ``projections`` (always 0),
@@ -98,7 +113,17 @@ class BlockBanditCG(BatchAgent):
     name = "bbcg"
     supports_blocks = True
     SCALE_PARAM = "c"
-    OPTIONS = ("c", "block_size", "step_size", "smoothing_radius", "tolerance", "background")
+    OPTIONS = (
+        "c",
+        "block_size",
+        "step_size",
+        "smoothing_radius",
+        "tolerance",
+        "background",
+        "estimator",
+    )
+    #: The shape of one round's losses beyond the row axis: () one point, (2,) two.
+    _round_losses: tuple[int, ...] = ()
     regret_exponent = 0.75
 
     def __init__(
@@ -111,6 +136,7 @@ class BlockBanditCG(BatchAgent):
         smoothing_radius: float | None = None,
         tolerance: float | None = None,
         background: bool = False,
+        estimator: str = "one-point",
         batch_size: int | None = None,
     ):
         super().__init__(problem, batch_size)
@@ -127,6 +153,7 @@ class BlockBanditCG(BatchAgent):
             "smoothing_radius": delta,
             "tolerance": positive(owner, "tolerance", tolerance, 16 * R**2 / math.sqrt(T)),
             "background": flag(owner, "background", background),
+            "estimator": check_estimator(owner, estimator),
         }
         self._theorem_parameters = (
             block_size is None
@@ -134,6 +161,7 @@ class BlockBanditCG(BatchAgent):
             and smoothing_radius is None
             and tolerance is None
             and c * T**-0.25 <= r
+            and estimator == "one-point"
         )
         self._shrunk = self.set.shrink(delta)
         self._lmo = RowOracle(self._shrunk.lmo_many, self._shrunk.lmo)
@@ -156,6 +184,16 @@ class BlockBanditCG(BatchAgent):
             smoothing_radius=p["smoothing_radius"],
             step_size=p["step_size"],
             tolerance=p["tolerance"],
+            estimate_norm=self._estimate_norm(),
+        )
+
+    def _estimate_norm(self) -> float:
+        """A bound on one round's estimate g_t: dM/delta, 2dM/delta for the residual."""
+        return estimate_norm_bound(
+            self.params["estimator"],
+            self._dimension,
+            self.problem.bound,
+            self.params["smoothing_radius"],
         )
 
     def regret_bound(self) -> float:
@@ -237,6 +275,7 @@ class BlockBanditCG(BatchAgent):
         self._losses = np.empty((self.rows, 0))
         self._calls_per_block: list[np.ndarray] = []
         self._gaps = np.full(self.rows, np.nan)
+        self._residuals = Residuals(self.rows)
 
     def _act_rows(self) -> np.ndarray:
         self._start_slice_if_needed()
@@ -280,9 +319,21 @@ class BlockBanditCG(BatchAgent):
         self._tangent, self._norms = tangent_gaussian_rows(self.set, self.rngs, k)
         # y_t = x_{m-1} + delta * u_t = x_{m-1} + (delta/||P_V g_t||) P_V g_t, in two passes.
         scale = self.params["smoothing_radius"] / self._norms
-        self._plays = self._tangent * scale.reshape(scale.shape + (1,) * len(self.set.shape))
-        self._plays += self._points[:, np.newaxis]
-        self._losses = np.empty((self.rows, k))
+        offsets = self._tangent * scale.reshape(scale.shape + (1,) * len(self.set.shape))
+        self._plays = self._slice_plays(offsets)
+        self._losses = np.empty((self.rows, k, *self._round_losses))
+
+    def _slice_plays(self, offsets: np.ndarray) -> np.ndarray:
+        """The slice's plays from delta*u_t (S, k, *shape): x_{m-1} + delta*u_t (in place)."""
+        offsets += self._points[:, np.newaxis]
+        return offsets
+
+    def _slice_values(self) -> np.ndarray:
+        """The slice's (S, k) values v_s with g_s = (d/delta) v_s u_s: f_s(y_s), or the
+        residuals f_s(y_s) - f_{s-1}(y_{s-1}) in play order."""
+        if self.params["estimator"] == "residual":
+            return self._residuals.of(self._losses)
+        return self._losses
 
     def _start_block(self) -> None:
         """Begin block m+1; launch its routine in the worker if ``background``."""
@@ -300,7 +351,7 @@ class BlockBanditCG(BatchAgent):
 
     def _finish_slice(self) -> None:
         """Add the slice's sum_s f_s u_s = sum_s (f_s/||P_V g_s||) P_V g_s, row by row."""
-        weights = self._losses / self._norms
+        weights = self._slice_values() / self._norms
         flat = self._tangent.reshape(self.rows, self._slice_rounds, -1)
         block_sum = self._block_sum.reshape(self.rows, -1)
         for row in range(self.rows):  # one product per row: its value is the row's own

@@ -26,17 +26,27 @@ class BBCGConstants:
     smoothing_radius: float
     step_size: float
     tolerance: float
+    #: A bound on the norm of one round's estimate g_t (None: the one-point dM/delta).
+    estimate_norm: float | None = None
+
+    @property
+    def spread(self) -> float:
+        """The bound on ||g_t||: ``estimate_norm``, or dM/delta when None."""
+        if self.estimate_norm is not None:
+            return self.estimate_norm
+        return self.dimension * self.bound / self.smoothing_radius
 
 
 def lemma_3_regret(k: BBCGConstants) -> float:
     """The paper's Lemma 3 at the actual parameters (every routine stops with
-    F_m(x_m) - min F_m <= gap <= eps):
+    F_m(x_m) - min F_m <= gap <= eps); dM/delta stands for ``k.spread``, the bound on
+    one estimate's norm (2dM/delta for the residual estimator, dG for two points):
 
         (3 delta G + delta R G/r + G sqrt(eps) + eta G sqrt(K_b) dM/delta
          + eta (dM/delta)^2 + 2 eta K_b G^2) T + 4R^2/eta.
     """
     delta, eta, G = k.smoothing_radius, k.step_size, k.lipschitz
-    spread = k.dimension * k.bound / delta
+    spread = k.spread
     per_round = (
         3 * delta * G
         + delta * k.outer_radius * G / k.inner_radius
@@ -81,13 +91,14 @@ def expected_start_excess(k: BBCGConstants) -> float:
     exactly), and ||x_{m-1} - x*_m|| <= min(2 R_delta, sqrt(eps) + eta||g_hat_{m-1}||/2):
     ||x_{m-1} - x*_{m-1}||^2 <= gap <= eps by 2-strong convexity, and the optimality
     conditions of the two minimisers give ||x*_m - x*_{m-1}|| <= eta||g_hat_{m-1}||/2.
-    Given the past, a block's u_t are fresh: E||g_hat||^2 <= K_b (dM/delta)^2 + K_b^2 G^2
-    (variance of K_b estimates of norm <= dM/delta, plus the squared mean, a sum of K_b
-    gradients of norm <= G of the smoothed losses), E||g_hat|| <= sqrt(K_b) dM/delta + K_b G.
+    Given the past, a block's u_t are fresh: E||g_hat||^2 <= K_b s^2 + K_b^2 G^2
+    (variance of K_b estimates of norm <= s = ``k.spread``, dM/delta for one point,
+    plus the squared mean, a sum of K_b gradients of norm <= G of the smoothed losses),
+    E||g_hat|| <= sqrt(K_b) s + K_b G.
     So E[h_m] <= eps + eta min(2 R_delta E||g||, sqrt(eps) E||g|| + (eta/2) E||g||^2).
     """
     eps, eta, K = k.tolerance, k.step_size, k.block_size
-    spread = k.dimension * k.bound / k.smoothing_radius
+    spread = k.spread
     shrunk_radius = (1 - k.smoothing_radius / k.inner_radius) * k.outer_radius
     first = math.sqrt(K) * spread + K * k.lipschitz
     second = K * spread**2 + K**2 * k.lipschitz**2

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from bco_gym.agents.batch import BatchAgent, RowOracle
-from bco_gym.agents.estimators import DirectionStream
+from bco_gym.agents.estimators import DirectionStream, Residuals, check_estimator
 from bco_gym.agents.frank_wolfe import online_frank_wolfe_step
 from bco_gym.agents.schedules import decaying_step, positive, smoothing_radius_for
 from bco_gym.problem import Problem
@@ -44,11 +44,17 @@ class BanditFrankWolfe(BatchAgent):
     sigma_t ~ t^(-2/5)) are derived from the analysis sketched here and reproduce the
     paper's O(n T^(4/5)) rate. For the same reason :meth:`regret_bound` returns None.
 
+    Residual feedback (``estimator="residual"``; Zhang, Zhou, Ji & Zavlanos 2022):
+    g_t = (d/delta)(f_t(y_t) - f_{t-1}(y_{t-1})) u_t, f_0(y_0) := 0 for the first round,
+    unbiased for the smoothed gradient with ||g_t|| <= 2dM/delta: the derivation above
+    holds with L = 2dM/delta (the default parameters stay the one-point ones).
+
     Args:
         problem: the problem (set with an LMO; no projection needed).
         c: the scale constant (``SCALE_PARAM``; default 2 sqrt(RdM/((3 + R/r) G))).
         step_size: eta (default c R/(dM) T^(-4/5)).
         smoothing_radius: delta in (0, r] (default c T^(-1/5), capped at r).
+        estimator: "one-point" (default, the paper's) or "residual".
         batch_size: None (one run) or S (S runs; see :mod:`~bco_gym.agents.batch`).
 
     References: L. Chen, M. Zhang and A. Karbasi, "Projection-free bandit convex
@@ -58,7 +64,7 @@ class BanditFrankWolfe(BatchAgent):
 
     name = "bfw"
     SCALE_PARAM = "c"
-    OPTIONS = ("c", "step_size", "smoothing_radius")
+    OPTIONS = ("c", "step_size", "smoothing_radius", "estimator")
     regret_exponent = 0.8
 
     def __init__(
@@ -68,6 +74,7 @@ class BanditFrankWolfe(BatchAgent):
         c: float | None = None,
         step_size: float | None = None,
         smoothing_radius: float | None = None,
+        estimator: str = "one-point",
         batch_size: int | None = None,
     ):
         super().__init__(problem, batch_size)
@@ -82,6 +89,7 @@ class BanditFrankWolfe(BatchAgent):
             "smoothing_radius": smoothing_radius_for(
                 owner, self.set, smoothing_radius, c, T, exponent=0.2
             ),
+            "estimator": check_estimator(owner, estimator),
         }
         self._shrunk = self.set.shrink(self.params["smoothing_radius"])
         self._lmo = RowOracle(self._shrunk.lmo_many, self._shrunk.lmo)
@@ -97,6 +105,7 @@ class BanditFrankWolfe(BatchAgent):
         self._estimate = np.zeros_like(self._points)  # g_t, reused every round
         self._directions = DirectionStream(self.set, self.rngs)
         self._current = self._points
+        self._residuals = Residuals(self.rows)
 
     def _act_rows(self) -> np.ndarray:
         self._current = self._directions.next()
@@ -106,6 +115,8 @@ class BanditFrankWolfe(BatchAgent):
 
     def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
         eta = self.params["step_size"]
+        if self.params["estimator"] == "residual":
+            losses = self._residuals.of(np.reshape(losses, (-1, 1)))[:, 0]
         coefficients = losses * self._estimate_scale  # g_t = (d / delta) f_t u_t
         np.multiply(self._current, self._per_row(coefficients), out=self._estimate)
         self._estimate_sum += self._estimate

@@ -18,9 +18,28 @@ f_delta(x) = E_{v ~ B(V)} f(x + delta*v): E[g] = grad f_delta(x). With |f| <= M 
 ||g|| <= d*M/delta. Summing the estimates of a block played around one point x is one
 matrix product, (d / delta) * losses @ U.
 
+Two other estimators of the same smoothed gradient:
+
+* two-point (Agarwal, Dekel & Xiao 2010; Shamir 2017; feedback="two-point"): play
+  x + delta*u and x - delta*u, form g = (d / (2 delta)) (f(x + delta u) - f(x - delta u)) u.
+  As u and -u have the same law, E[f(x - delta u) u] = -E[f(x + delta u) u], so
+  E[g] = grad f_delta(x); for G-Lipschitz f, |f(x + delta u) - f(x - delta u)| <= 2 delta G
+  and ||g|| <= d*G, whatever delta (:func:`two_point_values`).
+* residual (Zhang, Zhou, Ji & Zavlanos 2022): one point per round,
+  g_t = (d / delta) (f_t(y_t) - f_{t-1}(y_{t-1})) u_t with f_0(y_0) := 0 for the first
+  round. u_t is independent of the previous round, so E[f_{t-1}(y_{t-1}) u_t | past] = 0
+  and E[g_t | past] = grad f_delta,t(x_t): unbiased; ||g_t|| <= 2dM/delta
+  (:class:`Residuals`). The theorems' variance terms hold with dM/delta replaced by
+  2dM/delta (the cross terms of a block's sum still vanish: g_t - E[g_t | past] is a
+  martingale difference).
+
 References: Flaxman, Kalai & McMahan, "Online convex optimization in the bandit setting:
 gradient descent without a gradient", SODA 2005; Hazan, "Introduction to Online Convex
-Optimization", 2016, Section 6.4.
+Optimization", 2016, Section 6.4; Agarwal, Dekel & Xiao, "Optimal algorithms for online
+convex optimization with multi-point bandit feedback", COLT 2010; Shamir, "An optimal
+algorithm for bandit and zero-order convex optimization with two-point feedback", JMLR
+2017; Zhang, Zhou, Ji & Zavlanos, "A new one-point residual-feedback oracle for black-box
+learning and control", Automatica 2022.
 """
 
 from __future__ import annotations
@@ -30,6 +49,47 @@ from collections.abc import Sequence
 import numpy as np
 
 from bco_gym.sets.base import ConvexSet
+
+#: The one-point estimators an agent with an ``estimator`` option accepts.
+ESTIMATORS = ("one-point", "residual")
+
+
+def check_estimator(owner: str, value: object) -> str:
+    """``value`` if it is one of :data:`ESTIMATORS`; a ValueError naming it otherwise."""
+    if not (isinstance(value, str) and value in ESTIMATORS):
+        allowed = ", ".join(repr(name) for name in ESTIMATORS)
+        raise ValueError(f"{owner}: estimator={value!r} is not allowed; allowed: {allowed}")
+    return value
+
+
+def estimate_norm_bound(estimator: str, dimension: int, bound: float, radius: float) -> float:
+    """A bound on one estimate's norm: dM/delta (one-point), 2dM/delta (residual)."""
+    factor = 2.0 if estimator == "residual" else 1.0
+    return factor * dimension * bound / radius
+
+
+def two_point_values(pair_losses: np.ndarray) -> np.ndarray:
+    """(f(x + delta u) - f(x - delta u)) / 2 for losses (..., 2): the value that
+    (d/delta) * value * u turns into the two-point estimate."""
+    return (pair_losses[..., 0] - pair_losses[..., 1]) / 2
+
+
+class Residuals:
+    """f_t(y_t) - f_{t-1}(y_{t-1}) for S rows in play order, with f_0(y_0) := 0.
+
+    :meth:`of` takes the losses of the next k rounds of every row, (S, k), and returns
+    their residuals (a new array), remembering each row's last loss.
+    """
+
+    def __init__(self, rows: int):
+        self.previous = np.zeros(rows)
+
+    def of(self, losses: np.ndarray) -> np.ndarray:
+        residuals = np.empty_like(losses)
+        residuals[:, 0] = losses[:, 0] - self.previous
+        np.subtract(losses[:, 1:], losses[:, :-1], out=residuals[:, 1:])
+        self.previous = losses[:, -1].copy()
+        return residuals
 
 
 def sphere_directions(convex_set: ConvexSet, rng: np.random.Generator, count: int) -> np.ndarray:

@@ -7,7 +7,12 @@ import math
 import numpy as np
 
 from bco_gym.agents.batch import BatchAgent, RowOracle
-from bco_gym.agents.estimators import DirectionStream
+from bco_gym.agents.estimators import (
+    DirectionStream,
+    Residuals,
+    check_estimator,
+    estimate_norm_bound,
+)
 from bco_gym.agents.schedules import positive, smoothing_radius_for
 from bco_gym.problem import Problem
 
@@ -40,11 +45,18 @@ class FlaxmanAgent(BatchAgent):
     (``SCALE_PARAM``). delta is capped at r with a ``UserWarning`` (K_delta is then the
     centre alone; see :class:`~bco_gym.agents.bbcg.BlockBanditCG`).
 
+    Residual feedback (``estimator="residual"``; Zhang, Zhou, Ji & Zavlanos 2022): g_t =
+    (d/delta)(f_t(y_t) - f_{t-1}(y_{t-1})) u_t, f_0(y_0) := 0 for the first round, also
+    unbiased for the smoothed gradient, with ||g_t|| <= 2dM/delta. The derivation holds
+    with dM/delta replaced by 2dM/delta: :meth:`regret_bound` uses that norm at the
+    actual eta and delta (the default parameters stay the one-point ones).
+
     Args:
         problem: the problem; its set must have a Euclidean projection.
         c: the scale constant (default sqrt(RdM/((3 + R/r)G))).
         step_size: eta (default c R/(dM) T^(-3/4)).
         smoothing_radius: delta in (0, r] (default c T^(-1/4), capped at r).
+        estimator: "one-point" (default, the paper's) or "residual".
         batch_size: None (one run) or S (S runs, rows of every array; see
             :mod:`~bco_gym.agents.batch`).
 
@@ -56,7 +68,7 @@ class FlaxmanAgent(BatchAgent):
     name = "fkm"
     requires_projection = True
     SCALE_PARAM = "c"
-    OPTIONS = ("c", "step_size", "smoothing_radius")
+    OPTIONS = ("c", "step_size", "smoothing_radius", "estimator")
     regret_exponent = 0.75
 
     def __init__(
@@ -66,6 +78,7 @@ class FlaxmanAgent(BatchAgent):
         c: float | None = None,
         step_size: float | None = None,
         smoothing_radius: float | None = None,
+        estimator: str = "one-point",
         batch_size: int | None = None,
     ):
         super().__init__(problem, batch_size)
@@ -80,6 +93,7 @@ class FlaxmanAgent(BatchAgent):
             "smoothing_radius": smoothing_radius_for(
                 owner, self.set, smoothing_radius, c, T, exponent=0.25
             ),
+            "estimator": check_estimator(owner, estimator),
         }
         self._shrunk = self.set.shrink(self.params["smoothing_radius"])
         self._project = RowOracle(self._shrunk.project_many, self._shrunk.project)
@@ -87,19 +101,21 @@ class FlaxmanAgent(BatchAgent):
         self._estimate_scale = self.params["step_size"] * d / self.params["smoothing_radius"]
 
     def regret_bound(self) -> float:
-        """R^2/(2 eta) + eta T d^2 M^2/(2 delta^2) + (3 + R/r) delta G T at the actual
-        eta and delta (the derivation in the class docstring)."""
+        """R^2/(2 eta) + eta T L^2/2 + (3 + R/r) delta G T at the actual eta and delta,
+        L = dM/delta (2dM/delta for the residual estimator; class docstring)."""
         T, d = self.horizon, self._dimension
         r, R = self.set.inner_radius, self.set.outer_radius
         G, M = self.problem.lipschitz, self.problem.bound
         eta, delta = self.params["step_size"], self.params["smoothing_radius"]
-        return R**2 / (2 * eta) + eta * T * (d * M / delta) ** 2 / 2 + (3 + R / r) * delta * G * T
+        spread = estimate_norm_bound(self.params["estimator"], d, M, delta)
+        return R**2 / (2 * eta) + eta * T * spread**2 / 2 + (3 + R / r) * delta * G * T
 
     def _reset_rows(self) -> None:
         self._points = self._rows_of(self.set.center)  # x_t of every row
         self._directions = DirectionStream(self.set, self.rngs)
         self._current = self._points
         self._step = np.empty_like(self._points)  # eta * g_t, reused every round
+        self._residuals = Residuals(self.rows)
 
     def _act_rows(self) -> np.ndarray:
         self._current = self._directions.next()
@@ -108,6 +124,8 @@ class FlaxmanAgent(BatchAgent):
         return plays
 
     def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
+        if self.params["estimator"] == "residual":
+            losses = self._residuals.of(np.reshape(losses, (-1, 1)))[:, 0]
         # eta g_t = (eta d / delta) f_t u_t: one product per row for the scalar factor.
         coefficients = losses * self._estimate_scale
         np.multiply(self._current, self._per_row(coefficients), out=self._step)

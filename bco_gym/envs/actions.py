@@ -8,6 +8,8 @@ one, the vector env a batch of S rows, so the two give the same verdicts and mes
   objects are refused, never converted), of K's shape, finite, and in K within
   ``atol``; with ``on_infeasible="project"`` a finite action of the right shape outside
   K is replaced by its Euclidean projection instead.
+* :func:`feasible_pairs` does the same for two-point feedback: an action is a pair
+  (2, *K.shape) (or (S, 2, *K.shape)), and an error names which point, 0 or 1, failed.
 * :func:`check_losses` turns the losses of a round into a float64 array and refuses an
   empty or wrongly shaped one, or one with NaN/inf entries (a broken loss sequence
   would otherwise corrupt every regret computed from it).
@@ -82,6 +84,51 @@ def feasible_points(
     rows = np.array(rows, dtype=np.float64, copy=True)
     rows[projected] = convex_set.project_many(rows[projected])
     return (rows, projected) if batched else (rows[0], projected.reshape(()))
+
+
+def feasible_pairs(
+    convex_set: ConvexSet,
+    actions: Any,
+    *,
+    atol: float,
+    round_index: int,
+    on_infeasible: str = "raise",
+    batched: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two-point actions as float64 pairs of points of K, and which points were projected.
+
+    An action is a pair of points of K, shape (2, *K.shape) ((S, 2, *K.shape) when
+    ``batched``); each point is checked by :func:`feasible_points`, and an error names
+    the point (0 or 1) besides the round (and row). Returns ``(pairs, projected)``:
+    float64 pairs of the actions' shape and a bool mask of shape (2,) ((S, 2) batched).
+    """
+    shape = convex_set.shape
+    pairs = _real_array(actions, round_index, (2, *shape), batched)
+    expected = (2, *shape)
+    if pairs.shape[int(batched) :] != expected or pairs.ndim != len(expected) + int(batched):
+        wanted = _shape_text(("S", *expected) if batched else expected)
+        raise InfeasibleActionError(
+            f"round {round_index}: two-point action of shape {pairs.shape}, expected {wanted} "
+            f"(two points of {convex_set!r}: feedback='two-point')"
+        )
+    points, projected = [], []
+    for index in range(2):
+        try:
+            point, mask = feasible_points(
+                convex_set,
+                pairs[:, index] if batched else pairs[index],
+                atol=atol,
+                round_index=round_index,
+                on_infeasible=on_infeasible,
+                batched=batched,
+            )
+        except InfeasibleActionError as error:
+            raise InfeasibleActionError(f"point {index} of the two-point action: {error}") from None
+        points.append(point)
+        projected.append(mask)
+    if not (projected[0].any() or projected[1].any()):
+        return pairs, np.zeros((len(pairs), 2) if batched else 2, dtype=bool)
+    return np.stack(points, axis=int(batched)), np.stack(projected, axis=-1)
 
 
 def check_losses(values: Any, *, losses_name: str, round_index: int) -> np.ndarray:

@@ -12,7 +12,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
-from bco_gym.envs.actions import ON_INFEASIBLE, check_losses, feasible_points
+from bco_gym.envs.actions import ON_INFEASIBLE, check_losses, feasible_pairs, feasible_points
+from bco_gym.envs.pairs import PairSpace, pair_mean
 from bco_gym.envs.rendering import BASIS_ROUNDS, PlaneView, plane_basis
 from bco_gym.envs.spaces import ConvexSetSpace
 from bco_gym.errors import InvalidLossError
@@ -59,6 +60,14 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
 
     ## Rewards
 
+    Two-point feedback (``feedback="two-point"``; Agarwal, Dekel & Xiao 2010): the action
+    is a pair of points of K, shape (2, *set.shape) (:class:`~bco_gym.envs.pairs.PairSpace`),
+    both checked (an error names point 0 or 1); ``info["losses"]`` holds f_t at both,
+    and ``info["loss"]`` and the reward are their mean -- the convention of Agarwal et
+    al., under which :class:`~bco_gym.wrappers.RegretRecorder` counts the regret
+    sum_t (f_t(x_t^0) + f_t(x_t^1))/2 - min_x sum_t f_t(x). When a point was projected
+    (``on_infeasible="project"``), ``info["projected"]`` is a bool mask of shape (2,).
+
     ``reward = -f_t(x_t)``, a Python float. ``info["loss"]`` is f_t(x_t) and
     ``info["t"]`` the number of rounds played; with ``feedback="full"``,
     ``info["gradient"]`` is a (sub)gradient of f_t at x_t; when the action was projected,
@@ -86,7 +95,7 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     * ``horizon``: T, the number of rounds (a positive integer). Optional when the loss
       sequence has a finite ``losses.horizon`` (data, ``from_array``, ``from_function``):
       it then defaults to it, and a larger value is refused.
-    * ``feedback``: ``"bandit"`` (default) or ``"full"``.
+    * ``feedback``: ``"bandit"`` (default), ``"full"`` or ``"two-point"``.
     * ``on_infeasible``: ``"raise"`` (default) or ``"project"`` (needs ``K.has_projection``).
     * ``render_mode``: None or ``"rgb_array"`` (every set; stable-baselines3's
       ``make_vec_env`` passes it): a (320, 256, 3) image of K, the comparator and the
@@ -152,11 +161,16 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
             bound=self.losses.bound,
             feedback=feedback,
         )
-        self.action_space = ConvexSetSpace(convex_set, atol=self.atol)
+        self.action_space: ConvexSetSpace | PairSpace = (
+            PairSpace(convex_set, atol=self.atol)
+            if feedback == "two-point"
+            else ConvexSetSpace(convex_set, atol=self.atol)
+        )
         self.observation_space = spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float32)
         self._setup_rendering(render_mode)
         self._shape = convex_set.shape
         self._full_feedback = feedback == "full"
+        self._two_point = feedback == "two-point"
         self._losses_name = _losses_name(self.losses)
         self._round: int | None = None
 
@@ -195,17 +209,38 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
                 f"the episode was truncated after horizon={self.horizon} rounds; env.reset() must "
                 "be called to start a new one"
             )
+        if self._two_point:
+            return self._step_pair(t, action)
         point, projected = feasible_points(
             self.set, action, atol=self.atol, round_index=t, on_infeasible=self.on_infeasible
         )
         loss = self._loss(t, point)
         gradient = self._gradient(t, point) if self._full_feedback else None
-        self._round = t + 1
         info: dict[str, Any] = {"loss": loss, "t": t + 1}
         if gradient is not None:
             info["gradient"] = gradient
         if projected:
             info["projected"] = True
+        return self._finish_step(t, point, loss, info)
+
+    def _step_pair(
+        self, t: int, action: Any
+    ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """A two-point round: both points checked, f_t at both, the mean counted."""
+        pair, projected = feasible_pairs(
+            self.set, action, atol=self.atol, round_index=t, on_infeasible=self.on_infeasible
+        )
+        losses = np.array([self._loss(t, pair[0]), self._loss(t, pair[1])])
+        loss = float(pair_mean(losses[0], losses[1]))
+        info: dict[str, Any] = {"loss": loss, "losses": losses, "t": t + 1}
+        if projected.any():
+            info["projected"] = projected.copy()
+        return self._finish_step(t, pair[0], loss, info)
+
+    def _finish_step(
+        self, t: int, point: np.ndarray, loss: float, info: dict[str, Any]
+    ) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        self._round = t + 1
         if self._recent is not None:
             self._recent.append(np.array(point, dtype=float))
             self._recent_losses.append(loss)

@@ -5,7 +5,7 @@ Every id accepts the common ``gym.make`` keyword arguments
 * ``horizon``: T, a positive integer (defaults keep a default episode to seconds);
 * ``loss``: the loss family (``bco_gym.losses.families_for(K)`` lists the valid ones);
 * ``loss_kwargs``: a dict of the family's parameters;
-* ``feedback``: ``"bandit"`` or ``"full"``;
+* ``feedback``: ``"bandit"``, ``"full"`` or ``"two-point"`` (pairs of points, the mean counted);
 * ``on_infeasible``: ``"raise"`` or ``"project"``;
 * ``render_mode``: None or ``"rgb_array"`` (every set; see ``BanditConvexEnv``),
 

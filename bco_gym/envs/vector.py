@@ -11,8 +11,10 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from bco_gym.envs.actions import feasible_pairs
 from bco_gym.envs.env import BanditConvexEnv
 from bco_gym.envs.feasibility import Feasibility
+from bco_gym.envs.pairs import pair_mean
 from bco_gym.losses.batch import LossBatch
 
 
@@ -47,7 +49,10 @@ class BanditConvexVectorEnv(VectorEnv):
 
     ``rewards`` (S,) float64, ``-info["loss"]``. ``info`` is Gymnasium's vector info:
     ``"loss"`` (S,) float64, ``"t"`` (S,) int, with full feedback ``"gradient"``
-    (S, *shape), each with its ``"_key"`` mask.
+    (S, *shape), each with its ``"_key"`` mask. With two-point feedback
+    (``feedback="two-point"``) actions are pairs, (S, 2, *shape), checked with
+    :func:`~bco_gym.envs.actions.feasible_pairs` (errors name the row and the point),
+    ``info["losses"]`` (S, 2) holds f_t at both points and ``"loss"`` is their mean.
 
     ## Episode End and Autoreset
 
@@ -150,8 +155,12 @@ class BanditConvexVectorEnv(VectorEnv):
             observations, info = self._reset_output()
             zeros = np.zeros(self.num_envs, dtype=bool)
             return observations, np.zeros(self.num_envs), zeros, zeros.copy(), info
-        points, projected = self.feasibility.round(actions, t)
-        values = self.losses.losses(t, points)
+        if self.feedback == "two-point":
+            points, projected, pair_losses = self._pair_round(actions, t)
+            values = pair_mean(pair_losses[:, 0], pair_losses[:, 1])
+        else:
+            points, projected = self.feasibility.round(actions, t)
+            values = self.losses.losses(t, points)
         self._round = t + 1
         every = np.ones(self.num_envs, dtype=bool)
         info: dict[str, Any] = {
@@ -160,6 +169,8 @@ class BanditConvexVectorEnv(VectorEnv):
             "t": np.full(self.num_envs, t + 1, dtype=int),
             "_t": every.copy(),
         }
+        if self.feedback == "two-point":
+            info["losses"], info["_losses"] = pair_losses, every.copy()
         if self._full_feedback:
             info["gradient"], info["_gradient"] = self.losses.gradients(t, points), every.copy()
         if projected.any():
@@ -168,6 +179,11 @@ class BanditConvexVectorEnv(VectorEnv):
         truncated = np.full(self.num_envs, t + 1 == self.horizon)
         self._autoreset = bool(truncated[0])
         return observations, -values, np.zeros(self.num_envs, dtype=bool), truncated, info
+
+    def _pair_round(self, actions: Any, t: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Two-point actions (S, 2, *shape): the checked pairs, the rows with a projected
+        point (S,), and f_t at both points of every row (S, 2)."""
+        return pair_round(self.set, self.losses, actions, t, self.atol, self.on_infeasible)
 
     def _reset_output(self) -> tuple[np.ndarray, dict[str, Any]]:
         observations = np.zeros((self.num_envs, 1), dtype=np.float32)
@@ -193,3 +209,28 @@ class BanditConvexVectorEnv(VectorEnv):
 def _copy(template: BanditConvexEnv) -> Any:
     """A fresh copy of the template's loss sequence, sharing its set."""
     return copy.deepcopy(template.losses, memo={id(template.set): template.set})
+
+
+def pair_round(
+    convex_set: Any,
+    losses: LossBatch,
+    actions: Any,
+    t: int,
+    atol: float,
+    on_infeasible: str,
+    name_rows: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One two-point round of S rows: (pairs (S, 2, *shape), projected rows (S,), losses
+    (S, 2)), each point evaluated as the single env evaluates it. With ``name_rows``
+    False a batch of one is checked (and named in errors) as the single env's action."""
+    if name_rows or np.shape(actions)[:1] != (1,):
+        pairs, projected = feasible_pairs(
+            convex_set, actions, atol=atol, round_index=t, on_infeasible=on_infeasible, batched=True
+        )
+    else:
+        pair, mask = feasible_pairs(
+            convex_set, actions[0], atol=atol, round_index=t, on_infeasible=on_infeasible
+        )
+        pairs, projected = pair[np.newaxis], mask[np.newaxis]
+    values = np.stack([losses.losses(t, pairs[:, 0]), losses.losses(t, pairs[:, 1])], axis=1)
+    return pairs, projected.any(axis=1), values

@@ -9,6 +9,9 @@
   API: ``agent.act(obs)`` ((S, *shape)), the round's feasibility check (projection if
   the env projects), the (S,) losses (and gradients with full information),
   ``agent.update(losses, info)``.
+  With two-point feedback (``Stage.two_point``) the plays are pairs (S, 2, *shape):
+  both points are checked and evaluated, the agent gets ``info["losses"]`` (S, 2), and
+  the tallied loss is their mean, as the env's ``info["loss"]``.
 * :func:`play_gym` -- the reference semantics, one env and one single agent through the
   Gymnasium loop of DESIGN.md's public contract and its RegretRecorder.
 
@@ -31,6 +34,8 @@ import gymnasium as gym
 import numpy as np
 
 from bco_gym.envs.feasibility import Feasibility
+from bco_gym.envs.pairs import pair_mean
+from bco_gym.envs.vector import pair_round
 from bco_gym.experiment.tally import LossTally
 from bco_gym.losses.batch import LossBatch
 
@@ -47,12 +52,14 @@ class Stage:
         feasibility: the env's feasibility rules (tolerance, projection).
         horizon: T.
         full_feedback: give ``info["gradient"]`` to the agent.
+        two_point: plays are pairs of points (feedback="two-point").
     """
 
     losses: LossBatch
     feasibility: Feasibility
     horizon: int
     full_feedback: bool
+    two_point: bool = False
 
     @property
     def rows(self) -> int:
@@ -81,6 +88,7 @@ def play_lean(
     tallies = [LossTally(horizon, checkpoints) for _ in range(rows)]
     buffer = np.empty((rows, min(horizon, LEAN_BUFFER)))
     check, evaluate, gradients = stage.feasibility.round, stage.losses.losses, None
+    info: dict[str, Any]
     if stage.full_feedback:
         gradients = stage.losses.gradients
     agent_seconds = env_seconds = 0.0
@@ -94,9 +102,13 @@ def play_lean(
             t = played + index
             actions = agent.act(observation)
             acted = time.perf_counter()
-            points, _ = check(actions, t)
-            values = evaluate(t, points)
-            info: dict[str, Any] = {"loss": values, "t": t + 1}
+            if stage.two_point:
+                info = two_point_info(stage, actions, t)
+                values = info["loss"]
+            else:
+                points, _ = check(actions, t)
+                values = evaluate(t, points)
+                info = {"loss": values, "t": t + 1}
             if gradients is not None:
                 info["gradient"] = gradients(t, points)
             observation = np.full((rows, 1), (t + 1) / horizon, dtype=np.float32)
@@ -113,6 +125,21 @@ def play_lean(
         played += count
     _close(bar)
     return Played(tallies, agent_seconds, env_seconds)
+
+
+def two_point_info(stage: Stage, actions: Any, t: int) -> dict[str, Any]:
+    """A two-point round's info for the agent: ``"losses"`` (S, 2), ``"loss"`` their mean."""
+    feasibility = stage.feasibility
+    _, _, losses = pair_round(
+        feasibility.set,
+        stage.losses,
+        actions,
+        t,
+        feasibility.atol,
+        feasibility.on_infeasible,
+        feasibility.name_rows,
+    )
+    return {"loss": pair_mean(losses[:, 0], losses[:, 1]), "losses": losses, "t": t + 1}
 
 
 def play_block(

@@ -204,7 +204,13 @@ def _run_batch(
         agent.reset(seed=[agent_seed_for(seed) for seed in seeds])
         block = getattr(agent, "supports_blocks", False) and envs.on_infeasible == "raise"
         play, loop = (play_block, "batched-block") if block else (play_lean, "batched-lean")
-        stage = Stage(envs.losses, envs.feasibility, envs.horizon, envs.feedback == "full")
+        stage = Stage(
+            envs.losses,
+            envs.feasibility,
+            envs.horizon,
+            envs.feedback == "full",
+            two_point=envs.feedback == "two-point",
+        )
         show = want_progress(progress, envs.horizon)
         played = play(stage, agent, checkpoints=points, progress=show)
         results = []

@@ -24,6 +24,8 @@ THEORY_EXPONENTS: dict[str, float] = {
     "bfw": 4 / 5,
     "ogd": 1 / 2,
     "random": 1.0,
+    "fkm2": 1 / 2,
+    "bbcg2": 3 / 4,
 }
 
 

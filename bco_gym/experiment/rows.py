@@ -77,18 +77,13 @@ class RowAgents:
         return np.stack([a.act(o) for a, o in zip(self.agents, observations, strict=True)])
 
     def update(self, losses: np.ndarray, info: dict[str, Any]) -> None:
-        gradients = info.get("gradient")
-        if self._single:
-            loss = float(losses[0])
-            row_info = {"loss": loss, "t": info["t"]}
-            if gradients is not None:
-                row_info["gradient"] = gradients[0]
-            self.agents[0].update(loss, row_info)
-            return
+        gradients, pairs = info.get("gradient"), info.get("losses")
         for row, agent in enumerate(self.agents):
             row_info = {"loss": float(losses[row]), "t": info["t"]}
             if gradients is not None:
                 row_info["gradient"] = gradients[row]
+            if pairs is not None:  # two-point feedback: f_t at both points
+                row_info["losses"] = pairs[row]
             agent.update(row_info["loss"], row_info)
 
     # -- the block path ------------------------------------------------------------------

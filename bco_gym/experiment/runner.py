@@ -322,6 +322,7 @@ def single_stage(base: Any) -> Stage:
         ),
         horizon=base.problem.horizon,
         full_feedback=base.problem.feedback == "full",
+        two_point=base.problem.feedback == "two-point",
     )
 
 

@@ -36,6 +36,11 @@ class RegretRecorder(gym.Wrapper):
     the true minimum, so the true regret lies in [regret, regret + gap]) and
     ``"comparator_point"`` (x*, an array of K's shape).
 
+    With two-point feedback (``feedback="two-point"``) the env's ``info["loss"]`` is
+    the mean of f_t at the round's two points, so the regret recorded is
+    sum_t (f_t(x_t^0) + f_t(x_t^1))/2 - min_x sum_t f_t(x), the convention of Agarwal,
+    Dekel & Xiao (2010).
+
     Memory grows with the rounds played (a buffer doubled as needed, up to the
     horizon), so a huge horizon costs nothing up front. A non-finite loss or
     comparator raises :class:`~bco_gym.errors.InvalidLossError`: no ``nan`` regret.

@@ -21,7 +21,16 @@ from bco_gym.sets import L2Ball, Simplex
 
 SETS = [Simplex(4), L2Ball(3), FrobeniusBall(2, 3)]
 PROJECTION_FREE = ("bbcg", "bfw", "ofw", "random")
-CORE = ["bbcg", "fkm", "bfw", "ofw", "ogd", "random"]  # the sb3-* agents are tested in tests/rl
+CORE = [
+    "bbcg",
+    "fkm",
+    "bfw",
+    "ofw",
+    "ogd",
+    "random",
+    "fkm2",
+    "bbcg2",
+]  # the sb3-* agents are tested in tests/rl
 
 
 def test_registry_names_and_classes():
@@ -38,6 +47,8 @@ def test_registry_names_and_classes():
         "ofw": 0.75,
         "ogd": 0.5,
         "random": 1.0,
+        "fkm2": 0.5,
+        "bbcg2": 0.75,
     }
 
 

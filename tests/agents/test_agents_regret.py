@@ -59,7 +59,9 @@ def _mean_regret(name: str, horizon: int) -> float:
     return float(np.mean(regrets))
 
 
-CORE = [name for name in AGENTS if not name.startswith("sb3-")]  # RL: tests/rl
+CORE = [  # RL: tests/rl; two-point agents: test_agents_two_point.py
+    name for name in AGENTS if not name.startswith("sb3-") and AGENTS[name].feedback != "two-point"
+]
 
 
 @pytest.fixture(scope="module")

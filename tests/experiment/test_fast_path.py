@@ -126,6 +126,8 @@ def test_block_loop_reproduces_the_gym_loop(env_id, name):
         ("BCO-Simplex-v0", "fkm", "bandit"),
         ("BCO-Ball-v0", "bfw", "bandit"),
         ("BCO-Ball-v0", "ofw", "full"),
+        ("BCO-Ball-v0", "fkm2", "two-point"),
+        ("BCO-Simplex-v0", "bbcg2", "two-point"),
     ],
 )
 def test_lean_loop_reproduces_the_gym_loop(env_id, name, feedback):

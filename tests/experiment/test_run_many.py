@@ -36,6 +36,8 @@ AGENTS = {
     "random": {},
     "ofw": {"feedback": "full"},
     "ogd": {"feedback": "full"},
+    "fkm2": {"feedback": "two-point"},
+    "bbcg2": {"feedback": "two-point"},
 }
 
 
