@@ -85,6 +85,7 @@ class Residuals:
         self.previous = np.zeros(rows)
 
     def of(self, losses: np.ndarray) -> np.ndarray:
+        """The residuals of the next k rounds of every row, (S, k), from their losses."""
         residuals = np.empty_like(losses)
         residuals[:, 0] = losses[:, 0] - self.previous
         np.subtract(losses[:, 1:], losses[:, :-1], out=residuals[:, 1:])
