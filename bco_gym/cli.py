@@ -72,7 +72,7 @@ def points_int(text: str) -> int:
 
 def batch_size_int(text: str) -> int:
     """Seeds computed together by one batched run: an integer in 1..MAX_BATCH_SIZE."""
-    from bco_gym.experiment.backends import MAX_BATCH_SIZE
+    from bco_gym.sweeps.backends import MAX_BATCH_SIZE
 
     return _integer(text, 1, MAX_BATCH_SIZE, "a positive integer (seeds per batch)")
 
@@ -371,7 +371,7 @@ def _add_demo(commands: Any) -> None:
     command = commands.add_parser(
         "demo",
         help="the main job: scenarios where the methods differ -> OUT/report.md",
-        description="Run the scenarios of bco_gym.experiment.demo (i.i.d., drifting and "
+        description="Run the scenarios of bco_gym.reports.demo (i.i.d., drifting and "
         "adversarial losses, real portfolio data, shortest paths, RL baselines), each a "
         "resumable sweep under OUT/runs/, then write OUT/report.md with paired tables and "
         "figures.",

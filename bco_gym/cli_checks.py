@@ -204,7 +204,7 @@ def _one_line(error: BaseException) -> str:
 # -- tuned constants ------------------------------------------------------------------------
 def load_tuned_checked(path: Path) -> Any:
     """The tuning in ``path`` (a file written by ``bco-gym tune``), else UsageError."""
-    from bco_gym.experiment.tuning import load_tuned
+    from bco_gym.sweeps.tuning import load_tuned
 
     try:
         return load_tuned(path)

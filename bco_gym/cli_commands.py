@@ -40,7 +40,7 @@ EXPONENT_OUTPUTS = ("exponents.md", "exponents.csv", "exponents.png")
 
 def sanitize(text: str) -> str:
     """``text`` without control characters (no terminal escape sequences)."""
-    from bco_gym.experiment.summary import sanitize_text
+    from bco_gym.reports.summary import sanitize_text
 
     return sanitize_text(text)
 
@@ -90,7 +90,7 @@ def tuned_overrides(
     """(agent_kwargs, constants labels) from a tuned-constants file, after the checks."""
     if path is None:
         return {}, {}
-    from bco_gym.experiment.tuning import check_disjoint
+    from bco_gym.sweeps.tuning import check_disjoint
 
     tuning = load_tuned_checked(path)
     try:
@@ -239,7 +239,7 @@ def _sweep_agents(
     one env, the agents (with tuned constants from --tuned), the horizons and --seeds,
     under ``out``'s lock; prints the runs' warnings once each."""
     from bco_gym.experiment import sweep
-    from bco_gym.experiment.store import DirectoryLock
+    from bco_gym.sweeps.store import DirectoryLock
 
     check_output_directory(out, outputs=outputs)
     check_cell_count(len(agents) * len(horizons) * len(args.seeds))
@@ -283,8 +283,8 @@ def log_horizons(low: float, high: float, points: int) -> list[int]:
 
 
 def command_tune(args: argparse.Namespace) -> int:
-    from bco_gym.experiment.store import DirectoryLock
-    from bco_gym.experiment.tuning import log_grid, save_tuned, tune
+    from bco_gym.sweeps.store import DirectoryLock
+    from bco_gym.sweeps.tuning import log_grid, save_tuned, tune
 
     check_env_id(args.env)
     agents = check_agent_names(args.agents)
@@ -319,7 +319,7 @@ def command_tune(args: argparse.Namespace) -> int:
 
 
 def command_demo(args: argparse.Namespace) -> int:
-    from bco_gym.experiment.demo import run_demo
+    from bco_gym.reports.demo import run_demo
 
     out = check_output_directory(args.out, outputs=("report.md",), sweep=False)
 
@@ -341,7 +341,7 @@ def command_demo(args: argparse.Namespace) -> int:
 
 
 def print_tuning(args: argparse.Namespace, tuning: Any, grid: Sequence[float]) -> None:
-    from bco_gym.experiment.summary import format_column, render_text
+    from bco_gym.reports.summary import format_column, render_text
 
     chosen = list(tuning.constants.items())
     theory = format_column([c.theory_value for _, c in chosen], 4)
@@ -363,7 +363,7 @@ def print_tuning(args: argparse.Namespace, tuning: Any, grid: Sequence[float]) -
 
 def command_plot(args: argparse.Namespace) -> int:
     from bco_gym.experiment import load_sweep
-    from bco_gym.experiment.store import DirectoryLock, SweepStore
+    from bco_gym.sweeps.store import DirectoryLock, SweepStore
 
     directory = check_input_directory(args.directory)
     store = SweepStore(directory)
@@ -386,7 +386,7 @@ def command_plot(args: argparse.Namespace) -> int:
 def command_list(args: argparse.Namespace) -> int:
     from bco_gym.agents import AGENTS
     from bco_gym.envs import ENV_IDS
-    from bco_gym.experiment.summary import render_text
+    from bco_gym.reports.summary import render_text
 
     print("env ids:")
     for env_id in ENV_IDS:
@@ -440,7 +440,7 @@ def report_warnings(results: Sequence[Any]) -> None:
 
 # -- reports --------------------------------------------------------------------------------------
 def _write_text(path: Path, text: str) -> None:
-    from bco_gym.experiment.results import atomic_write
+    from bco_gym.sweeps.results import atomic_write
 
     atomic_write(path, lambda stream: stream.write(text.encode("utf-8")))
 
@@ -462,7 +462,7 @@ def _write_figure(draw: Any, path: Path) -> str:
 
 def report_compare(results: Sequence[Any], out: Path) -> None:
     """Print the compare table; write table.md, table.csv and regret.png into ``out``."""
-    from bco_gym.experiment.summary import (
+    from bco_gym.reports.summary import (
         compare_columns,
         render_csv,
         render_markdown,
@@ -495,7 +495,7 @@ def report_compare(results: Sequence[Any], out: Path) -> None:
 
 def report_exponents(results: Sequence[Any], out: Path) -> None:
     """Print the exponents table; write exponents.md, exponents.csv and exponents.png."""
-    from bco_gym.experiment.summary import (
+    from bco_gym.reports.summary import (
         exponent_columns,
         fit_exponents,
         render_csv,

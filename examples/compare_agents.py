@@ -12,8 +12,8 @@ import argparse
 from pathlib import Path
 
 from bco_gym.experiment import summarize, sweep
-from bco_gym.experiment.summary import compare_columns, render_text
 from bco_gym.plotting import plot_regret
+from bco_gym.reports.summary import compare_columns, render_text
 
 parser = argparse.ArgumentParser(description="Compare BCO agents over seeds.")
 parser.add_argument("--env", default="BCO-Ball-v0", help="a registered BCO-*-v0 id")

@@ -333,7 +333,7 @@ def test_a_second_command_on_a_locked_directory_exits_2_naming_the_holder(
         [
             sys.executable,
             "-c",
-            "import sys; from bco_gym.experiment.store import DirectoryLock\n"
+            "import sys; from bco_gym.sweeps.store import DirectoryLock\n"
             f"with DirectoryLock({str(out)!r}):\n"
             "    print('held', flush=True); sys.stdin.read()",
         ],

@@ -19,7 +19,8 @@ from bco_gym.envs.spaces import ConvexSetSpace
 from bco_gym.errors import InvalidLossError
 from bco_gym.losses import LossSequence, make_losses
 from bco_gym.problem import FEEDBACKS, Problem
-from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet
+from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.checks import DEFAULT_ATOL
 
 RENDER_MODES = ("rgb_array",)
 RECENT_PLAYS = 64

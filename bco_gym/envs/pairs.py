@@ -27,7 +27,8 @@ from gymnasium.vector.utils import batch_space
 
 from bco_gym.envs.actions import feasible_pairs
 from bco_gym.errors import InfeasibleActionError
-from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet
+from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.checks import DEFAULT_ATOL
 
 
 def pair_mean(first: Any, second: Any) -> Any:

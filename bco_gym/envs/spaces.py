@@ -23,7 +23,8 @@ from gymnasium.vector.utils import batch_space
 
 from bco_gym.envs.actions import feasible_points
 from bco_gym.errors import InfeasibleActionError
-from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet
+from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.checks import DEFAULT_ATOL
 
 
 class ConvexSetSpace(spaces.Box):

@@ -1,4 +1,8 @@
-"""Experiments: single runs, resumable sweeps on serial/process/Ray backends, tuning.
+"""Experiments: the public entry points of the engine, the sweeps and the reports.
+
+A façade on the top floor (beside the CLI): it re-exports what users call, so
+``from bco_gym.experiment import run, run_many, sweep`` keeps working whatever the
+packages below are shaped like.
 
 * :func:`run` — one agent on one env for one horizon and seed -> :class:`RunResult`;
 * :func:`run_many` — one run per seed, all in lockstep (batched agents and losses),
@@ -7,51 +11,42 @@
   JSON + NPZ results (atomic, resumable), on the ``serial``, ``process`` or ``ray``
   backend; :func:`load_sweep` reads one back;
 * :func:`tune` — grid search of each agent's free constant on tuning seeds;
-* :func:`summarize` / :func:`fit_exponents` — the tables of the ``bco-gym`` CLI.
+* :func:`summarize` / :func:`fit_exponents` / :func:`paired_table` — the tables of the
+  ``bco-gym`` CLI and the reports.
+
+Where the code lives: :mod:`bco_gym.engine`, :mod:`bco_gym.sweeps`,
+:mod:`bco_gym.reports` (``docs/architecture.md``).
 """
 
-from pathlib import Path
-
-from bco_gym.experiment.many import batch_size_for, run_many, run_seed_batch
-from bco_gym.experiment.results import (
-    CorruptResultError,
-    SweepMismatchError,
-    load_result,
-    save_result,
-)
-from bco_gym.experiment.runner import (
+from bco_gym.engine import (
     THEORY_EXPONENTS,
     RunResult,
     agent_seed_for,
+    batch_size_for,
     default_checkpoints,
     run,
+    run_many,
+    run_seed_batch,
 )
-from bco_gym.experiment.store import SweepLockedError, SweepStore
-from bco_gym.experiment.summary import AgentSummary, ExponentFit, fit_exponents, summarize
-from bco_gym.experiment.sweep import BACKENDS, Cell, cells, run_cells, sweep
-from bco_gym.experiment.tuning import Tuning, load_tuned, save_tuned, tune
-
-
-def load_sweep(directory: str | Path) -> list[RunResult]:
-    """The finished results of the sweep in ``directory``, in the manifest's cell order.
-
-    Cells not computed yet are left out; a cell whose files fail verification raises
-    :class:`CorruptResultError` naming it (never dropped silently); a manifest that is
-    not one raises :class:`SweepMismatchError`.
-    """
-    store = SweepStore(directory)
-    pairs = []
-    for document in store.read_manifest()["spec"]["cells"]:
-        try:
-            cell = Cell.from_dict(document)
-        except (TypeError, ValueError) as error:
-            raise SweepMismatchError(
-                f"{str(store.manifest_path)!r} lists a malformed cell ({error}); "
-                "not a bco_gym sweep"
-            ) from None
-        pairs.append((cell.key, cell.to_dict()))
-    return store.load_all(pairs)
-
+from bco_gym.reports import AgentSummary, ExponentFit, fit_exponents, paired_table, summarize
+from bco_gym.sweeps import (
+    BACKENDS,
+    Cell,
+    CorruptResultError,
+    SweepLockedError,
+    SweepMismatchError,
+    SweepStore,
+    Tuning,
+    cells,
+    load_result,
+    load_sweep,
+    load_tuned,
+    run_cells,
+    save_result,
+    save_tuned,
+    sweep,
+    tune,
+)
 
 __all__ = [
     "BACKENDS",
@@ -73,6 +68,7 @@ __all__ = [
     "load_result",
     "load_sweep",
     "load_tuned",
+    "paired_table",
     "run",
     "run_cells",
     "run_many",

@@ -59,7 +59,7 @@ from bco_gym.losses.linear import LinearLoss, LinearSwitchingLoss
 from bco_gym.losses.portfolio import PortfolioLoss
 from bco_gym.losses.quadratic import QuadraticLoss
 from bco_gym.losses.regression import RegressionLoss
-from bco_gym.sets.base import all_finite
+from bco_gym.sets.checks import all_finite
 
 #: From this many rounds on, a block is evaluated row by row on each sequence's own chunk
 #: (S calls, no stacked copy of the chunks); shorter ones on the stacked chunks.

@@ -23,8 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.experiment.paired import find_reference, paired_differences, t_interval
-from bco_gym.experiment.runner import RunResult
+from bco_gym.engine.result import RunResult
 from bco_gym.plotting.style import (
     Series,
     agent_color,
@@ -35,6 +34,7 @@ from bco_gym.plotting.style import (
     single_horizon,
     title_of,
 )
+from bco_gym.reports.paired import find_reference, paired_differences, t_interval
 
 JITTER = 0.18
 OVERVIEW_MIN_ROWS = 4

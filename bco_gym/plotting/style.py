@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.experiment.paired import group_series, is_full_information
-from bco_gym.experiment.runner import RunResult
+from bco_gym.engine.result import RunResult
+from bco_gym.reports.paired import group_series, is_full_information
 
 AGENT_COLORS: dict[str, str] = {
     "random": "0.55",

@@ -22,12 +22,11 @@ projections, and by a row loop for a user-defined set.
 """
 
 from bco_gym.sets.balls import L1Ball, L2Ball
-from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.base import ConvexSet, ShrunkSet
 from bco_gym.sets.birkhoff import BirkhoffPolytope
 from bco_gym.sets.box import Hypercube
 from bco_gym.sets.flow import FlowPolytope
 from bco_gym.sets.nuclear import NuclearNormBall
-from bco_gym.sets.shrunk import ShrunkSet
 from bco_gym.sets.simplex import Simplex
 
 __all__ = [

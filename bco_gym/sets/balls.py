@@ -26,7 +26,8 @@ import math
 
 import numpy as np
 
-from bco_gym.sets.base import DEFAULT_ATOL, SCREEN_SLACK, ConvexSet, check_radius, check_size
+from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_radius, check_size
 from bco_gym.sets.simplex import project_onto_simplex, project_rows_onto_simplex
 
 # Squared norms outside this range may have overflowed or lost bits to underflow.

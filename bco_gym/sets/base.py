@@ -9,38 +9,32 @@ by one required verb, the linear minimization oracle
 
 Projection-free agents touch a set only through ``lmo``, ``contains``, ``tangent`` and
 the geometry; a Euclidean projection is optional (``has_projection``).
+
+:class:`ShrunkSet` is the one generic set derived from any K (``K.shrink(delta)``): for
+0 <= delta <= r,
+
+    K_delta = c + a(K - c),   a = 1 - delta/r,
+
+so that x + delta*u lies in K for every x in K_delta and every unit u of V. Its oracles
+are K's, rescaled about c. It lives here because ``shrink`` is part of every set's
+contract.
 """
 
 from __future__ import annotations
 
 import abc
-import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-DEFAULT_ATOL = 1e-9
-# Relative slack of the vectorised membership screens: a point within this fraction of
-# a constraint's bound is re-checked one at a time, so rounding differences between a
-# batched reduction and the single-point one cannot change a verdict.
-SCREEN_SLACK = 1e-10
-_SMALL_ARRAY = 1024
-
-
-def all_finite(array: np.ndarray) -> bool:
-    """Whether every entry of a float array is finite, in one pass without a temporary.
-
-    A sum of the entries (of their squares, for small arrays) is finite exactly when
-    every entry is, unless finite terms overflow: only then is the entrywise test run.
-    Small arrays use the BLAS dot product, the cheapest call; large ones numpy's own
-    sum, as OpenBLAS may thread a long dot product, which is slow on a busy machine.
-    """
-    flat = array if array.ndim == 1 else array.reshape(-1)
-    total = flat.dot(flat) if flat.size <= _SMALL_ARRAY else np.add.reduce(flat)
-    if math.isfinite(total):
-        return True
-    return bool(np.isfinite(flat).all())
+from bco_gym.sets.checks import (
+    DEFAULT_ATOL,
+    _is_float_array,
+    _real_array,
+    all_finite,
+    is_real_number,
+)
 
 
 class ConvexSet(abc.ABC):
@@ -320,77 +314,138 @@ class ConvexSet(abc.ABC):
         return array
 
 
-def _is_float_array(value: object) -> bool:
-    """Whether ``value`` is already a C-contiguous float64 ndarray (the checks' fast path).
+# -- the shrunk copy ---------------------------------------------------------------------
+class ShrunkSet(ConvexSet):
+    """K_delta = c + a(K - c) with a = 1 - delta/r, for a set K and 0 <= delta <= r.
 
-    Other arrays are copied to that layout, so an oracle's reductions (BLAS dot
-    products, pairwise sums) run the same kernel whatever the caller's memory layout.
+    For x in K_delta and a unit u in V, x + delta*u lies in K. Its oracles come from
+    K's: lmo_{K_delta}(g) = c + a(lmo_K(g) - c) and
+    Pi_{K_delta}(x) = c + a(Pi_K(c + (x - c)/a) - c). With delta = r the set is {c}.
+    The batched oracles apply the same elementwise operations to K's ``lmo_many`` /
+    ``project_many``, so they agree with the single ones exactly as K's do.
     """
-    return type(value) is np.ndarray and value.dtype == np.float64 and value.flags.c_contiguous
 
+    def __init__(self, base: ConvexSet, delta: float):
+        if not isinstance(base, ConvexSet):
+            raise TypeError(f"ShrunkSet: base={base!r} must be a ConvexSet")
+        r = base.inner_radius
+        if not is_real_number(delta):
+            raise ValueError(f"shrink: delta={delta!r} must be a real number in [0, r], r={r:g}")
+        if not (np.isfinite(delta) and 0.0 <= delta <= r * (1.0 + 1e-12)):
+            raise ValueError(f"shrink: delta={delta!r} must lie in [0, r] with r={r:g}")
+        self.base = base
+        self.delta = float(min(delta, r))
+        self.scale = 1.0 - self.delta / r
+        self.shape = base.shape
+        self._centered_at_origin = not np.any(base.center)
 
-def _real_array(value: object, owner: type, what: str) -> np.ndarray:
-    """``value`` as a float array if its entries are real numbers (int or float)."""
-    array = np.asarray(value)
-    if array.dtype.kind not in "fiu":
-        raise ValueError(
-            f"{owner.__name__}: {what} has dtype {array.dtype} ({_short(value)}); expected "
-            "real numbers (a float or int array)"
-        )
-    return np.ascontiguousarray(array, dtype=float)
+    def __repr__(self) -> str:
+        return f"ShrunkSet({self.base!r}, delta={self.delta:g})"
 
+    @property
+    def aff_dim(self) -> int:
+        return self.base.aff_dim
 
-def _short(value: object) -> str:
-    """``repr(value)`` on one line, cut to 60 characters."""
-    text = " ".join(repr(value).split())
-    return text if len(text) <= 60 else text[:57] + "..."
+    @property
+    def center(self) -> np.ndarray:
+        return self.base.center
 
+    @property
+    def inner_radius(self) -> float:
+        return self.scale * self.base.inner_radius
 
-def as_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
-    """Normalise a size argument to a shape tuple of positive ints."""
-    dims = (shape,) if np.isscalar(shape) else tuple(shape)
-    if not dims or any(int(k) != k or k < 1 for k in dims):
-        raise ValueError(f"shape {shape!r} must be positive integers")
-    return tuple(int(k) for k in dims)
+    @property
+    def outer_radius(self) -> float:
+        return self.scale * self.base.outer_radius
 
+    def tangent(self, v: np.ndarray) -> np.ndarray:
+        return self.base.tangent(v)
 
-def is_real_number(value: object) -> bool:
-    """Whether ``value`` is a real number: an int or float (Python or numpy), not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+    def tangent_many(self, vectors: np.ndarray) -> np.ndarray:
+        return self.base.tangent_many(vectors)
 
+    def lmo(self, direction: np.ndarray) -> np.ndarray:
+        return self._toward_centre(self.base.lmo(direction))
 
-def check_size(value: object, name: str, owner: str, minimum: int = 1, why: str = "") -> int:
-    """``value`` as an int >= ``minimum``; a ValueError naming ``owner`` and ``name`` otherwise.
+    def _lmo_rows(self, directions: np.ndarray) -> np.ndarray:
+        """Row-wise ``lmo``: c + a(lmo_K(g_i) - c) for each row, from K's ``lmo_many``."""
+        return self._toward_centre(self.base.lmo_many(directions))
 
-    Only integers (Python or numpy) are accepted: a float, even 3.0, a string or a bool
-    is refused rather than converted.
-    """
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-        raise ValueError(
-            f"{owner}: {name}={value!r} must be an integer >= {minimum}{why}, "
-            f"not a {type(value).__name__}"
-        )
-    if value < minimum:
-        raise ValueError(f"{owner}: {name}={value!r} must be an integer >= {minimum}{why}")
-    return int(value)
+    def _toward_centre(self, points: np.ndarray) -> np.ndarray:
+        """c + a(y - c) for a point of K or a batch of them (the same operations)."""
+        c = self.base.center
+        return c + self.scale * (points - c)
 
+    @property
+    def has_projection(self) -> bool:
+        return self.base.has_projection
 
-def check_radius(value: object, owner: str) -> float:
-    """``value`` as a finite float > 0; a ValueError naming ``owner`` otherwise.
+    def project(self, x: np.ndarray) -> np.ndarray:
+        return self._project_through_base(self._check_array(x, "point"), self.base.project)
 
-    Only real numbers (int or float, Python or numpy) are accepted; a string such as
-    "1" or a bool is refused rather than converted.
-    """
-    if not is_real_number(value):
-        raise ValueError(
-            f"{owner}: radius={value!r} must be a finite number > 0, not a {type(value).__name__}"
-        )
-    radius = float(value)  # type: ignore[arg-type]
-    if not (np.isfinite(radius) and radius > 0):
-        raise ValueError(f"{owner}: radius={value!r} must be a finite number > 0")
-    return radius
+    def _project_rows(self, points: np.ndarray) -> np.ndarray:
+        """Row-wise ``project``, from K's ``project_many`` (the operations of ``project``)."""
+        return self._project_through_base(points, self.base.project_many)
 
+    def _project_through_base(
+        self, x: np.ndarray, base_projection: Callable[[np.ndarray], np.ndarray]
+    ) -> np.ndarray:
+        """c + a(Pi_K(c + (x - c)/a) - c) for a point or a batch (elementwise, so equal).
 
-# ShrunkSet has its own module; it is re-exported here, where it was first defined (the
-# package's __init__ imports this module first, so the cycle resolves).
-from bco_gym.sets.shrunk import ShrunkSet  # noqa: E402
+        On the per-round path of projected agents: one temporary per side, the
+        operations of the formula in its order, and none of the translations when
+        c = 0 (they are exact then, up to the sign of a zero).
+        """
+        c = self.base.center
+        if self.scale == 0.0:
+            return np.array(np.broadcast_to(c, x.shape), dtype=float, copy=True)
+        if self._centered_at_origin:
+            return np.multiply(base_projection(x / self.scale), self.scale)
+        inner = np.subtract(x, c)
+        inner /= self.scale
+        inner += c
+        result = np.subtract(base_projection(inner), c)
+        result *= self.scale
+        result += c
+        return result
+
+    def contains(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> bool:
+        return self.violation(np.asarray(x), atol) is None
+
+    def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
+        x = np.asarray(x, dtype=float)
+        c = self.base.center
+        if x.shape != self.shape:
+            return f"shape {x.shape}, expected {self.shape}"
+        if self.scale == 0.0:
+            distance = float(np.linalg.norm(x - c))
+            return None if distance <= atol else f"distance {distance:g} from the centre of {{c}}"
+        reason = self.base.violation(c + (x - c) / self.scale, atol / self.scale)
+        return None if reason is None else f"(scaled back to the base set) {reason}"
+
+    def violation_many(
+        self, points: np.ndarray, atol: float = DEFAULT_ATOL
+    ) -> tuple[int, str] | None:
+        points = np.asarray(points, dtype=float)
+        if self.scale == 0.0 or points.shape[1:] != self.shape:
+            return super().violation_many(points, atol)
+        c = self.base.center
+        found = self.base.violation_many(c + (points - c) / self.scale, atol / self.scale)
+        if found is None:
+            return None
+        index, reason = found
+        return index, f"(scaled back to the base set) {reason}"
+
+    def sample(self, rng: np.random.Generator) -> np.ndarray:
+        c = self.base.center
+        return c + self.scale * (self.base.sample(rng) - c)
+
+    def _sample_rows(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """The base set's ``sample_many`` mapped by x -> c + scale * (x - c), row by row."""
+        c = self.base.center
+        return c + self.scale * (self.base.sample_many(rng, count) - c)
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        low, high = self.base.bounds()
+        c = self.base.center
+        return c + self.scale * (low - c), c + self.scale * (high - c)

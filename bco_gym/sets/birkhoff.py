@@ -36,7 +36,8 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 
 from bco_gym.sets._qp import NonnegativeProjector, missing_solver_message, qp_available
-from bco_gym.sets.base import DEFAULT_ATOL, SCREEN_SLACK, ConvexSet, check_size
+from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_size
 
 _SAFE_COST = 1e300
 _TINY_COST = 1e-290

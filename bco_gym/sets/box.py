@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet, check_size
+from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.checks import DEFAULT_ATOL, check_size
 
 
 class Hypercube(ConvexSet):

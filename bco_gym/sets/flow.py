@@ -52,7 +52,8 @@ from scipy.optimize import linprog
 from scipy.sparse.linalg import splu
 
 from bco_gym.sets._qp import NonnegativeProjector, missing_solver_message, qp_available
-from bco_gym.sets.base import DEFAULT_ATOL, SCREEN_SLACK, ConvexSet, check_size
+from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_size
 
 _SAMPLE_VERTICES = 5
 # Weights beyond these magnitudes are rescaled before the dynamic programme (see lmo).

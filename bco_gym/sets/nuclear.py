@@ -51,13 +51,8 @@ from typing import Any
 import numpy as np
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, svds
 
-from bco_gym.sets.base import (
-    DEFAULT_ATOL,
-    SCREEN_SLACK,
-    ConvexSet,
-    check_radius,
-    check_size,
-)
+from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_radius, check_size
 from bco_gym.sets.simplex import project_onto_simplex, project_rows_onto_simplex
 
 # Up to this min(rows, cols), a dense SVD beats ARPACK's Lanczos, alone or stacked

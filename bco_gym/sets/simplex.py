@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bco_gym.sets.base import DEFAULT_ATOL, SCREEN_SLACK, ConvexSet, all_finite, check_size
+from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, all_finite, check_size
 
 
 def project_onto_simplex(y: np.ndarray, total: float = 1.0) -> np.ndarray:

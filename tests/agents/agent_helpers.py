@@ -13,7 +13,8 @@ import numpy as np
 from bco_gym.agents import AGENTS, Agent, make_agent
 from bco_gym.losses import LinearLoss
 from bco_gym.problem import Problem
-from bco_gym.sets.base import DEFAULT_ATOL, ConvexSet
+from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.checks import DEFAULT_ATOL
 
 BANDIT_AGENTS = ("bbcg", "fkm", "bfw", "random")
 FULL_AGENTS = ("ofw", "ogd")

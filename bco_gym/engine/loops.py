@@ -1,0 +1,233 @@
+"""The loops that play a run's T rounds: S runs in lockstep, and the Gymnasium reference.
+
+* :func:`play_block` -- agents whose plays within a block do not depend on that block's
+  feedback (``supports_blocks``: BBCG, random). Per block: ``agent.block_actions()``
+  ((S, k, *shape) plays), the feasibility check of the whole block
+  (:meth:`~bco_gym.envs.feasibility.Feasibility.block`), the (S, k) losses in one
+  :meth:`~bco_gym.losses.batch.LossBatch.block` call, ``agent.update_block``.
+* :func:`play_lean` -- every other agent, round by round without Gymnasium's per-round
+  API: ``agent.act(obs)`` ((S, *shape)), the round's feasibility check (projection if
+  the env projects), the (S,) losses (and gradients with full information),
+  ``agent.update(losses, info)``.
+  With two-point feedback (``Stage.two_point``) the plays are pairs (S, 2, *shape):
+  both points are checked and evaluated, the agent gets ``info["losses"]`` (S, 2), and
+  the tallied loss is their mean, as the env's ``info["loss"]``.
+* :func:`play_gym` -- the reference semantics, one env and one single agent through the
+  Gymnasium loop of DESIGN.md's public contract and its RegretRecorder.
+
+The two batched loops compute what ``env.step`` computes for each row -- same points,
+same losses, same ``info["loss"]``/``info["gradient"]``/``info["t"]`` given to the agent --
+so their outcome equals the Gymnasium loop's bit for bit (tests/experiment/test_fast_path.py
+and test_run_many.py). A :class:`Stage` is what they need of the env(s): the set, the S
+loss sequences, the feasibility rules and the feedback. Each row's losses go into its own
+:class:`~bco_gym.engine.tally.LossTally` (exact sums, memory flat in T).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from bco_gym.engine.preparation import find_wrapper
+from bco_gym.engine.tally import LossTally
+from bco_gym.envs.feasibility import Feasibility
+from bco_gym.envs.pairs import pair_mean
+from bco_gym.envs.vector import pair_round
+from bco_gym.losses.batch import LossBatch
+from bco_gym.wrappers import RegretRecorder
+
+# Rounds of losses the lean loop buffers before tallying them (memory flat in T).
+LEAN_BUFFER = 4096
+
+
+@dataclass
+class Stage:
+    """What the batched loops need of the env(s): S rows of one problem.
+
+    Attributes:
+        losses: the S rows' loss sequences, reset (seeded) already.
+        feasibility: the env's feasibility rules (tolerance, projection).
+        horizon: T.
+        full_feedback: give ``info["gradient"]`` to the agent.
+        two_point: plays are pairs of points (feedback="two-point").
+    """
+
+    losses: LossBatch
+    feasibility: Feasibility
+    horizon: int
+    full_feedback: bool
+    two_point: bool = False
+
+    @property
+    def rows(self) -> int:
+        return len(self.losses)
+
+
+@dataclass
+class Played:
+    """What a loop hands back: each row's tallied losses and where the time went."""
+
+    tallies: list[LossTally]
+    agent_seconds: float
+    env_seconds: float
+
+
+def observations(stage: Stage, t: int) -> np.ndarray:
+    """The (S, 1) float32 observation t/T of every row (a fresh array)."""
+    return np.full((stage.rows, 1), t / stage.horizon, dtype=np.float32)
+
+
+def play_lean(
+    stage: Stage, agent: Any, *, checkpoints: Sequence[int], progress: bool = False
+) -> Played:
+    """Round by round for all S rows; agent and losses freshly reset."""
+    horizon, rows = stage.horizon, stage.rows
+    tallies = [LossTally(horizon, checkpoints) for _ in range(rows)]
+    buffer = np.empty((rows, min(horizon, LEAN_BUFFER)))
+    check, evaluate, gradients = stage.feasibility.round, stage.losses.losses, None
+    info: dict[str, Any]
+    if stage.full_feedback:
+        gradients = stage.losses.gradients
+    agent_seconds = env_seconds = 0.0
+    bar = progress_bar(horizon, progress)
+    played = 0
+    observation = observations(stage, 0)
+    tick = time.perf_counter()
+    while played < horizon:
+        count = min(horizon - played, buffer.shape[1])
+        for index in range(count):
+            t = played + index
+            actions = agent.act(observation)
+            acted = time.perf_counter()
+            if stage.two_point:
+                info = two_point_info(stage, actions, t)
+                values = info["loss"]
+            else:
+                points, _ = check(actions, t)
+                values = evaluate(t, points)
+                info = {"loss": values, "t": t + 1}
+            if gradients is not None:
+                info["gradient"] = gradients(t, points)
+            observation = np.full((rows, 1), (t + 1) / horizon, dtype=np.float32)
+            stepped = time.perf_counter()
+            agent.update(values, info)
+            done = time.perf_counter()
+            buffer[:, index] = values
+            agent_seconds += (acted - tick) + (done - stepped)
+            env_seconds += stepped - acted
+            tick = done
+        for tally, row_values in zip(tallies, buffer[:, :count], strict=True):
+            tally.add(row_values)
+        _advance(bar, count)
+        played += count
+    _close(bar)
+    return Played(tallies, agent_seconds, env_seconds)
+
+
+def two_point_info(stage: Stage, actions: Any, t: int) -> dict[str, Any]:
+    """A two-point round's info for the agent: ``"losses"`` (S, 2), ``"loss"`` their mean."""
+    feasibility = stage.feasibility
+    _, _, losses = pair_round(
+        feasibility.set,
+        stage.losses,
+        actions,
+        t,
+        feasibility.atol,
+        feasibility.on_infeasible,
+        feasibility.name_rows,
+    )
+    return {"loss": pair_mean(losses[:, 0], losses[:, 1]), "losses": losses, "t": t + 1}
+
+
+def play_block(
+    stage: Stage, agent: Any, *, checkpoints: Sequence[int], progress: bool = False
+) -> Played:
+    """Block by block for all S rows; agent and losses freshly reset."""
+    horizon = stage.horizon
+    tallies = [LossTally(horizon, checkpoints) for _ in range(stage.rows)]
+    check, evaluate = stage.feasibility.block, stage.losses.block
+    uses_anchors = stage.feasibility.uses_anchors
+    agent_seconds = env_seconds = 0.0
+    bar = progress_bar(horizon, progress)
+    played = 0
+    tick = time.perf_counter()
+    while played < horizon:
+        plays = agent.block_actions()
+        acted = time.perf_counter()
+        plays = check(plays, played, agent.block_anchor() if uses_anchors else None)
+        values = evaluate(played, plays)
+        stepped = time.perf_counter()
+        agent.update_block(values)
+        done = time.perf_counter()
+        for tally, row_values in zip(tallies, values, strict=True):
+            tally.add(row_values)
+        agent_seconds += (acted - tick) + (done - stepped)
+        env_seconds += stepped - acted
+        played += values.shape[1]
+        _advance(bar, values.shape[1])
+        tick = time.perf_counter()
+    _close(bar)
+    return Played(tallies, agent_seconds, env_seconds)
+
+
+def play_gym(
+    env: gym.Env,
+    agent: Any,
+    observation: Any,
+    *,
+    checkpoints: Sequence[int],
+    progress: bool = False,
+) -> Played:
+    """The reference loop: act / step / update through the RegretRecorder, T rounds.
+
+    ``env`` (wrapped in a RegretRecorder) and the single ``agent`` are freshly reset;
+    ``observation`` is what reset returned. Timing takes three ``perf_counter`` reads per
+    round (the end of one round is the start of the next).
+    """
+    recorder = find_wrapper(env, RegretRecorder)
+    horizon = env.unwrapped.problem.horizon
+    agent_seconds = env_seconds = 0.0
+    bar = progress_bar(horizon, progress)
+    step = max(1, horizon // 200)
+    played = 0
+    tick = time.perf_counter()
+    while played < horizon:
+        stop = min(horizon, played + step)
+        for _ in range(stop - played):
+            action = agent.act(observation)
+            acted = time.perf_counter()
+            observation, _, _, _, info = env.step(action)
+            stepped = time.perf_counter()
+            agent.update(info["loss"], info)
+            done = time.perf_counter()
+            agent_seconds += (acted - tick) + (done - stepped)
+            env_seconds += stepped - acted
+            tick = done
+        _advance(bar, stop - played)
+        played = stop
+    _close(bar)
+    losses = np.array(recorder.round_losses, dtype=np.float64)
+    return Played([LossTally(horizon, checkpoints, losses)], agent_seconds, env_seconds)
+
+
+def progress_bar(total: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="round", unit_scale=True, leave=False, desc="rounds")
+
+
+def _advance(bar: Any, count: int) -> None:
+    if bar is not None:
+        bar.update(count)
+
+
+def _close(bar: Any) -> None:
+    if bar is not None:
+        bar.close()

@@ -1,0 +1,362 @@
+"""Many runs at once: S seeds of one env, agent and horizon played in lockstep.
+
+:func:`run_many` plays S runs together without Gymnasium's per-round API: a
+:class:`~bco_gym.envs.BanditConvexVectorEnv` provides the S loss sequences and the
+feasibility rules, a batched agent (``make_agent(name, vec_env, batch_size=S)``) plays
+(S, *shape) actions, and the runner's batched loops (:mod:`.loops`) check and evaluate
+them in a few NumPy calls per round (per block for block agents). Each row keeps its own
+loss tally and comparator, so result i is ``same_outcome`` as ``run(env_id, agent,
+seed=seeds[i])``: the same losses, regret, counters, parameters and metadata, bit for
+bit (tests/experiment/test_run_many.py); only the timings and ``loop`` differ.
+
+Seeding. Row i's env is seeded like :func:`~bco_gym.engine.runner.run`'s env with
+``seeds[i]`` and its agent with ``agent_seed_for(seeds[i])``.
+
+An agent without a batched implementation (the sb3 agents, an agent a user wrote) is
+played as S single agents (:class:`~.rows.RowAgents`): still exact, at S Python calls
+per round.
+
+Timings. Every row reports the batch's agent and env time divided by S (its share),
+and its own comparator time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium as gym
+
+from bco_gym.engine.loops import Stage, play_block, play_lean
+from bco_gym.engine.preparation import (
+    agent_seed_for,
+    check_env_id,
+    check_seed,
+    constants_label,
+    want_progress,
+)
+from bco_gym.engine.result import RunResult
+from bco_gym.engine.rows import RowAgents
+from bco_gym.engine.runner import recording_warnings, row_result, run
+from bco_gym.engine.tally import check_horizon, resolve_checkpoints
+
+BATCHED_LOOPS = ("batched-block", "batched-lean")
+#: Memory a batch of runs may hold in its per-row buffers (see :func:`batch_size_for`).
+BATCH_BUDGET_BYTES = 256 * 2**20
+MAX_BATCH_SIZE = 64
+
+
+def run_many(
+    env_id_or_env: str | Any,
+    agent: Any,
+    seeds: Sequence[int],
+    *,
+    horizon: int | None = None,
+    checkpoints: Sequence[int] | None = None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    agent_kwargs: Mapping[str, Any] | None = None,
+    constants: str | None = None,
+    progress: bool | None = False,
+    fast: bool | None = None,
+) -> list[RunResult]:
+    """Play one run per seed, all in lockstep; result i as ``run(..., seed=seeds[i])``.
+
+    Args:
+        env_id_or_env: a registered id (the vector env is made with ``gym.make_vec(id,
+            num_envs=len(seeds), vectorization_mode="vector_entry_point", horizon=horizon,
+            **env_kwargs)``) or a :class:`~bco_gym.envs.BanditConvexVectorEnv` with
+            ``num_envs == len(seeds)``.
+        agent: a ``make_agent`` name (built batched with ``agent_kwargs``), or a batched
+            agent built for this problem with ``batch_size == len(seeds)``.
+        seeds: one non-negative int per run (repeats allowed).
+        horizon, checkpoints, env_kwargs, agent_kwargs, constants, progress: as for
+            :func:`~bco_gym.engine.runner.run`.
+        fast: None or True plays the batched loops ("batched-block" for agents with
+            ``supports_blocks`` on an env that raises on infeasible plays, else
+            "batched-lean"); False plays each seed through ``run(..., fast=False)``, the
+            Gymnasium reference loop (an id only).
+
+    Returns:
+        One :class:`~bco_gym.engine.result.RunResult` per seed, in order.
+    """
+    seeds = _check_seeds(seeds)
+    if fast is False:
+        return _reference_runs(
+            env_id_or_env,
+            agent,
+            seeds,
+            horizon,
+            checkpoints,
+            env_kwargs,
+            agent_kwargs,
+            constants,
+            progress,
+        )
+    wall_start = time.perf_counter()
+    results, seen = recording_warnings(
+        lambda: _run_batch(
+            env_id_or_env,
+            agent,
+            seeds,
+            horizon,
+            checkpoints,
+            env_kwargs,
+            agent_kwargs,
+            constants,
+            progress,
+        )
+    )
+    wall = (time.perf_counter() - wall_start) / len(seeds)
+    return [dataclasses.replace(r, warnings=list(seen), wall_seconds=wall) for r in results]
+
+
+def batch_size_for(
+    env_id: str,
+    env_kwargs: Mapping[str, Any] | None = None,
+    budget_bytes: int = BATCH_BUDGET_BYTES,
+) -> int:
+    """How many seeds of ``env_id`` to play in one batch: at most ``MAX_BATCH_SIZE``, and
+    few enough that the per-row buffers fit ``budget_bytes``.
+
+    Per row a batch holds two copies of a loss chunk (the sequence's own and its row of
+    the stacked chunk, ``chunk_size`` rounds of parameters), a slice of a block
+    (``BLOCK_BUDGET_FLOATS`` floats at most) and a few points of K: an estimate, in
+    float64, from one env made with ``env_kwargs``.
+    """
+    from bco_gym.agents import BLOCK_BUDGET_FLOATS
+
+    env = gym.make(env_id, **dict(env_kwargs or {}))
+    try:
+        base = env.unwrapped
+        dim = int(base.set.dim)
+        chunk = base.losses.chunk_size * max(1, int(base.losses._floats_per_round()))
+    finally:
+        env.close()
+    per_row = 8 * (2 * chunk + min(BLOCK_BUDGET_FLOATS, 1024 * dim) + 16 * dim)
+    return int(max(1, min(MAX_BATCH_SIZE, budget_bytes // per_row)))
+
+
+def run_seed_batch(cells: Sequence[Any], progress: bool | None = False) -> list[RunResult]:
+    """The results of sweep cells that differ only by seed, as one batch.
+
+    ``cells`` are :class:`~bco_gym.sweeps.sweep.Cell` values (or anything with the
+    same fields); every field but ``seed`` must be equal (ValueError naming the first
+    that differs). Result i equals ``cells[i].run()``.
+    """
+    if not cells:
+        return []
+    first = cells[0]
+    fields = (
+        "env_id",
+        "agent",
+        "horizon",
+        "env_kwargs",
+        "agent_kwargs",
+        "constants",
+        "checkpoints",
+        "fast",
+    )
+    for index, cell in enumerate(cells):
+        for name in fields:
+            if getattr(cell, name) != getattr(first, name):
+                raise ValueError(
+                    f"run_seed_batch: cell {index} differs from cell 0 in {name} "
+                    f"({getattr(cell, name)!r} != {getattr(first, name)!r}); a batch may "
+                    "differ only by seed"
+                )
+    return run_many(
+        first.env_id,
+        first.agent,
+        [cell.seed for cell in cells],
+        horizon=first.horizon,
+        checkpoints=first.checkpoints,
+        env_kwargs=first.env_kwargs,
+        agent_kwargs=first.agent_kwargs,
+        constants=first.constants,
+        progress=progress,
+        fast=first.fast,
+    )
+
+
+def _run_batch(
+    env_id_or_env: Any,
+    agent_name_or_agent: Any,
+    seeds: list[int],
+    horizon: int | None,
+    checkpoints: Sequence[int] | None,
+    env_kwargs: Mapping[str, Any] | None,
+    agent_kwargs: Mapping[str, Any] | None,
+    constants: str | None,
+    progress: bool | None,
+) -> list[RunResult]:
+    """The body of :func:`run_many`'s batched path (warnings recorded by the caller)."""
+    envs, env_id, owned = _prepare_vector_env(env_id_or_env, len(seeds), horizon, env_kwargs)
+    try:
+        agent, agent_name = _prepare_batched_agent(agent_name_or_agent, envs, agent_kwargs)
+        points = resolve_checkpoints(checkpoints, envs.horizon)
+        label = constants_label(constants, agent_name_or_agent, agent_kwargs, agent)
+        envs.reset(seed=seeds)
+        agent.reset(seed=[agent_seed_for(seed) for seed in seeds])
+        block = getattr(agent, "supports_blocks", False) and envs.on_infeasible == "raise"
+        play, loop = (play_block, "batched-block") if block else (play_lean, "batched-lean")
+        stage = Stage(
+            envs.losses,
+            envs.feasibility,
+            envs.horizon,
+            envs.feedback == "full",
+            two_point=envs.feedback == "two-point",
+        )
+        show = want_progress(progress, envs.horizon)
+        played = play(stage, agent, checkpoints=points, progress=show)
+        results = []
+        for row, seed in enumerate(seeds):
+            sequence = envs.losses.sequences[row]
+            comparator_start = time.perf_counter()
+            comparators = sequence.comparator(points)
+            comparator_seconds = time.perf_counter() - comparator_start
+            shares = (played.agent_seconds / len(seeds), played.env_seconds / len(seeds))
+            results.append(
+                row_result(
+                    played.tallies[row],
+                    points,
+                    comparators,
+                    env_id=env_id,
+                    agent=agent_name,
+                    seed=seed,
+                    stats=agent.row_stats(row),
+                    agent_object=agent,
+                    constants=label,
+                    env_kwargs=env_kwargs,
+                    agent_kwargs=agent_kwargs,
+                    losses=sequence,
+                    problem=envs.problem,
+                    loop=loop,
+                    seconds=(*shares, comparator_seconds),
+                )
+            )
+        return results
+    finally:
+        if owned:
+            envs.close()
+
+
+def _prepare_vector_env(
+    env_id_or_env: Any, rows: int, horizon: int | None, env_kwargs: Mapping[str, Any] | None
+) -> tuple[Any, str, bool]:
+    """(the vector env, its id, whether this call made it)."""
+    from bco_gym.envs import BanditConvexVectorEnv
+
+    if isinstance(env_id_or_env, str):
+        check_env_id(env_id_or_env)
+        kwargs = dict(env_kwargs or {})
+        if horizon is not None:
+            kwargs["horizon"] = check_horizon(horizon)
+        envs = gym.make_vec(
+            env_id_or_env, num_envs=rows, vectorization_mode="vector_entry_point", **kwargs
+        )
+        if not isinstance(envs, BanditConvexVectorEnv):
+            envs.close()
+            raise ValueError(
+                f"{env_id_or_env!r} is not a bco_gym env id (its vector env is "
+                f"{type(envs).__name__}, not a BanditConvexVectorEnv)"
+            )
+        return envs, env_id_or_env, True
+    if not isinstance(env_id_or_env, BanditConvexVectorEnv):
+        raise TypeError(
+            "run_many() needs an env id (str) or a BanditConvexVectorEnv, got "
+            f"{type(env_id_or_env).__name__} (for one env use run(), or gym.make_vec(id, "
+            "num_envs=S, vectorization_mode='vector_entry_point'))"
+        )
+    if env_kwargs:
+        raise ValueError("env_kwargs apply only when run_many() makes the env from an id")
+    if env_id_or_env.num_envs != rows:
+        raise ValueError(
+            f"the vector env has num_envs={env_id_or_env.num_envs}, but {rows} seeds were given"
+        )
+    if horizon is not None and check_horizon(horizon) != env_id_or_env.horizon:
+        raise ValueError(
+            f"horizon={horizon} differs from the given env's horizon {env_id_or_env.horizon}"
+        )
+    spec = env_id_or_env.spec
+    return env_id_or_env, (spec.id if spec is not None else "BanditConvexVectorEnv"), False
+
+
+def _prepare_batched_agent(
+    agent_name_or_agent: Any, envs: Any, agent_kwargs: Mapping[str, Any] | None
+) -> tuple[Any, str]:
+    """(a batched agent of batch_size S for the env's problem, its name)."""
+    from bco_gym.agents import make_agent
+
+    rows = envs.num_envs
+    if isinstance(agent_name_or_agent, str):
+        overrides = dict(agent_kwargs or {})
+        if _batched_make_agent(agent_name_or_agent):
+            agent = make_agent(agent_name_or_agent, envs, batch_size=rows, **overrides)
+        else:
+            problem = envs.problem
+            agent = RowAgents(
+                [make_agent(agent_name_or_agent, problem, **overrides) for _ in range(rows)]
+            )
+        return agent, agent_name_or_agent
+    if agent_kwargs:
+        raise ValueError("agent_kwargs apply only when run_many() builds the agent from a name")
+    if getattr(agent_name_or_agent, "batch_size", None) != rows:
+        raise ValueError(
+            f"run_many() needs an agent name or a batched agent with batch_size={rows} (one "
+            f"row per seed); got {type(agent_name_or_agent).__name__} with batch_size="
+            f"{getattr(agent_name_or_agent, 'batch_size', None)!r}"
+        )
+    if agent_name_or_agent.horizon != envs.horizon:
+        raise ValueError(
+            f"the agent was built for horizon {agent_name_or_agent.horizon}, "
+            f"the env has {envs.horizon}"
+        )
+    return agent_name_or_agent, agent_name_or_agent.name
+
+
+def _batched_make_agent(name: str) -> bool:
+    """Whether ``make_agent`` builds ``name`` batched (a ``BatchAgent`` class)."""
+    from bco_gym import agents
+
+    batch_class = getattr(agents, "BatchAgent", None)
+    cls = agents.AGENTS.get(name)
+    return batch_class is not None and cls is not None and issubclass(cls, batch_class)
+
+
+def _reference_runs(
+    env_id: Any,
+    agent: Any,
+    seeds: list[int],
+    horizon: int | None,
+    checkpoints: Sequence[int] | None,
+    env_kwargs: Mapping[str, Any] | None,
+    agent_kwargs: Mapping[str, Any] | None,
+    constants: str | None,
+    progress: bool | None,
+) -> list[RunResult]:
+    """``fast=False``: each seed through the Gymnasium loop of ``run``."""
+    if not isinstance(env_id, str) or not isinstance(agent, str):
+        raise ValueError("run_many(fast=False) needs an env id and an agent name")
+    return [
+        run(
+            env_id,
+            agent,
+            horizon=horizon,
+            seed=seed,
+            checkpoints=checkpoints,
+            env_kwargs=env_kwargs,
+            agent_kwargs=agent_kwargs,
+            constants=constants,
+            progress=progress,
+            fast=False,
+        )
+        for seed in seeds
+    ]
+
+
+def _check_seeds(seeds: Any) -> list[int]:
+    if isinstance(seeds, int | str) or not isinstance(seeds, Sequence) or not len(seeds):
+        raise ValueError(f"seeds={seeds!r} must be a non-empty sequence of non-negative integers")
+    return [check_seed(seed) for seed in seeds]

@@ -1,0 +1,138 @@
+"""What a run is made of: the env and agent it plays, their seeds, its labels.
+
+Shared by :func:`~bco_gym.engine.runner.run` and
+:func:`~bco_gym.engine.many.run_many`: checking ids, seeds and horizons, building
+(or accepting) the env and the agent, the seed of the agent (:func:`agent_seed_for`)
+and the ``constants`` label of a result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from bco_gym.engine.tally import check_horizon
+
+AGENT_STREAM = 1
+CONSTANTS_LABELS = ("theory", "default", "tuned", "custom")
+
+
+def _prepare_env(
+    env_id_or_env: str | gym.Env, horizon: int | None, env_kwargs: Mapping[str, Any] | None
+) -> tuple[gym.Env, str, bool]:
+    """(env wrapped with a RegretRecorder, its id, whether this call made it)."""
+    from bco_gym.wrappers import RegretRecorder
+
+    if isinstance(env_id_or_env, str):
+        check_env_id(env_id_or_env)
+        kwargs = dict(env_kwargs or {})
+        if horizon is not None:
+            kwargs["horizon"] = check_horizon(horizon)
+        env = RegretRecorder(gym.make(env_id_or_env, **kwargs))
+        return env, env_id_or_env, True
+    if not isinstance(env_id_or_env, gym.Env):
+        raise TypeError(
+            f"run() needs an env id (str) or a gymnasium.Env, got {type(env_id_or_env).__name__}"
+        )
+    if env_kwargs:
+        raise ValueError("env_kwargs apply only when run() makes the env from an id")
+    env = env_id_or_env
+    env_horizon = env.unwrapped.problem.horizon
+    if horizon is not None and check_horizon(horizon) != env_horizon:
+        raise ValueError(f"horizon={horizon} differs from the given env's horizon {env_horizon}")
+    if find_wrapper(env, RegretRecorder) is None:
+        env = RegretRecorder(env)
+    spec = env.unwrapped.spec or getattr(env, "spec", None)
+    return env, (spec.id if spec is not None else type(env.unwrapped).__name__), False
+
+
+def _prepare_agent(
+    agent_name_or_agent: Any, env: gym.Env, agent_kwargs: Mapping[str, Any] | None
+) -> tuple[Any, str]:
+    """(agent for env's problem, its name)."""
+    from bco_gym.agents import make_agent
+    from bco_gym.agents.base import Agent
+
+    if isinstance(agent_name_or_agent, str):
+        agent = make_agent(agent_name_or_agent, env, **dict(agent_kwargs or {}))
+        return agent, agent_name_or_agent
+    if not isinstance(agent_name_or_agent, Agent):
+        raise TypeError(
+            "run() needs an agent name (str) or a bco_gym Agent, got "
+            f"{type(agent_name_or_agent).__name__}"
+        )
+    if agent_kwargs:
+        raise ValueError("agent_kwargs apply only when run() builds the agent from a name")
+    env_horizon = env.unwrapped.problem.horizon
+    if agent_name_or_agent.horizon != env_horizon:
+        raise ValueError(
+            f"the agent was built for horizon {agent_name_or_agent.horizon}, "
+            f"the env has {env_horizon}"
+        )
+    return agent_name_or_agent, agent_name_or_agent.name
+
+
+def constants_label(
+    constants: str | None,
+    agent_name_or_agent: Any,
+    agent_kwargs: Mapping[str, Any] | None,
+    agent: Any,
+) -> str:
+    """The ``constants`` label of a run (module docstring); ValueError for an unknown one."""
+    free = getattr(agent, "SCALE_PARAM", None) is not None
+    free = free and getattr(agent, "THEORY_DEFAULTS", True)
+    if constants is None:
+        if not isinstance(agent_name_or_agent, str) or agent_kwargs:
+            return "custom"
+        constants = "theory"
+    if constants not in CONSTANTS_LABELS:
+        raise ValueError(f"constants={constants!r}; allowed: {', '.join(CONSTANTS_LABELS)}")
+    return "default" if constants == "theory" and not free else constants
+
+
+def find_wrapper(env: gym.Env, kind: type) -> Any:
+    """The outermost wrapper of type ``kind`` around ``env`` (or None)."""
+    current = env
+    while True:
+        if isinstance(current, kind):
+            return current
+        if not isinstance(current, gym.Wrapper):
+            return None
+        current = current.env
+
+
+def agent_seed_for(seed: int) -> int:
+    """The agent's seed for env seed ``seed``: word 0 of SeedSequence([seed, 1]) (uint64)."""
+    state = np.random.SeedSequence([check_seed(seed), AGENT_STREAM]).generate_state(1, np.uint64)
+    return int(state[0])
+
+
+def check_env_id(env_id: str) -> str:
+    """``env_id`` if gymnasium knows it; ValueError listing bco_gym's ids otherwise."""
+    from bco_gym.envs import ENV_IDS
+
+    name = env_id.split(":", 1)[-1]
+    if env_id not in gym.registry and name not in gym.registry:
+        raise ValueError(f"unknown env id {env_id!r}; valid ids: {', '.join(ENV_IDS)}")
+    return env_id
+
+
+def check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed={seed!r} must be a non-negative integer")
+    return int(seed)
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def want_progress(progress: bool | None, horizon: int) -> bool:
+    if progress is None:
+        import sys
+
+        return horizon >= 100_000 and sys.stderr.isatty()
+    return bool(progress)

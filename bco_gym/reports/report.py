@@ -1,0 +1,282 @@
+"""``report.md``: scenarios side by side, each with its paired tables and figures.
+
+A :class:`Scenario` is a titled group of results on one setting (one env, set and loss
+family; one or several horizons) with a short text saying what it shows.
+:func:`write_report` writes ``report.md`` and, beside it, the PNG figures it links
+relatively:
+
+* at the top, the generated-by line (the command, passed in) and a headline: one row
+  per scenario ranking the agents by mean final regret (``<`` where the paired 95%
+  interval of the difference between neighbours excludes 0, ``≈`` where it does not),
+  and the overview figure (per scenario, each agent's final regret minus random's on
+  the same seeds);
+* per scenario: its text and setting; with several horizons, the exponents table and
+  figure (fitted slopes, bootstrap band, local slopes) of the series run at two
+  horizons or more, the rest at the largest horizon; the paired table against each
+  reference (random and FKM by default, where the scenario has them); the warnings
+  the runs raised (a capped theory parameter explains many a tie); the final-regret
+  dot plot, the paired-difference curves, the normalised regret (regret / t^(3/4) and
+  regret / t: the plain log-log regret curves, the ``compare`` figure, hide the
+  differences and are left out), and the tuning figure where an agent ran with
+  several values of its constant.
+
+The report depends only on the results and the arguments (no time stamps, PNGs
+without a software tag), so the same results give the same files.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bco_gym.engine.result import RunResult
+from bco_gym.reports.paired import (
+    group_series,
+    paired_columns,
+    paired_differences,
+    paired_table,
+    series_label,
+    t_interval,
+)
+from bco_gym.reports.summary import exponent_columns, fit_exponents, render_markdown
+
+DEFAULT_REFERENCES = ("random", "fkm")
+READING_GUIDE = (
+    "How to read: intervals are 95% Student-t intervals over seeds. Runs with the same "
+    "seed see the same loss sequence, so each agent is compared with a reference on the "
+    "same seeds: *minus X* is the mean of (regret − X's regret) over those seeds, *wins* "
+    "k/n says on k of the n paired seeds the agent's final regret was below X's. The "
+    "ranking puts < between neighbours whose paired interval excludes 0, ≈ otherwise. "
+    "The theorem bound is "
+    "the agent's regret bound at the run's own parameters (- where the agent has none); "
+    "LMO and projection counts are per round; µs/round is agent plus environment time."
+)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A titled group of results on one setting, and what it shows.
+
+    At each horizon the runs must share the env id, the set and the loss family (the
+    same seed then means the same loss sequence); ValueError otherwise.
+    """
+
+    title: str
+    results: Sequence[RunResult]
+    description: str = ""
+    references: tuple[str, ...] = DEFAULT_REFERENCES
+
+    def __post_init__(self) -> None:
+        if not self.title.strip():
+            raise ValueError("a scenario needs a non-empty title")
+        if not self.results:
+            raise ValueError(f"scenario {self.title!r} holds no results")
+        for horizon in sorted({r.horizon for r in self.results}):
+            settings = {_setting(r) for r in self.results if r.horizon == horizon}
+            if len(settings) > 1:
+                raise ValueError(
+                    f"scenario {self.title!r} mixes {len(settings)} settings (env, set, "
+                    f"losses) at T = {horizon}: {sorted(settings)}; make one scenario per setting"
+                )
+
+
+def _setting(result: RunResult) -> tuple[str, str, str]:
+    """What the same seed must share for runs to be paired: env id, set and loss family."""
+    return (result.env_id, str(result.problem.get("set")), repr(sorted(result.loss.items())))
+
+
+def slug(text: str) -> str:
+    """Lower-case words joined by "-" (a file-name stem)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "scenario"
+
+
+def final_horizon(results: Sequence[RunResult]) -> list[RunResult]:
+    """The results at the largest horizon."""
+    horizon = max(r.horizon for r in results)
+    return [r for r in results if r.horizon == horizon]
+
+
+def ranking(results: Sequence[RunResult]) -> str:
+    """Series by mean final regret, "<" where the paired difference to the next is sure."""
+    groups = group_series(results)
+    means = {label: np.mean([r.final_regret for r in group]) for label, group in groups.items()}
+    order = sorted(groups, key=lambda label: (means[label], label))
+    text = order[0]
+    for better, worse in itertools.pairwise(order):
+        seeds, differences = paired_differences(groups[better], groups[worse])
+        sure = False
+        if len(seeds) >= 2:
+            sure = bool(t_interval(differences[:, -1])[2] < 0)
+        text += f" {'<' if sure else '≈'} {worse}"
+    return text
+
+
+# -- writing --------------------------------------------------------------------------------------
+def write_report(
+    path: str | os.PathLike,
+    scenarios: Sequence[Scenario],
+    *,
+    command: str,
+    title: str = "bco_gym: where each method wins",
+) -> Path:
+    """Write ``report.md`` at ``path`` and its figures beside it; returns ``path``."""
+    if not scenarios:
+        raise ValueError("write_report needs at least one scenario")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stems = [f"{index:02d}-{slug(s.title)}" for index, s in enumerate(scenarios, start=1)]
+    lines = [f"# {title}", "", f"Generated by `{command}`.", "", READING_GUIDE, ""]
+    lines += _headline(path.parent, scenarios, stems)
+    for index, (scenario, stem) in enumerate(zip(scenarios, stems, strict=True), start=1):
+        lines += _scenario_section(path.parent, index, scenario, stem)
+    path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+    return path
+
+
+def _headline(directory: Path, scenarios: Sequence[Scenario], stems: Sequence[str]) -> list[str]:
+    from bco_gym.plotting import overview_figure, save
+    from bco_gym.plotting.style import loss_text, run_text, set_text
+
+    header = ["scenario", "set", "losses", "runs", "ranking by final regret"]
+    body = []
+    for scenario, stem in zip(scenarios, stems, strict=True):
+        final = final_horizon(scenario.results)
+        link = f"[{scenario.title}](#{_anchor(scenario, stems.index(stem) + 1)})"
+        cells = [link, set_text(final), loss_text(final), run_text(final), ranking(final)]
+        body.append([cell.replace("|", "\\|") for cell in cells])
+    panels = [(scenario.title, final_horizon(scenario.results)) for scenario in scenarios]
+    figure = save(overview_figure(panels), directory / "headline.png")
+    return [
+        "## Headline",
+        "",
+        render_markdown(header, body),
+        "",
+        f"![Final regret minus random's on the same seeds, per scenario]({figure.name})",
+        "",
+    ]
+
+
+def _anchor(scenario: Scenario, index: int) -> str:
+    """GitHub's anchor of the scenario's heading."""
+    heading = f"{index}. {scenario.title}".lower()
+    return re.sub(r"[^\w\- ]", "", heading).replace(" ", "-")
+
+
+def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str) -> list[str]:
+    from bco_gym.plotting.style import loss_text, run_text, set_text
+
+    results = list(scenario.results)
+    final = final_horizon(results)
+    lines = [f"## {index}. {scenario.title}", ""]
+    if scenario.description:
+        lines += [scenario.description.strip(), ""]
+    lines += [f"Setting: {set_text(results)}; {loss_text(results)}; {run_text(results)}.", ""]
+    if len({r.horizon for r in results}) > 1:
+        lines += _exponents_part(directory, results, stem, final[0].horizon)
+    for reference in scenario.references:
+        lines += _table_part(final, reference)
+    lines += _warnings_part(results)
+    lines += _figures_part(directory, final, stem, scenario.references)
+    return lines
+
+
+def _exponents_part(
+    directory: Path, results: list[RunResult], stem: str, largest: int
+) -> list[str]:
+    from bco_gym.plotting import exponents_figure, save
+
+    horizons_of: dict[str, set[int]] = {}
+    for result in results:
+        horizons_of.setdefault(series_label(result), set()).add(result.horizon)
+    results = [r for r in results if len(horizons_of[series_label(r)]) > 1]
+    if not results:
+        return []
+    fits = fit_exponents(results)
+    figure = save(exponents_figure(fits, results=results), directory / f"{stem}-exponents.png")
+    return [
+        "### Regret exponents",
+        "",
+        render_markdown(*exponent_columns(fits)),
+        "",
+        f"![Regret against T, fitted exponents and local slopes]({figure.name})",
+        "",
+        f"The tables and figures below are at the largest horizon, T = {largest:,}.",
+        "",
+    ]
+
+
+def _table_part(final: list[RunResult], reference: str) -> list[str]:
+    rows = paired_table(final, reference)
+    if not any(row.reference for row in rows):
+        return [f"### Paired against {reference}", "", f"No {reference} runs here.", ""]
+    return [f"### Paired against {reference}", "", render_markdown(*paired_columns(rows)), ""]
+
+
+def _warnings_part(results: list[RunResult]) -> list[str]:
+    """Each distinct warning the runs raised, once, with the agents and horizons concerned."""
+    seen: dict[str, list[str]] = {}
+    for result in results:
+        for message in result.warnings:
+            seen.setdefault(message, []).append(f"{result.agent} (T = {result.horizon:,})")
+    if not seen:
+        return []
+    lines = ["### Warnings raised by the runs", ""]
+    for message, runs in seen.items():
+        where = ", ".join(dict.fromkeys(runs))
+        lines.append(f"- {where}, {len(runs)} run{'s' if len(runs) > 1 else ''}: {message}")
+    return [*lines, ""]
+
+
+def _figures_part(
+    directory: Path, final: list[RunResult], stem: str, references: Sequence[str]
+) -> list[str]:
+    from bco_gym.plotting import (
+        final_regret_figure,
+        normalized_regret_figure,
+        paired_difference_figure,
+        save,
+        tuning_figure,
+    )
+
+    labels = group_series(final)
+    present = [ref for ref in references if any(k.split(" ")[0] == ref for k in labels)]
+    figures = [
+        (
+            "final",
+            "Final regret per seed and paired differences",
+            final_regret_figure(final, present[0] if present else "random"),
+        ),
+    ]
+    figures += [
+        (
+            f"paired-{reference}",
+            f"Regret minus {reference}'s on the same seed",
+            paired_difference_figure(final, reference),
+        )
+        for reference in present
+    ]
+    figures.append(
+        ("normalized", "Regret / t^(3/4) and regret / t", normalized_regret_figure(final))
+    )
+    if _has_tuning(final):
+        figures.append(("tuning", "Final regret against the scale constant", tuning_figure(final)))
+    lines = ["### Figures", ""]
+    for name, caption, figure in figures:
+        written = save(figure, directory / f"{stem}-{name}.png")
+        lines += [f"![{caption}]({written.name})", ""]
+    return lines
+
+
+def _has_tuning(results: Sequence[RunResult]) -> bool:
+    """Whether some agent ran with at least two values of its scale constant."""
+    values: dict[str, set] = {}
+    for result in results:
+        if result.scale_param is not None and result.scale_value is not None:
+            values.setdefault(result.agent, set()).add(float(result.scale_value))
+    return any(len(v) > 1 for v in values.values())

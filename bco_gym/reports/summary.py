@@ -1,0 +1,388 @@
+"""Tables from results: per-agent summaries over seeds, and fitted regret exponents.
+
+Statistics. Over the seeds of one (env, agent, constants, horizon) group, the regret
+is reported as the mean ± the sample standard deviation (ddof = 1; 0 for one seed).
+
+Exponent fit (the empirical Table 1). For horizons T_1 < ... < T_H and seeds s, let
+m_i be the mean over seeds of the final regret R_{i,s}. The slope is the ordinary
+least-squares slope of log m_i against log T_i. Its confidence interval is a
+percentile bootstrap over seeds: resample the seeds with replacement (the same
+resample at every horizon, since seed s fixes one loss sequence whose prefixes all
+horizons share), recompute the m_i and the slope, and take the (1 - level)/2 and
+(1 + level)/2 quantiles of the slopes (resamples with a non-positive mean regret at
+some horizon, where the log is undefined, are dropped and counted). The interval
+measures seed-to-seed noise only, not the bias of lower-order terms at small T.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from bco_gym.engine.result import THEORY_EXPONENTS, RunResult
+
+SCALING_EXPONENT = 3 / 4
+
+
+@dataclass(frozen=True)
+class AgentSummary:
+    """One row of a ``compare`` table: an agent's results over seeds at one horizon."""
+
+    env_id: str
+    agent: str
+    constants: str
+    scale: str
+    horizon: int
+    seeds: int
+    regret_mean: float
+    regret_std: float
+    regret_bound: float | None
+    lmo_per_round: float
+    projections_per_round: float
+    rounds_per_second: float
+
+    @property
+    def scaled_regret(self) -> float:
+        """Mean regret / T^(3/4)."""
+        return self.regret_mean / self.horizon**SCALING_EXPONENT
+
+
+@dataclass(frozen=True)
+class ExponentFit:
+    """One row of an ``exponents`` table: the fitted slope of log regret vs log T."""
+
+    env_id: str
+    agent: str
+    constants: str
+    scale: str
+    horizons: tuple[int, ...]
+    regret_mean: tuple[float, ...]
+    regret_std: tuple[float, ...]
+    seeds: int
+    slope: float
+    low: float
+    high: float
+    level: float
+    dropped_resamples: int
+    theory: float | None
+    lmo_per_round: float
+    projections_per_round: float
+
+
+def _groups(results: Iterable[RunResult], by_horizon: bool) -> dict[tuple, list[RunResult]]:
+    """Results grouped by env, agent, constants label, non-theory scale (and horizon)."""
+    groups: dict[tuple, list[RunResult]] = {}
+    for result in results:
+        scale = "" if result.constants == "theory" else _scale_text(result)
+        key = (result.env_id, result.agent, result.constants, scale)
+        if by_horizon:
+            key += (result.horizon,)
+        groups.setdefault(key, []).append(result)
+    return groups
+
+
+def _scale_text(result: RunResult) -> str:
+    value = result.scale_value
+    if result.scale_param is None or value is None:
+        return "-"
+    return f"{result.scale_param}={value:.3g}" if isinstance(value, float) else str(value)
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float, float]:
+    array = np.asarray(values, dtype=float)
+    return float(array.mean()), float(array.std(ddof=1)) if len(array) > 1 else 0.0
+
+
+def summarize(results: Iterable[RunResult]) -> list[AgentSummary]:
+    """One :class:`AgentSummary` per (env, agent, constants, horizon), in first-seen order."""
+    rows = []
+    for (env_id, agent, constants, _, horizon), group in _groups(results, True).items():
+        mean, std = _mean_std([r.final_regret for r in group])
+        bounds = [r.regret_bound for r in group if r.regret_bound is not None]
+        spent = sum(r.agent_seconds + r.env_seconds for r in group)
+        rounds = horizon * len(group)
+        rows.append(
+            AgentSummary(
+                env_id=env_id,
+                agent=agent,
+                constants=constants,
+                scale=_scale_text(group[0]),
+                horizon=horizon,
+                seeds=len(group),
+                regret_mean=mean,
+                regret_std=std,
+                regret_bound=float(np.mean(bounds)) if bounds else None,
+                lmo_per_round=sum(r.lmo_calls for r in group) / rounds,
+                projections_per_round=sum(r.projections for r in group) / rounds,
+                rounds_per_second=rounds / spent if spent > 0 else math.inf,
+            )
+        )
+    return rows
+
+
+def fit_exponent(
+    horizons: Sequence[int],
+    regrets: np.ndarray,
+    *,
+    level: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float, float, int]:
+    """(slope, low, high, dropped resamples) for regrets of shape (horizons, seeds).
+
+    See the module docstring for the method. With one seed the interval is (nan, nan).
+    """
+    log_horizons = np.log(np.asarray(horizons, dtype=float))
+    regrets = np.asarray(regrets, dtype=float)
+    if regrets.ndim != 2 or regrets.shape[0] != len(log_horizons) or len(log_horizons) < 2:
+        raise ValueError(
+            f"fit_exponent needs regrets of shape (horizons >= 2, seeds), got {regrets.shape} "
+            f"for {len(log_horizons)} horizons"
+        )
+    means = regrets.mean(axis=1)
+    slope = _log_slope(log_horizons, means)
+    seeds = regrets.shape[1]
+    if seeds < 2:
+        return slope, math.nan, math.nan, 0
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, seeds, size=(resamples, seeds))
+    resampled_means = regrets[:, picks].mean(axis=2)  # (horizons, resamples)
+    usable = np.all(resampled_means > 0, axis=0)
+    centred = log_horizons - log_horizons.mean()
+    slopes = centred @ np.log(resampled_means[:, usable]) / (centred @ centred)
+    if slopes.size == 0:
+        return slope, math.nan, math.nan, int(resamples)
+    low, high = np.quantile(slopes, [(1 - level) / 2, (1 + level) / 2])
+    return slope, float(low), float(high), int(resamples - usable.sum())
+
+
+def _log_slope(log_horizons: np.ndarray, means: np.ndarray) -> float:
+    if np.any(means <= 0):
+        return math.nan
+    centred = log_horizons - log_horizons.mean()
+    return float(centred @ np.log(means) / (centred @ centred))
+
+
+def fit_exponents(results: Iterable[RunResult], *, level: float = 0.95) -> list[ExponentFit]:
+    """One :class:`ExponentFit` per (env, agent, constants) over its horizons.
+
+    Every horizon of a group must have the same seeds (a full grid).
+    """
+    fits = []
+    for (env_id, agent, constants, _), group in _groups(results, False).items():
+        horizons = sorted({r.horizon for r in group})
+        seeds = sorted({r.seed for r in group})
+        table = {(r.horizon, r.seed): r for r in group}
+        missing = [(h, s) for h in horizons for s in seeds if (h, s) not in table]
+        if missing:
+            raise ValueError(f"{agent}: no result for (horizon, seed) {missing[:3]}")
+        regrets = np.array([[table[h, s].final_regret for s in seeds] for h in horizons])
+        if len(horizons) < 2:
+            raise ValueError(f"{agent}: an exponent needs at least two horizons, got {horizons}")
+        slope, low, high, dropped = fit_exponent(horizons, regrets, level=level)
+        largest = [table[horizons[-1], s] for s in seeds]
+        rounds = horizons[-1] * len(seeds)
+        fits.append(
+            ExponentFit(
+                env_id=env_id,
+                agent=agent,
+                constants=constants,
+                scale=_scale_text(group[0]),
+                horizons=tuple(horizons),
+                regret_mean=tuple(float(v) for v in regrets.mean(axis=1)),
+                regret_std=tuple(_mean_std(row)[1] for row in regrets),
+                seeds=len(seeds),
+                slope=slope,
+                low=low,
+                high=high,
+                level=level,
+                dropped_resamples=dropped,
+                theory=THEORY_EXPONENTS.get(agent),
+                lmo_per_round=sum(r.lmo_calls for r in largest) / rounds,
+                projections_per_round=sum(r.projections for r in largest) / rounds,
+            )
+        )
+    return fits
+
+
+# -- rendering -----------------------------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def sanitize_text(text: str) -> str:
+    """``text`` with every control character (ESC included) shown as ``\\xNN``: no
+    terminal escape sequence survives into a table or a message."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", str(text))
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return format_column([value], digits)[0]
+
+
+def format_column(values: Sequence[float | None], digits: int = 3) -> list[str]:
+    """The numbers of one table column, formatted alike: all fixed-point with the same
+    decimals (``digits`` significant digits for the smallest non-zero value), or, when
+    the magnitudes span more than that can show, all in scientific notation. None and
+    NaN are "-", infinities "inf"/"-inf"."""
+    finite = [abs(float(v)) for v in values if v is not None and math.isfinite(float(v))]
+    nonzero = [v for v in finite if v > 0]
+    if nonzero and (min(nonzero) < 1e-3 or max(nonzero) >= 1e7):
+        style = f".{digits - 1}e"
+    elif not nonzero:
+        style = ".0f"
+    else:
+        smallest = min(nonzero)
+        decimals = max(0, digits - 1 - math.floor(math.log10(smallest)))
+        style = f".{min(decimals, 6)}f"
+    return [_formatted(value, style) for value in values]
+
+
+def _formatted(value: float | None, style: str) -> str:
+    if value is None or math.isnan(float(value)):
+        return "-"
+    if math.isinf(float(value)):
+        return "inf" if value > 0 else "-inf"
+    return format(float(value), style)
+
+
+def compare_columns(rows: Sequence[AgentSummary]) -> tuple[list[str], list[list[str]]]:
+    """Header and cells of the ``compare`` table (each numeric column formatted alike)."""
+    header = [
+        "agent",
+        "constants",
+        "scale",
+        "T",
+        "seeds",
+        "regret (mean ± std)",
+        "regret/T^(3/4)",
+        "bound",
+        "LMO/round",
+        "proj/round",
+        "rounds/s",
+    ]
+    means = format_column([row.regret_mean for row in rows], 4)
+    stds = format_column([row.regret_std for row in rows], 3)
+    numbers = [
+        format_column([getattr(row, name) for row in rows])
+        for name in ("scaled_regret", "regret_bound", "lmo_per_round", "projections_per_round")
+    ]
+    body = [
+        [
+            row.agent,
+            row.constants,
+            row.scale,
+            str(row.horizon),
+            str(row.seeds),
+            f"{means[i]} ± {stds[i]}",
+            *(column[i] for column in numbers),
+            f"{row.rounds_per_second:,.0f}" if math.isfinite(row.rounds_per_second) else "inf",
+        ]
+        for i, row in enumerate(rows)
+    ]
+    return header, body
+
+
+def exponent_columns(fits: Sequence[ExponentFit]) -> tuple[list[str], list[list[str]]]:
+    """Header and cells of the ``exponents`` table."""
+    level = f"{round(100 * fits[0].level)}%" if fits else "95%"
+    header = [
+        "agent",
+        "constants",
+        "scale",
+        "horizons",
+        "seeds",
+        "slope",
+        f"{level} CI",
+        "theory",
+        "LMO/round",
+        "proj/round",
+    ]
+    lmo = format_column([fit.lmo_per_round for fit in fits])
+    projections = format_column([fit.projections_per_round for fit in fits])
+    body = [
+        [
+            fit.agent,
+            fit.constants,
+            fit.scale,
+            f"{fit.horizons[0]}..{fit.horizons[-1]} ({len(fit.horizons)})",
+            str(fit.seeds),
+            f"{fit.slope:.3f}" if math.isfinite(fit.slope) else "-",
+            f"[{fit.low:.3f}, {fit.high:.3f}]" if math.isfinite(fit.low) else "-",
+            f"{fit.theory:.3f}" if fit.theory is not None else "-",
+            lmo[i],
+            projections[i],
+        ]
+        for i, fit in enumerate(fits)
+    ]
+    return header, body
+
+
+def render_text(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    """An aligned plain-text table (control characters escaped)."""
+    table = [[sanitize_text(cell) for cell in row] for row in [header, *body]]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        for row in table
+    ]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def render_markdown(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
+    """A GitHub-flavoured Markdown table (control characters escaped, ``|`` escaped)."""
+
+    def row(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(sanitize_text(c).replace("|", "\\|") for c in cells) + " |"
+
+    lines = [row(header), "|" + "|".join("---" for _ in header) + "|"]
+    lines += [row(cells) for cells in body]
+    return "\n".join(lines)
+
+
+def render_csv(rows: Sequence[AgentSummary | ExponentFit]) -> str:
+    """CSV text of summary rows with full-precision numbers (one column per field).
+
+    Text cells are sanitised: control characters escaped, and a cell a spreadsheet would
+    run as a formula (longer than one character, starting with = + - @, tab or CR, and
+    not a number) gets a leading apostrophe.
+    """
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    if not rows:
+        return ""
+    names = [f.name for f in fields(rows[0])]
+    extra = ["scaled_regret"] if isinstance(rows[0], AgentSummary) else []
+    writer.writerow(names + extra)
+    for row in rows:
+        values = [getattr(row, name) for name in names + extra]
+        writer.writerow([_csv_value(value) for value in values])
+    return buffer.getvalue()
+
+
+def _csv_value(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, tuple):
+        return " ".join(repr(v) for v in value)
+    if isinstance(value, float | int):
+        return repr(value)
+    return csv_safe(str(value))
+
+
+def csv_safe(text: str) -> str:
+    """``text`` made inert for spreadsheets (see :func:`render_csv`)."""
+    text = sanitize_text(text)
+    try:
+        float(text)
+        return text
+    except ValueError:
+        pass
+    return "'" + text if len(text) > 1 and text.startswith(_FORMULA_START) else text

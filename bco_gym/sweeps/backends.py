@@ -1,0 +1,246 @@
+"""Where a sweep's cells are computed: batches of seeds, on a serial, process or Ray backend.
+
+Cells that differ only by their seed are played together by
+:func:`~bco_gym.engine.many.run_many` (:func:`batches` groups them), so a sweep of
+many seeds pays Python's per-round overhead once per batch, not once per seed. A
+batch's result i is ``same_outcome`` as its cell i run alone, so the results do not
+depend on the batch size or on the backend:
+
+* ``serial``: the batches one after the other in this process;
+* ``process``: a ``concurrent.futures.ProcessPoolExecutor`` with ``os.cpu_count()``
+  workers started by ``spawn`` (safe with threads; a script using it needs the usual
+  ``if __name__ == "__main__":`` guard), a batch per task;
+* ``ray``: plain Ray tasks, one CPU each, a batch per task; ``ray.init(address=...)``
+  joins a cluster (whose workers must have bco_gym installed), otherwise a local
+  instance with ``os.cpu_count()`` CPUs is started and shut down afterwards.
+
+Workers only compute; the caller's ``finished(cell, result)`` writes each result as
+its batch arrives. Workers exit when the sweeping process dies, even by SIGKILL
+(:func:`watch_parent`).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import socket
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any
+
+from bco_gym.engine.many import batch_size_for, run_seed_batch
+from bco_gym.engine.result import RunResult
+
+BACKENDS = ("serial", "process", "ray")
+#: The largest batch a user may ask for (a batch holds its rows' buffers in memory).
+MAX_BATCH_SIZE = 1024
+
+Finished = Callable[[Any, RunResult], None]
+
+
+def check_batch_size(batch_size: Any) -> int | None:
+    """``batch_size`` as an int in [1, MAX_BATCH_SIZE], or None (chosen for memory)."""
+    if batch_size is None:
+        return None
+    valid = isinstance(batch_size, int) and not isinstance(batch_size, bool)
+    if not valid or not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise ValueError(
+            f"batch_size={batch_size!r} must be an integer in [1, {MAX_BATCH_SIZE}] or None "
+            "(None: as many seeds as fit the memory budget of run_many's batch_size_for)"
+        )
+    return batch_size
+
+
+def batches(pending: Sequence[Any], batch_size: int | None, workers: int = 1) -> list[list[Any]]:
+    """The cells grouped into batches that differ only by seed, in order of appearance.
+
+    Each group of cells equal but for the seed is cut into batches of ``batch_size``
+    (None: ``batch_size_for(env_id, env_kwargs)``, a size that fits a memory budget).
+    While there are fewer batches than ``workers``, the largest is halved, so every
+    worker gets work.
+    """
+    batch_size = check_batch_size(batch_size)
+    groups: dict[str, list[Any]] = {}
+    for cell in pending:
+        fields = {**cell.to_dict(), "seed": None}
+        groups.setdefault(json.dumps(fields, sort_keys=True, default=repr), []).append(cell)
+    sizes: dict[str, int] = {}
+    result: list[list[Any]] = []
+    for group in groups.values():
+        size = batch_size or _auto_size(group[0], sizes)
+        result.extend(group[start : start + size] for start in range(0, len(group), size))
+    while len(result) < workers:
+        largest = max(range(len(result)), key=lambda i: len(result[i]), default=None)
+        if largest is None or len(result[largest]) < 2:
+            break
+        batch = result.pop(largest)
+        half = (len(batch) + 1) // 2
+        result[largest:largest] = [batch[:half], batch[half:]]
+    return result
+
+
+def _auto_size(cell: Any, sizes: dict[str, int]) -> int:
+    key = json.dumps([cell.env_id, cell.env_kwargs], sort_keys=True, default=repr)
+    if key not in sizes:
+        sizes[key] = batch_size_for(cell.env_id, cell.env_kwargs)
+    return sizes[key]
+
+
+def run_batch(batch: Sequence[Any]) -> list[RunResult]:
+    """Compute one batch (the function every backend's workers call).
+
+    The runs' warnings are kept in ``RunResult.warnings`` rather than printed by each
+    worker; ``bco-gym`` reports them once per sweep.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return run_seed_batch(batch, progress=False)
+
+
+def run_on(
+    backend: str,
+    pending: Sequence[Sequence[Any]],
+    finished: Finished,
+    *,
+    ray_address: str | None = None,
+) -> None:
+    """Compute the batches ``pending`` on ``backend``, calling ``finished`` per cell."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
+    _BACKEND_FUNCTIONS[backend](pending, finished, ray_address=ray_address)
+
+
+def _deliver(batch: Sequence[Any], results: Sequence[RunResult], finished: Finished) -> None:
+    for cell, result in zip(batch, results, strict=True):
+        finished(cell, result)
+
+
+def _run_serial(pending: Sequence[Sequence[Any]], finished: Finished, **_: Any) -> None:
+    for batch in pending:
+        _deliver(batch, run_batch(batch), finished)
+
+
+# -- workers that do not outlive their parent -----------------------------------------------
+WATCH_INTERVAL = 0.25  # seconds between a worker's checks that its parent is alive
+_watching: list[int] = []
+
+
+def watch_parent(parent_pid: int, child: bool = True) -> None:
+    """Exit this (worker) process as soon as ``parent_pid`` is gone (SIGKILL included).
+
+    A daemon thread polls every ``WATCH_INTERVAL`` s. A pool worker (``child``) checks
+    that it is still ``parent_pid``'s child (an orphan is re-parented, so
+    ``os.getppid()`` changes); a Ray worker, whose parent is Ray's raylet, checks that
+    the driver's pid still exists on this host. Started once per process.
+    """
+    if _watching:
+        return
+    _watching.append(parent_pid)
+
+    def alive() -> bool:
+        if child:
+            return os.getppid() == parent_pid
+        try:
+            os.kill(parent_pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def watch() -> None:
+        while alive():
+            time.sleep(WATCH_INTERVAL)
+        os._exit(70)
+
+    threading.Thread(target=watch, name="bco_gym-parent-watch", daemon=True).start()
+
+
+def _run_process(pending: Sequence[Sequence[Any]], finished: Finished, **_: Any) -> None:
+    workers = max(1, min(os.cpu_count() or 1, len(pending)))
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=watch_parent,
+        initargs=(os.getpid(),),
+    ) as pool:
+        futures = {pool.submit(run_batch, batch): batch for batch in pending}
+        try:
+            while futures:
+                done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                for future in done:
+                    _deliver(futures.pop(future), future.result(), finished)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+
+
+def run_batch_watched(
+    batch: Sequence[Any], driver_pid: int | None, driver_host: str
+) -> list[RunResult]:
+    """:func:`run_batch` in a Ray worker that exits when a local driver dies."""
+    if driver_pid is not None and socket.gethostname() == driver_host:
+        watch_parent(driver_pid, child=False)
+    return run_batch(batch)
+
+
+def _run_ray(
+    pending: Sequence[Sequence[Any]], finished: Finished, *, ray_address: str | None
+) -> None:
+    ray = import_ray()
+    started_here = not ray.is_initialized()
+    if started_here:
+        if ray_address:
+            ray.init(address=ray_address, logging_level="WARNING")
+        else:
+            ray.init(
+                num_cpus=os.cpu_count() or 1,
+                include_dashboard=False,
+                logging_level="WARNING",
+            )
+    driver = os.getpid() if started_here and not ray_address else None
+    try:
+        remote_run = ray.remote(num_cpus=1)(run_batch_watched)
+        host = socket.gethostname()
+        references = {remote_run.remote(list(b), driver, host): b for b in pending}
+        try:
+            while references:
+                ready, _ = ray.wait(list(references), num_returns=1)
+                for reference in ready:
+                    _deliver(references.pop(reference), ray.get(reference), finished)
+        except BaseException:
+            for reference in references:
+                ray.cancel(reference)
+            raise
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def import_ray() -> Any:
+    """``ray``, or ImportError naming the extra that installs it."""
+    try:
+        import ray
+    except ImportError as error:
+        raise ImportError(
+            "the 'ray' backend needs Ray: pip install bco_gym[ray] (or pip install ray)"
+        ) from error
+    return ray
+
+
+def worker_count(backend: str) -> int:
+    """How many batches the backend computes at once (1 for serial)."""
+    return 1 if backend == "serial" else max(1, os.cpu_count() or 1)
+
+
+_BACKEND_FUNCTIONS: dict[str, Callable[..., None]] = {
+    "serial": _run_serial,
+    "process": _run_process,
+    "ray": _run_ray,
+}

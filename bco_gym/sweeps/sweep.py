@@ -1,0 +1,330 @@
+"""Sweeps: the grid of (env, agent, horizon, seed) cells, computed in batches, resumable.
+
+A cell is one :func:`~bco_gym.engine.runner.run`; its result depends only on the
+cell (the seeds are part of it). Cells that differ only by seed are computed together
+as one batch of :func:`~bco_gym.engine.many.run_many` (``batch_size`` seeds at a
+time; None chooses a size that fits a memory budget), on a serial, process-pool or Ray
+backend (:mod:`~bco_gym.sweeps.backends`); every batch size and backend gives
+bit-identical outcomes.
+
+This process writes each result (see :mod:`~bco_gym.sweeps.results`) the moment
+its batch arrives, so a killed sweep loses at most the batches in flight, and re-running
+the same sweep skips the finished cells (a finished cell is re-verified when read; one
+that fails is computed again, with a warning). One process writes a directory at a time
+(its lock, see :mod:`~bco_gym.sweeps.store`); a sweep may grow by seeds or agents.
+Workers exit when the sweeping process dies, even by SIGKILL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bco_gym.engine.result import RunResult
+from bco_gym.engine.runner import run
+from bco_gym.engine.tally import check_horizon
+from bco_gym.sweeps.backends import BACKENDS, batches, run_on, worker_count
+from bco_gym.sweeps.results import CorruptResultError
+from bco_gym.sweeps.store import SweepStore
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of a sweep: everything that determines its result.
+
+    ``constants`` labels where the agent's constants come from ("theory", "tuned",
+    "custom"); ``checkpoints`` None means the runner's default; ``fast`` is passed to
+    :func:`~bco_gym.engine.runner.run`.
+    """
+
+    env_id: str
+    agent: str
+    horizon: int
+    seed: int
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    agent_kwargs: dict[str, Any] = field(default_factory=dict)
+    constants: str = "theory"
+    checkpoints: tuple[int, ...] | None = None
+    fast: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        document = asdict(self)
+        document["checkpoints"] = None if self.checkpoints is None else list(self.checkpoints)
+        return document
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, Any]) -> Cell:
+        values = dict(document)
+        if values.get("checkpoints") is not None:
+            values["checkpoints"] = tuple(values["checkpoints"])
+        return cls(**values)
+
+    @property
+    def key(self) -> str:
+        """A file-name-safe id: readable fields plus a digest of the whole cell."""
+        canonical = json.dumps(self.to_dict(), sort_keys=True)
+        digest = hashlib.sha256(canonical.encode()).hexdigest()[:10]
+        readable = f"{self.env_id}_{self.agent}_T{self.horizon}_s{self.seed}"
+        return f"{re.sub(r'[^A-Za-z0-9._-]+', '-', readable)}_{digest}"
+
+    def run(self, progress: bool | None = False) -> RunResult:
+        return run(
+            self.env_id,
+            self.agent,
+            horizon=self.horizon,
+            seed=self.seed,
+            checkpoints=self.checkpoints,
+            env_kwargs=self.env_kwargs,
+            agent_kwargs=self.agent_kwargs,
+            constants=self.constants,
+            progress=progress,
+            fast=self.fast,
+        )
+
+
+def run_cell(cell: Cell) -> RunResult:
+    """Compute one cell (the function every backend's workers call).
+
+    The run's warnings are kept in ``RunResult.warnings`` rather than printed by each
+    worker; ``bco-gym`` reports them once per sweep.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cell.run(progress=False)
+
+
+# -- the grid -------------------------------------------------------------------------------------
+def cells(
+    envs: Sequence[str] | str,
+    agents: Sequence[str] | str,
+    horizons: Sequence[int] | int,
+    seeds: Sequence[int] | int,
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    agent_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+    constants: Mapping[str, str] | None = None,
+    checkpoints: Sequence[int] | None = None,
+    fast: bool | None = None,
+) -> list[Cell]:
+    """The grid envs x agents x horizons x seeds, in that nesting order.
+
+    Args:
+        envs, agents, horizons: one value or a sequence of them.
+        seeds: a sequence of seeds, or a count K meaning seeds 0..K-1.
+        env_kwargs: ``gym.make`` keyword arguments shared by every env.
+        agent_kwargs: overrides per agent name, e.g. ``{"bbcg": {"c": 0.5}}``.
+        constants: label per agent name; default "theory" for an agent without
+            overrides and "custom" for one with.
+        checkpoints, fast: passed to every run.
+    """
+    envs, agents = _as_list(envs), _as_list(agents)
+    horizons = [check_horizon(h) for h in _as_list(horizons)]
+    seed_list = _seed_list(seeds)
+    agent_kwargs = dict(agent_kwargs or {})
+    constants = dict(constants or {})
+    for name, mapping in (("agent_kwargs", agent_kwargs), ("constants", constants)):
+        unknown = sorted(set(mapping) - set(agents))
+        if unknown:
+            raise ValueError(f"{name} names agents {unknown} that are not in the sweep {agents}")
+    frozen_checkpoints = None if checkpoints is None else tuple(int(c) for c in checkpoints)
+    grid = []
+    for env_id in envs:
+        for agent in agents:
+            overrides = dict(agent_kwargs.get(agent, {}))
+            label = constants.get(agent, "custom" if overrides else "theory")
+            for horizon in horizons:
+                for seed in seed_list:
+                    grid.append(
+                        Cell(
+                            env_id=env_id,
+                            agent=agent,
+                            horizon=horizon,
+                            seed=seed,
+                            env_kwargs=dict(env_kwargs or {}),
+                            agent_kwargs=overrides,
+                            constants=label,
+                            checkpoints=frozen_checkpoints,
+                            fast=fast,
+                        )
+                    )
+    return grid
+
+
+def _as_list(values: Any) -> list[Any]:
+    if isinstance(values, str | int | np.integer):
+        return [values]
+    values = list(values)
+    if not values:
+        raise ValueError("a sweep needs at least one value on every axis; got an empty list")
+    return values
+
+
+def _seed_list(seeds: Sequence[int] | int) -> list[int]:
+    if isinstance(seeds, int | np.integer) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise ValueError(f"seeds={seeds} must be a positive count (or a list of seeds)")
+        return list(range(int(seeds)))
+    values = list(seeds)
+    if not values:
+        raise ValueError("seeds is empty; give a positive count or a list of seeds")
+    for seed in values:
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ValueError(f"seed {seed!r} must be a non-negative integer")
+    values = [int(seed) for seed in values]
+    if len(set(values)) != len(values):
+        raise ValueError(f"seeds {values} contain duplicates")
+    return values
+
+
+# -- running a sweep ------------------------------------------------------------------------------
+def sweep(
+    envs: Sequence[str] | str,
+    agents: Sequence[str] | str,
+    horizons: Sequence[int] | int,
+    seeds: Sequence[int] | int,
+    *,
+    out: str | os.PathLike,
+    backend: str = "serial",
+    env_kwargs: Mapping[str, Any] | None = None,
+    agent_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+    constants: Mapping[str, str] | None = None,
+    checkpoints: Sequence[int] | None = None,
+    fast: bool | None = None,
+    progress: bool | str | None = None,
+    ray_address: str | None = None,
+    batch_size: int | None = None,
+) -> list[RunResult]:
+    """Run the grid of :func:`cells` into the directory ``out``; return its results.
+
+    Finished cells found in ``out`` are loaded, not recomputed. ``out`` holding a
+    different sweep raises :class:`~bco_gym.sweeps.results.SweepMismatchError`.
+    ``progress`` shows a tqdm bar over cells (None: only on a terminal; "lines": a
+    line per finished cell on stderr).
+    """
+    grid = cells(
+        envs,
+        agents,
+        horizons,
+        seeds,
+        env_kwargs=env_kwargs,
+        agent_kwargs=agent_kwargs,
+        constants=constants,
+        checkpoints=checkpoints,
+        fast=fast,
+    )
+    return run_cells(
+        grid,
+        out=out,
+        backend=backend,
+        progress=progress,
+        ray_address=ray_address,
+        batch_size=batch_size,
+    )
+
+
+def run_cells(
+    grid: Sequence[Cell],
+    *,
+    out: str | os.PathLike,
+    backend: str = "serial",
+    progress: bool | str | None = None,
+    ray_address: str | None = None,
+    batch_size: int | None = None,
+) -> list[RunResult]:
+    """Run any list of cells into ``out`` (the engine behind :func:`sweep` and tuning).
+
+    Holds ``out``'s lock throughout (:class:`~bco_gym.sweeps.store.SweepLockedError`
+    if another process holds it). A cell whose files are there but fail verification
+    is recomputed, with a :class:`CorruptCellWarning` naming it. ``progress``: True a
+    tqdm bar, "lines" one line per finished cell on stderr, False nothing, None a bar
+    on a terminal and nothing otherwise. ``batch_size``: seeds computed together
+    (:func:`~bco_gym.sweeps.backends.batches`; None: chosen for memory).
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
+    keys = [cell.key for cell in grid]
+    if len(set(keys)) != len(keys):
+        raise ValueError("the sweep lists the same cell twice")
+    store = SweepStore(out)
+    with store.lock():
+        store.open({"cells": [cell.to_dict() for cell in grid]})
+        results = _load_finished(store, grid)
+        pending = [cell for cell in grid if cell.key not in results]
+        report = _progress_reporter(len(grid), len(results), progress)
+
+        def finished(cell: Cell, result: RunResult) -> None:
+            store.save(cell.key, result, cell.to_dict())
+            results[cell.key] = result
+            report(cell, result)
+
+        try:
+            if pending:
+                grouped = batches(pending, batch_size, worker_count(backend))
+                run_on(backend, grouped, finished, ray_address=ray_address)
+        finally:
+            report(None, None)
+    return [results[key] for key in keys]
+
+
+class CorruptCellWarning(UserWarning):
+    """A finished cell's files failed verification; the cell is computed again."""
+
+
+def _load_finished(store: SweepStore, grid: Sequence[Cell]) -> dict[str, RunResult]:
+    results = {}
+    for cell in grid:
+        try:
+            found = store.load(cell.key, cell.to_dict())
+        except CorruptResultError as error:
+            warnings.warn(f"recomputing cell {cell.key}: {error}", CorruptCellWarning, stacklevel=3)
+            continue
+        if found is not None:
+            results[cell.key] = found
+    return results
+
+
+def _progress_reporter(
+    total: int, done: int, progress: bool | str | None
+) -> Callable[[Cell | None, RunResult | None], None]:
+    """A callback per finished cell (and once with None at the end) showing progress."""
+    if progress not in (True, False, None, "lines"):
+        raise ValueError(f"progress={progress!r}; allowed: True, False, None, 'lines'")
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if progress == "lines":
+        count = [done]
+
+        def line(cell: Cell | None, result: RunResult | None) -> None:
+            if cell is None or result is None:
+                return
+            count[0] += 1
+            print(
+                f"cell {count[0]}/{total}: {cell.agent} T={cell.horizon} seed={cell.seed} "
+                f"regret {result.final_regret:.4g} ({result.wall_seconds:.2g} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        return line
+    if not progress:
+        return lambda cell, result: None
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, initial=done, unit="cell", desc="cells")
+
+    def update(cell: Cell | None, result: RunResult | None) -> None:
+        if cell is None:
+            bar.close()
+        else:
+            bar.update(1)
+
+    return update

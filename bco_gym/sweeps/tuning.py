@@ -1,0 +1,227 @@
+"""Grid search over each agent's free constant, on tuning seeds only.
+
+Every agent exposes one scale constant, ``SCALE_PARAM`` (BBCG's c, the others' knob),
+which ``make_agent`` takes as an override. :func:`tune` runs, for each agent, a
+log-spaced grid of absolute values of that constant on the tuning seeds (a sweep
+through any backend), scores each value by the mean final regret over those seeds,
+and keeps the minimiser. The chosen constants, with the tuning seeds, go to a JSON
+file that evaluation reads back with :func:`load_tuned`; evaluating on seeds that
+overlap the tuning seeds would report an optimistically biased regret, so
+:func:`check_disjoint` refuses it.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bco_gym.engine.tally import check_horizon
+from bco_gym.sweeps.results import read_json, write_json
+from bco_gym.sweeps.sweep import Cell, run_cells
+
+TUNED_FORMAT = "bco_gym-tuned-constants/1"
+
+
+@dataclass(frozen=True)
+class TunedConstant:
+    """The constant chosen for one agent: its name, value, and the grid's scores."""
+
+    param: str
+    value: float
+    mean_regret: float
+    theory_value: float | None
+    grid: tuple[float, ...]
+    scores: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The outcome of :func:`tune` (what the tuned-constants JSON holds)."""
+
+    env_id: str
+    env_kwargs: dict[str, Any]
+    horizon: int
+    tune_seeds: tuple[int, ...]
+    constants: dict[str, TunedConstant] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def overrides(self) -> dict[str, dict[str, float]]:
+        """``{agent: {param: value}}`` for ``sweep(agent_kwargs=...)``."""
+        return {agent: {c.param: c.value} for agent, c in self.constants.items()}
+
+
+def log_grid(low: float, high: float, points: int) -> list[float]:
+    """``points`` log-spaced values from ``low`` to ``high`` (both > 0), rounded to 4 digits."""
+    if not (0 < low < high) or not np.isfinite(high):
+        raise ValueError(f"grid {low:g}:{high:g} must satisfy 0 < low < high")
+    if points < 2:
+        raise ValueError(f"a grid needs at least 2 points, got {points}")
+    return [float(f"{value:.4g}") for value in np.geomspace(low, high, points)]
+
+
+def scale_param_of(agent: str) -> str | None:
+    """The agent's free constant (``SCALE_PARAM``), or None if it has none."""
+    from bco_gym.agents import AGENTS
+
+    return getattr(AGENTS[agent], "SCALE_PARAM", None)
+
+
+def theory_value(env_id: str, env_kwargs: Mapping[str, Any], horizon: int, agent: str) -> Any:
+    """The theory default of the agent's constant on this problem."""
+    import gymnasium as gym
+
+    from bco_gym.agents import make_agent
+
+    env = gym.make(env_id, horizon=horizon, **dict(env_kwargs))
+    try:
+        with warnings.catch_warnings():  # the runs record theirs; this is only a lookup
+            warnings.simplefilter("ignore")
+            built = make_agent(agent, env)
+        return built.params.get(getattr(built, "SCALE_PARAM", None) or "")
+    finally:
+        env.close()
+
+
+def tune(
+    env_id: str,
+    agents: Sequence[str],
+    horizon: int,
+    tune_seeds: Sequence[int],
+    grid: Sequence[float],
+    *,
+    out: str | os.PathLike,
+    backend: str = "serial",
+    env_kwargs: Mapping[str, Any] | None = None,
+    progress: bool | str | None = None,
+    ray_address: str | None = None,
+    batch_size: int | None = None,
+) -> Tuning:
+    """Pick each agent's constant from ``grid`` by mean final regret on ``tune_seeds``.
+
+    ``out`` is the sweep directory of the tuning runs (resumable like any sweep);
+    ``progress`` and ``batch_size`` as in :func:`~bco_gym.sweeps.sweep.run_cells`.
+    Agents without a free constant are listed in ``Tuning.skipped``.
+    """
+    horizon = check_horizon(horizon)
+    env_kwargs = dict(env_kwargs or {})
+    seeds = [int(s) for s in tune_seeds]
+    if not seeds:
+        raise ValueError("tune needs at least one tuning seed")
+    values = [float(v) for v in grid]
+    if not values or any(not (np.isfinite(v) and v > 0) for v in values):
+        raise ValueError(f"grid {values} must hold positive finite values")
+    params = {agent: scale_param_of(agent) for agent in agents}
+    skipped = {a: "no free constant (SCALE_PARAM is None)" for a, p in params.items() if p is None}
+    tuned = [a for a in agents if params[a] is not None]
+    grid_cells = [
+        Cell(env_id, agent, horizon, seed, env_kwargs, {params[agent]: value}, "custom")
+        for agent in tuned
+        for value in values
+        for seed in seeds
+    ]
+    results = run_cells(
+        grid_cells,
+        out=out,
+        backend=backend,
+        progress=progress,
+        ray_address=ray_address,
+        batch_size=batch_size,
+    )
+    regret = {
+        (cell.agent, cell.agent_kwargs[params[cell.agent]], cell.seed): result.final_regret
+        for cell, result in zip(grid_cells, results, strict=True)
+    }
+    chosen = {}
+    for agent in tuned:
+        scores = [float(np.mean([regret[agent, v, s] for s in seeds])) for v in values]
+        best = int(np.argmin(scores))
+        chosen[agent] = TunedConstant(
+            param=params[agent],
+            value=values[best],
+            mean_regret=scores[best],
+            theory_value=_float_or_none(theory_value(env_id, env_kwargs, horizon, agent)),
+            grid=tuple(values),
+            scores=tuple(scores),
+        )
+    return Tuning(env_id, env_kwargs, horizon, tuple(seeds), chosen, skipped)
+
+
+def _float_or_none(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def save_tuned(path: str | os.PathLike, tuning: Tuning) -> Path:
+    """Write the tuned constants (and the seeds they were tuned on) as JSON, atomically."""
+    document = {"format": TUNED_FORMAT, **asdict(tuning)}
+    write_json(path, document)
+    return Path(path)
+
+
+def load_tuned(path: str | os.PathLike) -> Tuning:
+    """Read a file written by :func:`save_tuned`; ValueError naming what is wrong if it
+    is not one (a regular file of at most 16 MB, no symlink)."""
+    try:
+        document = read_json(path)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"cannot read tuned constants from {str(path)!r}: {error}") from None
+    if not isinstance(document, dict) or document.get("format") != TUNED_FORMAT:
+        raise ValueError(f"{str(path)!r} is not a tuned-constants file ({TUNED_FORMAT})")
+    try:
+        return _tuning_from(document)
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(
+            f"{str(path)!r} is a malformed tuned-constants file: {type(error).__name__} {error}"
+        ) from None
+
+
+def _tuning_from(document: dict[str, Any]) -> Tuning:
+    constants = {}
+    for agent, entry in _typed(document["constants"], dict, "constants").items():
+        value = float(entry["value"])
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"constant of {agent!r} is {value!r}, not a positive number")
+        constants[str(agent)] = TunedConstant(
+            param=_typed(entry["param"], str, "param"),
+            value=value,
+            mean_regret=float(entry["mean_regret"]),
+            theory_value=_float_or_none(entry.get("theory_value")),
+            grid=tuple(float(v) for v in _typed(entry["grid"], list, "grid")),
+            scores=tuple(float(v) for v in _typed(entry["scores"], list, "scores")),
+        )
+    seeds = _typed(document["tune_seeds"], list, "tune_seeds")
+    if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
+        raise ValueError(f"tune_seeds {seeds!r} are not non-negative integers")
+    return Tuning(
+        env_id=_typed(document["env_id"], str, "env_id"),
+        env_kwargs=_typed(document["env_kwargs"], dict, "env_kwargs"),
+        horizon=check_horizon(document["horizon"]),
+        tune_seeds=tuple(seeds),
+        constants=constants,
+        skipped=_typed(document.get("skipped", {}), dict, "skipped"),
+    )
+
+
+def _typed(value: Any, kind: type, name: str) -> Any:
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} is {type(value).__name__}, expected {kind.__name__}")
+    return value
+
+
+def check_disjoint(tuning: Tuning, evaluation_seeds: Sequence[int]) -> None:
+    """ValueError when evaluation seeds overlap the seeds the constants were tuned on."""
+    shared = sorted(set(tuning.tune_seeds) & {int(s) for s in evaluation_seeds})
+    if shared:
+        raise ValueError(
+            f"the tuned constants were tuned on seeds {list(tuning.tune_seeds)}, which overlap "
+            f"the evaluation seeds at {shared}; evaluating on tuning seeds biases the regret "
+            "downwards. Tune on disjoint seeds (e.g. --tune-seeds 100:105) or evaluate on others"
+        )

@@ -1,0 +1,138 @@
+"""The house's floors: every import inside ``bco_gym`` points down, and none forms a cycle.
+
+The floors (``docs/architecture.md``), lowest first::
+
+    sets, errors, data < losses, problem < envs, agents < wrappers < engine < sweeps
+    < reports, plotting < experiment, cli
+
+A module may import its own floor and the floors below. Envs and agents share a floor
+but never import each other (an agent knows a Problem, never an env). Every import
+counts, at module level or inside a function (a lazy import is still an arrow), and so
+does the package ``__init__`` that importing a submodule runs. The graph of modules must
+have no cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import bco_gym
+
+PACKAGE = Path(bco_gym.__file__).parent
+
+FLOORS: dict[str, int] = {
+    "sets": 0,
+    "errors": 0,
+    "data": 0,
+    "losses": 1,
+    "problem": 1,
+    "envs": 2,
+    "agents": 2,
+    "wrappers": 3,
+    "engine": 4,
+    "sweeps": 5,
+    "reports": 6,
+    "plotting": 6,
+    "experiment": 7,
+    "cli": 7,
+    "cli_checks": 7,
+    "cli_commands": 7,
+}
+#: Pairs of rooms on one floor that must not import each other (either way).
+SEPARATE = {frozenset({"envs", "agents"})}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported(path: Path, name: str, known: set[str]) -> set[str]:
+    """The bco_gym modules ``path`` imports (and the packages those imports initialise)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        for target in targets:
+            if target in known:
+                found.add(target)
+    # Importing a.b.c runs a.b's __init__ too, unless a.b is the importer's own package
+    # (already running); the root package's is everyone's and left out.
+    own = {".".join(name.split(".")[:k]) for k in range(1, name.count(".") + 2)}
+    for target in list(found):
+        parts = target.split(".")
+        found.update(".".join(parts[:k]) for k in range(2, len(parts)))
+    return found - own - {"bco_gym"}
+
+
+def room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+GRAPH = {name: imported(path, name, set(modules())) for name, path in modules().items()}
+
+
+def test_every_room_has_a_floor():
+    rooms = {room(name) for name in GRAPH} - {None}
+    assert rooms <= set(FLOORS), f"rooms without a floor: {sorted(rooms - set(FLOORS))}"
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH))
+def test_imports_point_down(name):
+    here = room(name)
+    if here is None:
+        return  # bco_gym/__init__.py: the front door re-exports from every floor
+    upward = []
+    for target in sorted(GRAPH[name]):
+        there = room(target)
+        if there is None or there == here:
+            continue
+        if FLOORS[there] > FLOORS[here] or frozenset({here, there}) in SEPARATE:
+            upward.append(f"{target} ({there}, floor {FLOORS[there]})")
+    assert not upward, f"{name} (floor {FLOORS[here]}) imports upward: {upward}"
+
+
+def test_no_import_cycle():
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(name: str) -> list[str] | None:
+        state[name] = 1
+        stack.append(name)
+        for target in sorted(GRAPH[name]):
+            if state.get(target) == 1:
+                return [*stack[stack.index(target) :], target]
+            if target not in state:
+                cycle = visit(target)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[name] = 2
+        return None
+
+    for name in sorted(GRAPH):
+        if name not in state:
+            cycle = visit(name)
+            assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_graph_sees_lazy_imports():
+    """The walker counts imports inside functions (a lazy import is still an arrow)."""
+    assert "bco_gym.plotting" in GRAPH["bco_gym.reports.report"]
+    assert "bco_gym.engine.runner" in GRAPH["bco_gym.sweeps.sweep"]
