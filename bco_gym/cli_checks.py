@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,90 @@ def check_output_directory(
         return path
     _check_creatable(path, flag)
     return path
+
+
+#: The file that marks a directory as written by one ``bco-gym`` command (JSON
+#: ``{"command": name}``); :func:`check_command_directory` reads it.
+OWNER_FILE = ".bco-gym-owner.json"
+
+
+def check_command_directory(
+    path: Path,
+    command: str,
+    *,
+    flag: str = "--out",
+    outputs: Sequence[str] = (),
+    shared: Sequence[str] = (),
+    recognise: Callable[[Path], bool] | None = None,
+) -> Path:
+    """``path`` if ``command`` may write there, else UsageError; nothing is created.
+
+    Allowed: a directory that does not exist yet (and can be created), an empty one, or
+    one that is ``command``'s own: its :data:`OWNER_FILE` names ``command`` (written by
+    :func:`claim_command_directory`), or, for directories written before the marker
+    existed, ``recognise(path)`` is true. Any other non-empty directory is refused, as
+    ``compare`` refuses a non-empty directory without a sweep, so a command never
+    overwrites files it did not write. Entries named in ``shared`` (what other
+    ``bco-gym`` commands put in a common parent, e.g. ``compare/`` under ``results/``)
+    do not make a directory another's; ``outputs`` are file names the command will
+    (re)place inside it: none may be a directory.
+    """
+    check_output_directory(path, flag, outputs=outputs, sweep=False)
+    if not path.is_dir():
+        return path
+    owner = _owner_of(path, flag)
+    if owner is not None and owner != command:
+        raise UsageError(
+            f"{flag} {str(path)!r} was written by `bco-gym {owner}`, not `bco-gym {command}`; "
+            "pick a new or empty directory"
+        )
+    if owner is None and not (recognise is not None and recognise(path)):
+        ignored = {OWNER_FILE, ".lock", *shared}
+        strangers = sorted(
+            entry.name
+            for entry in path.iterdir()
+            if entry.name not in ignored and not entry.name.endswith(".tmp")
+        )
+        if strangers:
+            raise UsageError(
+                f"{flag} {str(path)!r} is not empty and was not written by `bco-gym {command}` "
+                f"(found {', '.join(strangers[:5])}); pick a new or empty directory"
+            )
+    return path
+
+
+def claim_command_directory(path: Path, command: str) -> Path:
+    """Create ``path`` if needed and mark it as ``command``'s (:data:`OWNER_FILE`).
+
+    Call it after :func:`check_command_directory`, before writing anything else there.
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    marker = path / OWNER_FILE
+    if not marker.is_file():
+        temporary = path / f"{OWNER_FILE}.{os.getpid()}.tmp"
+        temporary.write_text(json.dumps({"command": command}) + "\n", encoding="utf-8")
+        os.replace(temporary, marker)
+    return path
+
+
+def _owner_of(path: Path, flag: str) -> str | None:
+    """The command named by ``path``'s :data:`OWNER_FILE`, None without one."""
+    marker = path / OWNER_FILE
+    if not os.path.lexists(marker):
+        return None
+    try:
+        if marker.is_symlink() or not marker.is_file() or marker.stat().st_size > 4096:
+            raise ValueError("not a small regular file")
+        document = json.loads(marker.read_text(encoding="utf-8"))
+        owner = document["command"]
+        if not isinstance(owner, str):
+            raise ValueError(f"command is {owner!r}")
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise UsageError(
+            f"{flag} {str(path)!r}: its {OWNER_FILE} is unreadable ({_one_line(error)}); "
+            "delete it or pick a new directory"
+        ) from None
+    return owner
 
 
 def check_output_file(path: Path, flag: str = "--out", suffix: str = ".json") -> Path:

@@ -26,16 +26,21 @@ from bco_gym.cli_checks import (
     UsageError,
     check_agent_names,
     check_cell_count,
+    check_command_directory,
     check_env_id,
     check_input_directory,
     check_instance,
     check_output_directory,
     check_output_file,
+    claim_command_directory,
     load_tuned_checked,
 )
 
 COMPARE_OUTPUTS = ("table.md", "table.csv", "regret.png")
 EXPONENT_OUTPUTS = ("exponents.md", "exponents.csv", "exponents.png")
+#: What the other commands write under their default parent ``results/`` (demo's default
+#: --out): they do not make ``results/`` a stranger's directory.
+DEMO_SHARED = ("compare", "exponents", "tuned_constants.json", "tuned_constants_runs")
 
 
 def sanitize(text: str) -> str:
@@ -321,7 +326,10 @@ def command_tune(args: argparse.Namespace) -> int:
 def command_demo(args: argparse.Namespace) -> int:
     from bco_gym.reports.demo import run_demo
 
-    out = check_output_directory(args.out, outputs=("report.md",), sweep=False)
+    out = check_command_directory(
+        args.out, "demo", outputs=("report.md",), shared=DEMO_SHARED, recognise=_demo_written
+    )
+    claim_command_directory(out, "demo")
 
     def announce(line: str) -> None:
         if not args.quiet:
@@ -338,6 +346,16 @@ def command_demo(args: argparse.Namespace) -> int:
         )
     print(f"wrote {path}")
     return 0
+
+
+def _demo_written(path: Path) -> bool:
+    """Whether ``path`` holds a demo written before the owner file existed: a
+    ``runs/`` directory of sweeps (each with its ``manifest.json``)."""
+    runs = path / "runs"
+    if runs.is_symlink() or not runs.is_dir():
+        return False
+    sweeps = list(runs.iterdir())
+    return bool(sweeps) and all((entry / "manifest.json").is_file() for entry in sweeps)
 
 
 def print_tuning(args: argparse.Namespace, tuning: Any, grid: Sequence[float]) -> None:
