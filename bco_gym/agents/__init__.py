@@ -6,6 +6,10 @@ with its theorem's default hyperparameters; any of them can be overridden by key
 Given a vector env (an object with ``num_envs``, such as
 ``bco_gym.envs.BanditConvexVectorEnv``) or a ``batch_size``, the agent acts on a batch
 of S runs at once (:mod:`bco_gym.agents.batch`), row i bit for bit the single agent.
+
+Agents from outside the library: :func:`register` a name, give an import path
+``"package.module:ClassName"``, or declare an entry point in the group
+``bco_gym.agents``; :func:`resolve_agent` reads every form (:mod:`.registry`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,14 @@ from bco_gym.agents.fkm2 import FlaxmanTwoPoint
 from bco_gym.agents.ofw import OnlineFrankWolfe
 from bco_gym.agents.ogd import OnlineGradientDescent
 from bco_gym.agents.random import RandomAgent
+from bco_gym.agents.registry import (
+    AgentSpec,
+    available_agents,
+    register,
+    resolve_agent,
+    spec_of_instance,
+    unregister,
+)
 from bco_gym.agents.sb3 import SB3_AGENTS, SB3Agent
 from bco_gym.problem import Problem
 
@@ -44,9 +56,13 @@ AGENTS.update(SB3_AGENTS)
 
 
 def make_agent(
-    name: str, env_or_problem: Any, batch_size: int | None = None, **overrides: Any
+    name: Any, env_or_problem: Any, batch_size: int | None = None, **overrides: Any
 ) -> Agent:
     """Build the agent ``name`` for a problem (or an env's ``unwrapped.problem``).
+
+    ``name`` is anything :func:`~bco_gym.agents.registry.resolve_agent` takes: a
+    built-in or registered name, an entry-point name, an import path
+    ``"package.module:ClassName"``, an Agent subclass, a factory or an ``AgentSpec``.
 
     A vector env (an object with ``num_envs``) gives a batched agent with
     ``batch_size = num_envs``; a ``batch_size`` S with a Problem or a single env gives
@@ -54,29 +70,20 @@ def make_agent(
 
     Raises ValueError for an unknown name or keyword (listing the allowed ones), a bad
     ``batch_size``, or a batch for an agent without a batched form (the sb3 agents);
-    TypeError when ``env_or_problem`` carries no Problem.
+    TypeError when ``env_or_problem`` carries no Problem or ``name`` is not an agent.
     """
-    if name not in AGENTS:
-        raise ValueError(f"unknown agent {name!r}; valid names: {', '.join(AGENTS)}")
-    cls = AGENTS[name]
-    unknown = sorted(set(overrides) - set(cls.OPTIONS))
-    if unknown:
-        allowed = ", ".join(cls.OPTIONS) or "none"
-        raise ValueError(
-            f"{cls.__name__} ('{name}') got unknown keyword(s) {', '.join(unknown)}; "
-            f"allowed: {allowed}"
-        )
-    rows = _batch_size_of(name, env_or_problem, batch_size)
+    spec = resolve_agent(name)
+    spec.check_overrides(overrides)
+    rows = _batch_size_of(spec.name, env_or_problem, batch_size)
     problem = problem_of(env_or_problem)
-    if rows is None:
-        return cls(problem, **overrides)
-    if not issubclass(cls, BatchAgent):
+    if rows is not None and not spec.batched:
         batched = ", ".join(n for n, c in AGENTS.items() if issubclass(c, BatchAgent))
         raise ValueError(
-            f"{cls.__name__} ('{name}') has no batched form (got batch_size={rows}); "
-            f"batched agents: {batched}"
+            f"agent {spec.name!r} ({spec.import_path}) has no batched form (got "
+            f"batch_size={rows}); batched agents: {batched}. run_many plays any other agent "
+            "as one single agent per seed"
         )
-    return cls(problem, batch_size=rows, **overrides)
+    return spec.build(problem, batch_size=rows, **overrides)
 
 
 def _batch_size_of(name: str, env_or_problem: Any, batch_size: Any) -> int | None:
@@ -117,6 +124,7 @@ __all__ = [
     "AGENTS",
     "BLOCK_BUDGET_FLOATS",
     "Agent",
+    "AgentSpec",
     "BanditFrankWolfe",
     "BatchAgent",
     "BlockBanditCG",
@@ -127,6 +135,11 @@ __all__ = [
     "OnlineGradientDescent",
     "RandomAgent",
     "SB3Agent",
+    "available_agents",
     "make_agent",
     "problem_of",
+    "register",
+    "resolve_agent",
+    "spec_of_instance",
+    "unregister",
 ]

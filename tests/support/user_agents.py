@@ -1,0 +1,76 @@
+"""Agents written as a user would, outside the library (tests import them by path)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bco_gym.agents import Agent
+
+
+class Jitter(Agent):
+    """Plays the set's centre plus a uniform draw from a ball of radius ``spread * r``."""
+
+    name = "jitter"
+    SCALE_PARAM = "spread"
+    regret_exponent = 1.0
+
+    def __init__(self, problem: Any, spread: float = 0.5):
+        super().__init__(problem)
+        if not 0 < spread <= 1:
+            raise ValueError(f"spread={spread!r} must be in (0, 1]")
+        self.params = {"spread": float(spread)}
+
+    def _reset(self) -> None:
+        self.last_loss = np.nan
+
+    def _act(self) -> np.ndarray:
+        direction = self.rng.standard_normal(self.set.shape)
+        direction /= np.linalg.norm(direction)
+        radius = self.params["spread"] * self.set.inner_radius * self.rng.uniform() ** 0.5
+        return self.set.center + radius * direction
+
+    def _update(self, loss: float, info: Any) -> None:
+        self.last_loss = loss
+
+
+class Unnamed(Jitter):
+    """Jitter without a name of its own (labelled by its qualified name)."""
+
+    name = Agent.name
+    SCALE_PARAM = None
+    regret_exponent = None
+
+
+def jitter_factory(problem: Any, **kwargs: Any) -> Jitter:
+    """A factory (not a class) building a Jitter."""
+    return Jitter(problem, **kwargs)
+
+
+class Faulty(Jitter):
+    """Jitter that misbehaves from round ``at`` on: "raise", "nan", "shape" or "outside"."""
+
+    name = "faulty"
+    OPTIONS = ("spread", "fault", "at")
+
+    def __init__(self, problem: Any, spread: float = 0.5, fault: str = "raise", at: int = 3):
+        super().__init__(problem, spread)
+        self.fault, self.at = fault, int(at)
+        self.params.update(fault=fault, at=self.at)
+
+    def _act(self) -> np.ndarray:
+        point = super()._act()
+        if self._round < self.at:
+            return point
+        if self.fault == "raise":
+            raise RuntimeError(f"faulty agent gives up in round {self._round}")
+        if self.fault == "nan":
+            return np.full(self.set.shape, np.nan)
+        if self.fault == "shape":
+            return np.zeros(self.set.dim + 1)
+        return self.set.center + 10 * self.set.outer_radius * np.ones(self.set.shape)
+
+
+class NotAnAgent:
+    """A class that is not an Agent."""
