@@ -199,6 +199,8 @@ def command_run(args: argparse.Namespace) -> int:
         f"comparator {result.comparator_seconds:.3g} s ({result.rounds_per_second:,.0f} rounds/s, "
         f"{result.loop} loop)"
     )
+    latency = result.latency_us
+    print("round time (µs): " + "  ".join(f"{k} {v:.3g}" for k, v in latency.items()))
     if args.out is not None:
         print(f"wrote {save_result(args.out, result)}")
     return 0

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from bco_gym.engine.latency import LatencyHistogram
 from bco_gym.engine.preparation import find_wrapper
 from bco_gym.engine.tally import LossTally
 from bco_gym.envs.feasibility import Feasibility
@@ -70,11 +71,18 @@ class Stage:
 
 @dataclass
 class Played:
-    """What a loop hands back: each row's tallied losses and where the time went."""
+    """What a loop hands back: each row's tallied losses and where the time went.
+
+    ``latency`` holds the per-round times (agent plus env, µs) of one row: a batch's
+    round time divided by its S rows, as ``agent_seconds`` and ``env_seconds`` are
+    shared among the rows; in the block loop each round of a slice is counted at the
+    slice's time divided by its rounds (they are computed together).
+    """
 
     tallies: list[LossTally]
     agent_seconds: float
     env_seconds: float
+    latency: LatencyHistogram = field(default_factory=LatencyHistogram)
 
 
 def observations(stage: Stage, t: int) -> np.ndarray:
@@ -89,6 +97,7 @@ def play_lean(
     horizon, rows = stage.horizon, stage.rows
     tallies = [LossTally(horizon, checkpoints) for _ in range(rows)]
     buffer = np.empty((rows, min(horizon, LEAN_BUFFER)))
+    durations, latency = np.empty(buffer.shape[1]), LatencyHistogram()
     check, evaluate, gradients = stage.feasibility.round, stage.losses.losses, None
     info: dict[str, Any]
     if stage.full_feedback:
@@ -118,15 +127,17 @@ def play_lean(
             agent.update(values, info)
             done = time.perf_counter()
             buffer[:, index] = values
+            durations[index] = done - tick
             agent_seconds += (acted - tick) + (done - stepped)
             env_seconds += stepped - acted
             tick = done
         for tally, row_values in zip(tallies, buffer[:, :count], strict=True):
             tally.add(row_values)
+        latency.add(durations[:count] * (1e6 / rows))
         _advance(bar, count)
         played += count
     _close(bar)
-    return Played(tallies, agent_seconds, env_seconds)
+    return Played(tallies, agent_seconds, env_seconds, latency)
 
 
 def two_point_info(stage: Stage, actions: Any, t: int) -> dict[str, Any]:
@@ -153,6 +164,7 @@ def play_block(
     check, evaluate = stage.feasibility.block, stage.losses.block
     uses_anchors = stage.feasibility.uses_anchors
     agent_seconds = env_seconds = 0.0
+    latency = LatencyHistogram()
     bar = progress_bar(horizon, progress)
     played = 0
     tick = time.perf_counter()
@@ -168,11 +180,13 @@ def play_block(
             tally.add(row_values)
         agent_seconds += (acted - tick) + (done - stepped)
         env_seconds += stepped - acted
-        played += values.shape[1]
-        _advance(bar, values.shape[1])
+        rounds = values.shape[1]
+        latency.add((done - tick) * 1e6 / (rounds * stage.rows), weight=rounds)
+        played += rounds
+        _advance(bar, rounds)
         tick = time.perf_counter()
     _close(bar)
-    return Played(tallies, agent_seconds, env_seconds)
+    return Played(tallies, agent_seconds, env_seconds, latency)
 
 
 def play_gym(
@@ -193,26 +207,30 @@ def play_gym(
     horizon = env.unwrapped.problem.horizon
     agent_seconds = env_seconds = 0.0
     bar = progress_bar(horizon, progress)
-    step = max(1, horizon // 200)
+    step = min(max(1, horizon // 200), LEAN_BUFFER)
+    durations, latency = np.empty(step), LatencyHistogram()
     played = 0
     tick = time.perf_counter()
     while played < horizon:
         stop = min(horizon, played + step)
-        for _ in range(stop - played):
+        for index in range(stop - played):
             action = agent.act(observation)
             acted = time.perf_counter()
             observation, _, _, _, info = env.step(action)
             stepped = time.perf_counter()
             agent.update(info["loss"], info)
             done = time.perf_counter()
+            durations[index] = done - tick
             agent_seconds += (acted - tick) + (done - stepped)
             env_seconds += stepped - acted
             tick = done
+        latency.add(durations[: stop - played] * 1e6)
         _advance(bar, stop - played)
         played = stop
     _close(bar)
     losses = np.array(recorder.round_losses, dtype=np.float64)
-    return Played([LossTally(horizon, checkpoints, losses)], agent_seconds, env_seconds)
+    tallies = [LossTally(horizon, checkpoints, losses)]
+    return Played(tallies, agent_seconds, env_seconds, latency)
 
 
 def progress_bar(total: int, enabled: bool) -> Any:

@@ -210,7 +210,7 @@ def _run_batch(
         )
         show = want_progress(progress, envs.horizon)
         played = play(stage, agent, checkpoints=points, progress=show)
-        results = []
+        results, latency_us = [], played.latency.summary()
         for row, seed in enumerate(seeds):
             sequence = envs.losses.sequences[row]
             comparator_start = time.perf_counter()
@@ -234,6 +234,7 @@ def _run_batch(
                     problem=envs.problem,
                     loop=loop,
                     seconds=(*shares, comparator_seconds),
+                    latency_us=latency_us,
                 )
             )
         return results

@@ -221,6 +221,7 @@ def _run_recorded(
             problem=base.problem,
             loop=loop,
             seconds=(played.agent_seconds, played.env_seconds, comparator_seconds),
+            latency_us=played.latency.summary(),
         )
     finally:
         if owned:
@@ -244,6 +245,7 @@ def row_result(
     problem: Any,
     loop: str,
     seconds: tuple[float, float, float],
+    latency_us: dict[str, float] | None = None,
 ) -> RunResult:
     """The result of one run (one row of a batch) from its tally and comparators."""
     agent_seconds, env_seconds, comparator_seconds = seconds
@@ -272,6 +274,7 @@ def row_result(
         comparator_seconds=comparator_seconds,
         wall_seconds=0.0,
         versions=versions(),
+        latency_us=dict(latency_us or {}),
     )
 
 

@@ -196,6 +196,8 @@ class PairedRow:
     lmo_per_round: float
     projections_per_round: float
     seconds_per_round: float
+    latency_p50_us: float | None = None
+    latency_p99_us: float | None = None
 
     @property
     def scaled_regret(self) -> float:
@@ -276,7 +278,17 @@ def _row(
         lmo_per_round=sum(r.lmo_calls for r in group) / rounds,
         projections_per_round=sum(r.projections for r in group) / rounds,
         seconds_per_round=sum(r.agent_seconds + r.env_seconds for r in group) / rounds,
+        latency_p50_us=_mean_latency(group, "p50"),
+        latency_p99_us=_mean_latency(group, "p99"),
     )
+
+
+def _mean_latency(group: list[RunResult], key: str) -> float | None:
+    """The mean over the group's runs of ``latency_us[key]`` (None if a run has none)."""
+    values = [r.latency_us.get(key) for r in group]
+    if not values or any(v is None for v in values):
+        return None
+    return float(np.mean(values))
 
 
 # -- rendering ------------------------------------------------------------------------------------
@@ -332,6 +344,8 @@ def paired_columns(rows: Sequence[PairedRow]) -> tuple[list[str], list[list[str]
         "LMO/round",
         "proj/round",
         "µs/round",
+        "p50 µs",
+        "p99 µs",
     ]
     body = [
         [
@@ -350,6 +364,8 @@ def paired_columns(rows: Sequence[PairedRow]) -> tuple[list[str], list[list[str]
             _significant(row.lmo_per_round),
             _significant(row.projections_per_round),
             _significant(1e6 * row.seconds_per_round),
+            _significant(row.latency_p50_us),
+            _significant(row.latency_p99_us),
         ]
         for row in rows
     ]

@@ -55,7 +55,11 @@ READING_GUIDE = (
     "ranking puts < between neighbours whose paired interval excludes 0, ≈ otherwise. "
     "The theorem bound is "
     "the agent's regret bound at the run's own parameters (- where the agent has none); "
-    "LMO and projection counts are per round; µs/round is agent plus environment time."
+    "LMO and projection counts are per round; µs/round is agent plus environment time "
+    "per round (the mean), p50 µs and "
+    "p99 µs the median and 99th percentile of one round's time (RunResult.latency_us; "
+    "in a batch a round's time is shared among its seeds, in the block loop among the "
+    "rounds of a slice)."
 )
 
 

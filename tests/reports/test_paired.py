@@ -136,3 +136,21 @@ def test_columns_format_numbers_alike_and_mark_the_reference():
     }
     assert len(decimals) == 1
     assert by_label["bbcg"][3].startswith(f"{np.mean(FINALS['bbcg']):.0f} [")
+
+
+def test_latency_columns_are_the_mean_over_seeds_of_each_runs_quantiles():
+    results = [
+        dataclasses.replace(
+            result, latency_us={"p50": 10.0 + i, "p90": 20.0, "p99": 40.0 * (i + 1), "max": 99.0}
+        )
+        for i, result in enumerate(comparison(("random",)))
+    ]
+    (row,) = paired_table(results, "random")
+    assert row.latency_p50_us == pytest.approx(np.mean([10, 11, 12, 13]))
+    assert row.latency_p99_us == pytest.approx(np.mean([40, 80, 120, 160]))
+    header, body = paired_columns([row])
+    assert header[-2:] == ["p50 µs", "p99 µs"]
+    assert body[0][-2:] == ["11.5", "100"]
+    # Results saved before latency was measured show a dash.
+    (old,) = paired_table(comparison(("random",)), "random")
+    assert old.latency_p99_us is None and paired_columns([old])[1][0][-1] == "-"
