@@ -4,17 +4,21 @@ Three measurements, each printed with the ratio beside it:
 
 1. Per round, FKM/BFW/OFW/OGD on the ball and the simplex (n = 10): a single agent's
    act+update against a batched agent's (S = 64) per run-round (its time / S); both
-   play the same fixed losses (and gradients), no env, best of ``--repeats``.
+   play the same fixed losses (and gradients), no env.
 2. BBCG's block path batched (S = 64, n = 10): time per run-round against the time of
    drawing its random numbers alone (the Gaussian directions of every row).
+
+The two sides of 1 and 2 take turns for ``--repeats`` rounds (``common.interleaved``, CPU
+time); each ratio is the median [min, max] of the per-repeat ratios, with the load
+average printed beside it.
 3. BBCG's peak memory at n = 10^5, T = 10^6 (``--memory``): a child process plays the
    first ``--rounds`` rounds through the block path with linear losses; blocks are
    handed out in slices of ``BLOCK_BUDGET_FLOATS // n`` plays, so the peak (RSS, from
    ``getrusage``) is reached in the first blocks and stays there.
 
 Usage:
-    PYTHONPATH=. OMP_NUM_THREADS=1 python benchmarks/bench_agents_batched.py
-    PYTHONPATH=. OMP_NUM_THREADS=1 python benchmarks/bench_agents_batched.py --memory
+    python benchmarks/bench_agents_batched.py
+    python benchmarks/bench_agents_batched.py --memory
 """
 
 from __future__ import annotations
@@ -26,12 +30,16 @@ import sys
 import time
 import warnings
 
-import numpy as np
+from common import interleaved, pin_blas_threads
 
-from bco_gym.agents import BLOCK_BUDGET_FLOATS, make_agent
-from bco_gym.losses import LinearLoss
-from bco_gym.problem import Problem
-from bco_gym.sets import L2Ball, Simplex
+pin_blas_threads()
+
+import numpy as np  # noqa: E402
+
+from bco_gym.agents import BLOCK_BUDGET_FLOATS, make_agent  # noqa: E402
+from bco_gym.losses import LinearLoss  # noqa: E402
+from bco_gym.problem import Problem  # noqa: E402
+from bco_gym.sets import L2Ball, Simplex  # noqa: E402
 
 
 def _agent(name, convex_set, horizon, batch_size=None):
@@ -43,13 +51,14 @@ def _agent(name, convex_set, horizon, batch_size=None):
         return make_agent(name, problem, batch_size=batch_size)
 
 
-def _seconds_per_round(agent, rounds, losses, info):
-    agent.reset(seed=0)
-    start = time.perf_counter()
-    for _ in range(rounds):
-        agent.act(None)
-        agent.update(losses, info)
-    return (time.perf_counter() - start) / rounds
+def _play(agent, rounds, losses, info):
+    def play() -> None:
+        agent.reset(seed=0)
+        for _ in range(rounds):
+            agent.act(None)
+            agent.update(losses, info)
+
+    return play
 
 
 def per_round(rounds: int, rows: int, repeats: int) -> None:
@@ -61,17 +70,19 @@ def per_round(rounds: int, rows: int, repeats: int) -> None:
             gradient = convex_set.tangent(np.full(10, 0.1) + np.arange(10) / 100)
             one = {"gradient": gradient}
             many = {"gradient": np.repeat(gradient[np.newaxis], rows, axis=0)}
-            times = [
-                (
-                    _seconds_per_round(single, rounds, 0.3, one),
-                    _seconds_per_round(batched, rounds, np.full(rows, 0.3), many) / rows,
-                )
-                for _ in range(repeats)
-            ]
-            alone, shared = min(t[0] for t in times), min(t[1] for t in times)
+            timings = interleaved(
+                {
+                    "single": _play(single, rounds, 0.3, one),
+                    "batched": _play(batched, rounds, np.full(rows, 0.3), many),
+                },
+                repeats,
+            )
+            alone = timings.spread("single").scaled(1e6 / rounds)
+            shared = timings.spread("batched").scaled(1e6 / (rounds * rows))
+            ratio = timings.ratio("single", "batched", scale=rows)
             print(
-                f"   {name:4s} {type(convex_set).__name__:8s} single {alone * 1e6:7.1f} us   "
-                f"batched {shared * 1e6:6.2f} us/run-round   ratio {alone / shared:5.1f}x"
+                f"   {name:4s} {type(convex_set).__name__:8s} single {alone.median:7.1f} us   "
+                f"batched {shared.median:6.2f} us/run-round   ratio {ratio}x   ({timings.load})"
             )
 
 
@@ -80,24 +91,24 @@ def bbcg_against_its_draws(horizon: int, rows: int, repeats: int) -> None:
     ball = L2Ball(10)
     agent = _agent("bbcg", ball, horizon, batch_size=rows)
     theta = np.random.default_rng(0).standard_normal(10) / 10
-    best_agent = best_draws = float("inf")
-    for _ in range(repeats):
+
+    def play() -> None:
         agent.reset(seed=0)
-        start = time.perf_counter()
         while agent.stats["rounds"] < horizon:
             plays = agent.block_actions()
             agent.update_block(plays @ theta)
-        best_agent = min(best_agent, time.perf_counter() - start)
-        generators = [np.random.default_rng(seed) for seed in range(rows)]
-        start = time.perf_counter()
-        for rng in generators:
+
+    def draw() -> None:
+        for rng in [np.random.default_rng(seed) for seed in range(rows)]:
             rng.standard_normal((horizon, 10))
-        best_draws = min(best_draws, time.perf_counter() - start)
-    per = horizon * rows
+
+    timings = interleaved({"agent": play, "draws": draw}, repeats)
+    per = 1e6 / (horizon * rows)
     print(
-        f"   agent {best_agent / per * 1e6:.3f} us/run-round, its Gaussian draws alone "
-        f"{best_draws / per * 1e6:.3f} us/run-round: ratio {best_agent / best_draws:.2f}x "
-        "(losses evaluated by one product per slice, included)"
+        f"   agent {timings.spread('agent').scaled(per).median:.3f} us/run-round, its Gaussian "
+        f"draws alone {timings.spread('draws').scaled(per).median:.3f} us/run-round: ratio "
+        f"{timings.ratio('agent', 'draws')}x ({timings.load}; losses evaluated by one product "
+        "per slice, included)"
     )
 
 
@@ -133,7 +144,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3000, help="rounds of measurement 1")
     parser.add_argument("--rows", type=int, default=64, help="S, the batch size")
-    parser.add_argument("--repeats", type=int, default=3, help="best of this many")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats")
     parser.add_argument("--memory", action="store_true", help="also measurement 3")
     parser.add_argument("--memory-rounds", type=int, default=20_000, help="rounds of 3")
     parser.add_argument("--child", nargs=3, type=int, help=argparse.SUPPRESS)

@@ -2,9 +2,9 @@
 
 (a) FKM, BFW, OFW and OGD on the ball and the simplex (n = 10, T = 10^5): 64 seeds
     through ``run_many`` against 64 calls of ``run``. ``run`` costs the same for every
-    seed, so the 64 calls are timed on ``--single-seeds`` of them (default 2) and scaled
-    to 64; those seeds' results are checked ``same_outcome`` as their rows of the batch.
-    Targets: speed-up >= 20x, batch cost <= 2 us per run-round.
+    seed, so the 64 calls are timed on one of them (seed 0) and scaled to 64; its
+    result is checked ``same_outcome`` as row 0 of the batch. Targets: speed-up >= 20x,
+    batch cost <= 2 us per run-round.
 (b) BBCG batched (64 seeds, ball n = 10, T = 10^5): the batch's loop against drawing
     its random numbers for the same batch -- per row and round, the agent's Gaussian
     direction (n normals) and the adversary's noise (n normals and one uniform, the
@@ -16,11 +16,17 @@
     reports its peak and the rounds played; BBCG's memory is periodic in its blocks
     (nothing grows with t but the loss tally, O(1) here), so the first blocks show the
     peak. Target: < 512 MB.
+(d) The random agent through ``run_many`` on the ball (n = 10) with S = 1, 8 and 64
+    seeds: CPU microseconds per run-round of the whole call (the runner's fixed costs
+    per round, shared by the rows of a batch).
 
 The run figures are CPU seconds of the whole calls minus their comparators (the same
-comparator calls timed on their own), as in bench_fast_path.py.
+comparator calls timed on their own), as in bench_fast_path.py. The sides of each
+figure take turns for ``--repeats`` rounds (``common.interleaved``); each figure is the
+median [min, max] over the repeats, printed with the load average.
 
 Run:  python benchmarks/bench_batched.py [--quick] [--horizon 100000] [--seeds 64]
+          [--repeats 3]
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import subprocess
 import sys
 import textwrap
 
-from common import Row, cpu_seconds, pin_blas_threads, table, verdict, write_json
+from common import Row, cpu_seconds, interleaved, pin_blas_threads, table, verdict, write_json
 
 pin_blas_threads()
 
@@ -66,46 +72,48 @@ def comparator_cpu(env_id: str, kwargs: dict, horizon: int, seeds: list[int]) ->
     return seconds
 
 
-def batched_speedup(agent: str, label: str, horizon: int, seeds: int, singles: int) -> Row:
+def batched_speedup(agent: str, label: str, horizon: int, seeds: int, repeats: int) -> Row:
     env_id, size = CASES[label]
     kwargs = {**size, **({"feedback": "full"} if agent in FULL_INFORMATION else {})}
     seed_list = list(range(seeds))
-    batch_cpu, _, batch = cpu_seconds(
-        lambda: run_many(env_id, agent, seed_list, horizon=horizon, env_kwargs=kwargs)
+    timings = interleaved(
+        {
+            "batch": lambda: run_many(env_id, agent, seed_list, horizon=horizon, env_kwargs=kwargs),
+            "single": lambda: run(env_id, agent, seed=0, horizon=horizon, env_kwargs=kwargs),
+        },
+        repeats,
     )
-    single_cpu, same = 0.0, True
-    for seed in seed_list[:singles]:
-        seconds, _, result = cpu_seconds(
-            lambda s=seed: run(env_id, agent, seed=s, horizon=horizon, env_kwargs=kwargs)
-        )
-        single_cpu += seconds
-        same = same and batch[seed].same_outcome(result)
-    batch_loop = batch_cpu - comparator_cpu(env_id, kwargs, horizon, seed_list)
-    single_loop = single_cpu - comparator_cpu(env_id, kwargs, horizon, seed_list[:singles])
-    per_run = single_loop / singles
-    ratio = per_run * seeds / batch_loop
-    us_per_run_round = 1e6 * batch_loop / (seeds * horizon)
+    batch, single = timings.results["batch"], timings.results["single"]
+    batch_comparator = comparator_cpu(env_id, kwargs, horizon, seed_list)
+    single_comparator = comparator_cpu(env_id, kwargs, horizon, [0])
+    comparators = (single_comparator, batch_comparator)
+    ratio = timings.ratio("single", "batch", minus=comparators, scale=seeds)
+    cost = timings.spread("batch", minus=batch_comparator).scaled(1e6 / (seeds * horizon))
+    same = batch[0].same_outcome(single)
     detail = {
         "env": env_id,
         **kwargs,
         "horizon": horizon,
         "seeds": seeds,
-        "single_seeds_timed": singles,
+        "repeats": repeats,
         "loop": batch[0].loop,
-        "batch_cpu_s": batch_cpu,
-        "batch_loop_cpu_s": batch_loop,
-        "single_loop_cpu_s_per_run": per_run,
-        "batch_us_per_run_round": us_per_run_round,
-        "single_us_per_round": 1e6 * per_run / horizon,
+        "batch_cpu_s": timings.seconds["batch"],
+        "single_cpu_s": timings.seconds["single"],
+        "comparator_cpu_s": {"batch": batch_comparator, "single": single_comparator},
+        "batch_us_per_run_round": str(cost),
+        "single_us_per_round": str(
+            timings.spread("single", minus=single_comparator).scaled(1e6 / horizon)
+        ),
         "same_outcome": same,
     }
-    met = verdict(ratio, at_least=20.0) and us_per_run_round <= 2.0 and same
-    return Row(
+    met = verdict(ratio.median, at_least=20.0) and cost.median <= 2.0 and same
+    return Row.measured(
         "6a batched",
         f"{agent.upper()} run_many({seeds} seeds) / {seeds} x run ({label}, T={horizon:.0e}); "
-        f"{us_per_run_round:.2f} us/run-round",
+        f"{cost} us/run-round",
         ratio,
         "x",
+        timings.load,
         ">= 20, <= 2 us/run-round",
         met,
         detail,
@@ -128,35 +136,65 @@ def draws(seeds: int, n: int, horizon: int):
     return draw
 
 
-def bbcg_floor(horizon: int, seeds: int, n: int = 10) -> Row:
+def bbcg_floor(horizon: int, seeds: int, repeats: int, n: int = 10) -> Row:
     env_id, kwargs = "BCO-Ball-v0", {"n": n}
     seed_list = list(range(seeds))
-    batch_cpu, _, batch = cpu_seconds(
-        lambda: run_many(env_id, "bbcg", seed_list, horizon=horizon, env_kwargs=kwargs)
+    timings = interleaved(
+        {
+            "batch": lambda: run_many(
+                env_id, "bbcg", seed_list, horizon=horizon, env_kwargs=kwargs
+            ),
+            "draws": draws(seeds, n, horizon),
+        },
+        repeats,
     )
-    loop = batch_cpu - comparator_cpu(env_id, kwargs, horizon, seed_list)
-    floor, _, _ = cpu_seconds(draws(seeds, n, horizon))
-    ratio = loop / floor
+    comparator = comparator_cpu(env_id, kwargs, horizon, seed_list)
+    ratio = timings.ratio("batch", "draws", minus=(comparator, 0.0))
     detail = {
         "env": env_id,
         "n": n,
         "horizon": horizon,
         "seeds": seeds,
-        "loop": batch[0].loop,
-        "batch_loop_cpu_s": loop,
-        "draws_cpu_s": floor,
-        "batch_us_per_run_round": 1e6 * loop / (seeds * horizon),
+        "repeats": repeats,
+        "loop": timings.results["batch"][0].loop,
+        "batch_cpu_s": timings.seconds["batch"],
+        "comparator_cpu_s": comparator,
+        "draws_cpu_s": timings.seconds["draws"],
+        "batch_us_per_run_round": str(
+            timings.spread("batch", minus=comparator).scaled(1e6 / (seeds * horizon))
+        ),
     }
-    return Row(
+    return Row.measured(
         "6b batched",
         f"BBCG run_many({seeds} seeds) loop / drawing its random numbers (ball n={n}, "
         f"T={horizon:.0e})",
         ratio,
         "x",
+        timings.load,
         "<= 2",
-        verdict(ratio, at_most=2.0),
+        verdict(ratio.median, at_most=2.0),
         detail,
     )
+
+
+def random_agent(horizon: int, sizes: tuple[int, ...], repeats: int) -> list[Row]:
+    """(d) CPU us per run-round of the random agent through run_many, S rows each."""
+    calls = {
+        size: lambda size=size: run_many("BCO-Ball-v0", "random", range(size), horizon=horizon)
+        for size in sizes
+    }
+    timings = interleaved({str(size): call for size, call in calls.items()}, repeats)
+    return [
+        Row.measured(
+            "6d batched",
+            f"random agent, run_many on the ball (n=10, S={size}, T={horizon:.0e}), whole call",
+            timings.spread(str(size)).scaled(1e6 / (size * horizon)),
+            "us/run-round",
+            timings.load,
+            detail={"seconds": timings.seconds[str(size)], "repeats": repeats},
+        )
+        for size in sizes
+    ]
 
 
 CHILD = textwrap.dedent(
@@ -211,17 +249,18 @@ def measure(
     quick: bool = False,
     horizon: int = HORIZON,
     seeds: int = SEEDS,
-    singles: int = 2,
+    repeats: int = 3,
     memory_seconds: float = 60.0,
 ) -> tuple[list[Row], dict]:
     if quick:
-        horizon, seeds, singles, memory_seconds = 2_000, 8, 1, 5.0
+        horizon, seeds, repeats, memory_seconds = 2_000, 8, 2, 5.0
     rows = [
-        batched_speedup(agent, label, horizon, seeds, singles)
+        batched_speedup(agent, label, horizon, seeds, repeats)
         for agent in AGENTS
         for label in CASES
     ]
-    rows.append(bbcg_floor(horizon, seeds))
+    rows.append(bbcg_floor(horizon, seeds, repeats))
+    rows += random_agent(horizon, tuple(sorted({1, 8, seeds})), repeats)
     rows.append(peak_memory(100_000, 1_000_000, memory_seconds))
     return rows, {f"{row.benchmark} {row.name}": row.detail for row in rows}
 
@@ -231,10 +270,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
     parser.add_argument("--horizon", type=int, default=HORIZON)
     parser.add_argument("--seeds", type=int, default=SEEDS)
-    parser.add_argument("--single-seeds", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats")
     parser.add_argument("--memory-seconds", type=float, default=60.0)
     args = parser.parse_args()
-    rows, _ = measure(args.quick, args.horizon, args.seeds, args.single_seeds, args.memory_seconds)
+    rows, _ = measure(args.quick, args.horizon, args.seeds, args.repeats, args.memory_seconds)
     print(table(rows))
     write_json("batched", rows)
 

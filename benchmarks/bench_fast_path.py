@@ -10,15 +10,17 @@
 The figure is the loop: the run's CPU time minus that of its checkpoint comparator (the
 same call timed on its own; the comparator regenerates the adversary's whole sequence
 once, which costs the same whichever loop ran). The whole-call ratios are shown too.
+The two sides take turns for ``--repeats`` rounds; each figure is the median [min, max]
+of the per-repeat ratios, printed with the load average (``common.interleaved``).
 
-Run:  python benchmarks/bench_fast_path.py [--quick]
+Run:  python benchmarks/bench_fast_path.py [--quick] [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
 
-from common import Row, cpu_seconds, interleaved_best, pin_blas_threads, table, verdict, write_json
+from common import Row, cpu_seconds, interleaved, pin_blas_threads, table, verdict, write_json
 
 pin_blas_threads()
 
@@ -57,80 +59,85 @@ def normals(n: int, horizon: int):
     return draw
 
 
-def speedup(n: int = 10, horizon: int = 200_000, repeats: int = 3) -> Row:
+def speedup(n: int = 10, horizon: int = 200_000, repeats: int = 5) -> Row:
     comparator = comparator_seconds(n, horizon)
-    best, results = interleaved_best(
+    timings = interleaved(
         {"fast": bbcg_run(n, horizon, None), "gym": bbcg_run(n, horizon, False)}, repeats
     )
-    fast, slow = results["fast"], results["gym"]
-    loop_ratio = (best["gym"] - comparator) / (best["fast"] - comparator)
+    fast, slow = timings.results["fast"], timings.results["gym"]
+    loop_ratio = timings.ratio("gym", "fast", minus=(comparator, comparator))
+    per_round = 1e6 / horizon
     detail = {
         "n": n,
         "horizon": horizon,
+        "repeats": repeats,
         "loops": [fast.loop, slow.loop],
         "same_final_regret": fast.final_regret == slow.final_regret,
-        "fast_run_cpu_s": best["fast"],
-        "gym_run_cpu_s": best["gym"],
+        "fast_run_cpu_s": timings.seconds["fast"],
+        "gym_run_cpu_s": timings.seconds["gym"],
         "comparator_cpu_s": comparator,
-        "whole_call_speedup": best["gym"] / best["fast"],
-        "fast_us_per_round": 1e6 * (best["fast"] - comparator) / horizon,
-        "gym_us_per_round": 1e6 * (best["gym"] - comparator) / horizon,
+        "whole_call_speedup": str(timings.ratio("gym", "fast")),
+        "fast_us_per_round": str(timings.spread("fast", minus=comparator).scaled(per_round)),
+        "gym_us_per_round": str(timings.spread("gym", minus=comparator).scaled(per_round)),
     }
-    met = verdict(loop_ratio, at_least=20.0) and detail["same_final_regret"]
-    return Row(
+    met = verdict(loop_ratio.median, at_least=20.0) and detail["same_final_regret"]
+    return Row.measured(
         "2a fast path",
         f"BBCG block loop speed-up over gym loop (n={n}, T={horizon:.0e})",
         loop_ratio,
         "x",
+        timings.load,
         ">= 20",
         met,
         detail,
     )
 
 
-def against_floor(n: int = 100, horizon: int = 1_000_000, repeats: int = 2) -> Row:
+def against_floor(n: int = 100, horizon: int = 1_000_000, repeats: int = 3) -> Row:
     comparator = comparator_seconds(n, horizon)
-    best, results = interleaved_best(
+    timings = interleaved(
         {"fast": bbcg_run(n, horizon, None), "normals": normals(n, horizon)}, repeats
     )
-    fast = results["fast"]
-    ratio = (best["fast"] - comparator) / best["normals"]
+    fast = timings.results["fast"]
+    ratio = timings.ratio("fast", "normals", minus=(comparator, 0.0))
     detail = {
         "n": n,
         "horizon": horizon,
+        "repeats": repeats,
         "loop": fast.loop,
-        "run_cpu_s": best["fast"],
+        "run_cpu_s": timings.seconds["fast"],
         "comparator_cpu_s": comparator,
-        "normals_cpu_s": best["normals"],
-        "whole_call_over_floor": best["fast"] / best["normals"],
+        "normals_cpu_s": timings.seconds["normals"],
+        "whole_call_over_floor": str(timings.ratio("fast", "normals")),
         "agent_wall_s": fast.agent_seconds,
         "env_wall_s": fast.env_seconds,
-        "rounds_per_second": horizon / (best["fast"] - comparator),
     }
-    return Row(
+    return Row.measured(
         "2b fast path",
         f"BBCG block loop / T x n normals (n={n}, T={horizon:.0e})",
         ratio,
         "x",
+        timings.load,
         "<= 3",
-        verdict(ratio, at_most=3.0),
+        verdict(ratio.median, at_most=3.0),
         detail,
     )
 
 
-def measure(quick: bool = False) -> tuple[list[Row], dict]:
+def measure(quick: bool = False, repeats: int = 5) -> tuple[list[Row], dict]:
     if quick:
-        rows = [speedup(10, 20_000), against_floor(100, 50_000)]
+        rows = [speedup(10, 20_000, 2), against_floor(100, 50_000, 2)]
     else:
-        rows = [speedup(), against_floor()]
+        rows = [speedup(repeats=repeats), against_floor(repeats=max(2, repeats - 2))]
     return rows, {row.benchmark: row.detail for row in rows}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small horizons (a smoke test)")
+    parser.add_argument("--repeats", type=int, default=5, help="interleaved repeats of 2a")
     args = parser.parse_args()
-    rows, raw = measure(args.quick)
+    rows, raw = measure(args.quick, args.repeats)
     print(table(rows))
     for name, detail in raw.items():
         print(name, {k: (round(v, 4) if isinstance(v, float) else v) for k, v in detail.items()})

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import Row, pin_blas_threads, table, verdict, write_json
+from common import Load, Row, load_average, pin_blas_threads, table, verdict, write_json
 
 pin_blas_threads()
 
@@ -70,7 +70,9 @@ def child_run(horizon: int) -> dict:
 
 
 def measure(horizon: int = 10_000_000, baseline: int = 10_000) -> tuple[list[Row], dict]:
+    start = load_average()
     small, large = child_run(baseline), child_run(horizon)
+    load = Load(start, load_average())
     ratio = large["peak_rss_mb"] / small["peak_rss_mb"]
     raw = {"small": small, "large": large}
     row = Row(
@@ -81,6 +83,7 @@ def measure(horizon: int = 10_000_000, baseline: int = 10_000) -> tuple[list[Row
         "<= 1.5",
         verdict(ratio, at_most=1.5),
         raw,
+        load=load,
     )
     return [row], raw
 

@@ -6,11 +6,13 @@
   d = 841), the ``edge-costs`` loss.
 
 Each agent runs through ``bco_gym.experiment.run`` with its default loop (BBCG: the
-block fast path; BFW and FKM: the lean per-round loop) for the same T and seeds. The
-per-round cost is the run's own loop time (``agent_seconds + env_seconds``, wall clock
-inside the loop, so setup and the comparator are left out) divided by T: it includes
-the env's feasibility check of every play and the loss. The CPU time of the whole call
-minus that of its comparator (timed on its own) is reported beside it.
+block fast path; BFW and FKM: the lean per-round loop) for the same T, seed 0. The three
+agents take turns for ``--repeats`` rounds (``common.interleaved``); the per-round cost
+is the CPU time of the whole call minus that of its comparator (timed on its own),
+divided by T: it includes the env's feasibility check of every play and the loss. The
+cost ratio is the median [min, max] of the per-repeat ratios, beside the load average;
+the run's own loop time (``agent_seconds + env_seconds``, wall clock) is in the JSON.
+Regrets are of seeds 0 .. ``--seeds`` - 1 (seed 0 from the timed runs).
 
 Constants. Theorem 1's smoothing radius c T^(-1/4) exceeds the inner radius r on both
 problems at any practical T (d is large), where it is capped at r: then K_delta = {c},
@@ -23,7 +25,7 @@ leave the centre in T rounds: its losses are ~1e-5 M.)
 
 Targets: FKM's per-round cost >= 10x BBCG's, with BBCG's regret <= 2x FKM's.
 
-Run:  python benchmarks/bench_payoff.py [--horizon 2000] [--seeds 2]
+Run:  python benchmarks/bench_payoff.py [--horizon 2000] [--seeds 1] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-from common import Row, cpu_seconds, pin_blas_threads, table, verdict, write_json
+from common import Row, cpu_seconds, interleaved, pin_blas_threads, table, verdict, write_json
 
 pin_blas_threads()
 
@@ -67,66 +69,73 @@ def comparator_cpu(env_id: str, size: dict, horizon: int, seed: int) -> float:
     return seconds
 
 
-def measure(horizon: int = HORIZON, seeds: int = 1) -> tuple[list[Row], dict]:
+def _play(env_id: str, size: dict, overrides: dict, horizon: int, agent: str, seed: int = 0):
+    return partial(
+        run,
+        env_id,
+        agent,
+        horizon=horizon,
+        seed=seed,
+        env_kwargs=size,
+        agent_kwargs=overrides,
+        checkpoints=[horizon],
+    )
+
+
+def measure(horizon: int = HORIZON, seeds: int = 1, repeats: int = 2) -> tuple[list[Row], dict]:
     rows, raw = [], {}
     for label, (env_id, size) in PROBLEMS.items():
         overrides = constants(env_id, size, horizon)
+
+        play = partial(_play, env_id, size, overrides, horizon)
+
+        timings = interleaved({agent: play(agent) for agent in AGENTS}, repeats)
+        comparator = comparator_cpu(env_id, size, horizon, 0)
         per_agent: dict[str, dict] = {}
         for agent in AGENTS:
-            costs, cpu_costs, regrets, loops = [], [], [], set()
-            for seed in range(seeds):
-                comparator = comparator_cpu(env_id, size, horizon, seed)
-                seconds, _, result = cpu_seconds(
-                    partial(
-                        run,
-                        env_id,
-                        agent,
-                        horizon=horizon,
-                        seed=seed,
-                        env_kwargs=size,
-                        agent_kwargs=overrides,
-                        checkpoints=[horizon],
-                    )
-                )
-                costs.append((result.agent_seconds + result.env_seconds) / horizon)
-                cpu_costs.append((seconds - comparator) / horizon)
-                regrets.append(result.final_regret)
-                loops.add(result.loop)
+            first = timings.results[agent]
+            others = [play(agent, seed)() for seed in range(1, seeds)]
+            regrets = [result.final_regret for result in (first, *others)]
             per_agent[agent] = {
-                "ms_per_round": 1e3 * float(np.mean(costs)),
-                "cpu_ms_per_round": 1e3 * float(np.mean(cpu_costs)),
+                "cpu_ms_per_round": str(
+                    timings.spread(agent, minus=comparator).scaled(1e3 / horizon)
+                ),
+                "loop_wall_ms_per_round": 1e3 * (first.agent_seconds + first.env_seconds) / horizon,
+                "cpu_s": timings.seconds[agent],
                 "mean_regret": float(np.mean(regrets)),
                 "regrets": regrets,
-                "loop": "/".join(sorted(loops)),
-                "lmo_calls_per_round": result.lmo_calls / horizon,
-                "projections_per_round": result.projections / horizon,
+                "loop": first.loop,
+                "lmo_calls_per_round": first.lmo_calls / horizon,
+                "projections_per_round": first.projections / horizon,
             }
         raw[label] = {
             "env_id": env_id,
             "size": size,
             "horizon": horizon,
             "seeds": seeds,
+            "repeats": repeats,
+            "comparator_cpu_s": comparator,
             "constants": overrides,
             "agents": per_agent,
         }
-        bbcg, fkm = per_agent["bbcg"], per_agent["fkm"]
-        speed = fkm["ms_per_round"] / bbcg["ms_per_round"]
-        regret_ratio = bbcg["mean_regret"] / fkm["mean_regret"]
+        speed = timings.ratio("fkm", "bbcg", minus=(comparator, comparator))
+        regret_ratio = per_agent["bbcg"]["mean_regret"] / per_agent["fkm"]["mean_regret"]
         rows.append(
-            Row(
+            Row.measured(
                 "3 payoff",
                 f"FKM / BBCG per-round cost ({label})",
                 speed,
                 "x",
+                timings.load,
                 ">= 10",
-                verdict(speed, at_least=10.0),
+                verdict(speed.median, at_least=10.0),
                 raw[label],
             )
         )
         rows.append(
             Row(
                 "3 payoff",
-                f"BBCG / FKM regret ({label})",
+                f"BBCG / FKM regret ({label}, {seeds} seed{'s' if seeds > 1 else ''})",
                 regret_ratio,
                 "x",
                 "<= 2",
@@ -141,14 +150,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--horizon", type=int, default=HORIZON)
     parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=2, help="interleaved repeats")
     args = parser.parse_args()
-    rows, raw = measure(args.horizon, args.seeds)
+    rows, raw = measure(args.horizon, args.seeds, args.repeats)
     print(table(rows))
     for label, values in raw.items():
         for agent, figures in values["agents"].items():
             print(
-                f"{label}: {agent:<5} {figures['ms_per_round']:.3f} ms/round "
-                f"(whole call, CPU: {figures['cpu_ms_per_round']:.3f}) "
+                f"{label}: {agent:<5} {figures['cpu_ms_per_round']} CPU ms/round "
+                f"(loop, wall: {figures['loop_wall_ms_per_round']:.3f}) "
                 f"({figures['loop']} loop), regret {figures['mean_regret']:.4g}"
             )
     write_json("payoff", rows)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from common import OUT, Row, pin_blas_threads, table, write_json
+from common import OUT, Load, Row, load_average, pin_blas_threads, table, write_json
 
 pin_blas_threads()
 
@@ -46,6 +46,7 @@ def horizon_for(agent: str, n: int) -> int:
 
 def measure(dimensions: tuple[int, ...] = DIMENSIONS) -> tuple[list[Row], dict]:
     raw: dict[str, dict[int, dict]] = {agent: {} for agent in AGENTS}
+    start = load_average()
     for n in dimensions:
         radius = Simplex(n).inner_radius
         for agent in AGENTS:
@@ -67,6 +68,7 @@ def measure(dimensions: tuple[int, ...] = DIMENSIONS) -> tuple[list[Row], dict]:
                 "loop": result.loop,
             }
     raw["floor"] = {n: {"rounds_per_second": gaussian_floor(n)} for n in dimensions}
+    load = Load(start, load_average())
     rows = [
         Row(
             "5 scaling",
@@ -76,6 +78,7 @@ def measure(dimensions: tuple[int, ...] = DIMENSIONS) -> tuple[list[Row], dict]:
             "",
             None,
             figures,
+            load=load,
         )
         for agent, by_n in raw.items()
         for n, figures in by_n.items()

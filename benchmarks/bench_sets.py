@@ -1,27 +1,32 @@
 """Set oracles, set by set, measured in one run: LMO versus projection, and batched
 oracles versus single calls.
 
-Table 1, at realistic sizes: the median wall time of one LMO call on independent
-standard normal directions, of one LMO call on a slowly drifting direction
-g_k = g + 0.05 z_k (as the summed gradient estimates of BBCG drift between blocks; this
-is where the nuclear ball's ARPACK warm start helps), of one projection of a point
-c + 2R z/||z|| outside K, and the ratio projection / LMO. Every call is also checked
-(answers in K) so the timings are of correct work.
+Table 1, at realistic sizes: the CPU time per call of the LMO on independent standard
+normal directions, of the LMO on a slowly drifting direction g_k = g + 0.05 z_k (as the
+summed gradient estimates of BBCG drift between blocks; this is where the nuclear
+ball's ARPACK warm start helps), and of the projection of points c + 2R z/||z|| outside
+K, each a batch of ``--repeats`` calls; the three batches take turns for ``--turns``
+rounds (``common.interleaved``) and the ratio projection / LMO is the median [min, max]
+of the per-turn ratios. Every call is also checked (answers in K) so the timings are of
+correct work.
 
 Table 2, batched oracles: ``lmo_many`` on a batch of 64 rows against 64 calls of
 ``lmo`` on the same rows, and ``project_many`` against 64 calls of ``project`` (points
 half inside, half outside K), at the sizes of table 1 and at the small sizes batched
 agents use (10 coordinates, or the default size of the set's env; S = 64 rows every
 round). CPU time of this process
-(BLAS on one thread), both sides taking turns, the least of ``--turns`` kept; the
-speed-up is (64 single calls) / (one batched call), and "us/row" is the batched call's
-time divided by 64. The batched answers are checked against the single ones (bit for
-bit; the nuclear ball's LMO above 128 x 128 to 1e-12, see its docstring). A set whose
+(BLAS on one thread), both sides taking turns for ``--turns`` rounds; the speed-up is
+(64 single calls) / (one batched call), the median [min, max] of the per-turn ratios,
+and "us/row" is the median batched call's time divided by 64. The batched answers are
+checked against the single ones (bit for bit; the nuclear ball's LMO above 128 x 128 to
+1e-12, see its docstring). A set whose
 ``project_many`` is a row loop (the QP projections of the flow and Birkhoff polytopes)
 is measured at the small sizes only.
 
 Table 3, the fixed cost of a batched call at the small sizes: microseconds per call of
-``lmo`` on one row and of ``lmo_many`` on 1, 8 and 64 rows.
+``lmo`` on one row and of ``lmo_many`` on 1, 8 and 64 rows (medians over the turns).
+
+The load average over each table is printed under it.
 
 Run:  python benchmarks/bench_sets.py [--repeats 30] [--turns 5]
 """
@@ -32,7 +37,7 @@ import argparse
 import time
 from collections.abc import Callable
 
-from common import interleaved_best, pin_blas_threads
+from common import Load, Spread, interleaved, load_average, pin_blas_threads
 
 pin_blas_threads()
 
@@ -72,16 +77,11 @@ BATCH = 64
 OVERHEAD_SIZES = (1, 8, 64)
 
 
-def median_seconds(call: Callable[[np.ndarray], np.ndarray], inputs: list[np.ndarray]) -> float:
-    times = []
-    for value in inputs:
-        start = time.perf_counter()
-        call(value)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+def _calls(call: Callable[[np.ndarray], np.ndarray], inputs: list[np.ndarray]):
+    return lambda: [call(value) for value in inputs]
 
 
-def measure(convex_set: ConvexSet, repeats: int, rng: np.random.Generator) -> dict[str, float]:
+def measure(convex_set: ConvexSet, repeats: int, turns: int, rng: np.random.Generator) -> dict:
     shape, c = convex_set.shape, convex_set.center
     independent = [rng.standard_normal(shape) for _ in range(repeats)]
     base = rng.standard_normal(shape)
@@ -97,10 +97,20 @@ def measure(convex_set: ConvexSet, repeats: int, rng: np.random.Generator) -> di
     start = time.perf_counter()
     convex_set.tangent_many(tangent_batch)
     tangent_seconds = (time.perf_counter() - start) / len(tangent_batch)
+    timings = interleaved(
+        {
+            "lmo": _calls(convex_set.lmo, independent),
+            "lmo_drift": _calls(convex_set.lmo, drifting),
+            "project": _calls(convex_set.project, outside),
+        },
+        turns,
+    )
+    per_lmo, per_projection = 1 / len(independent), 1 / len(outside)
     return {
-        "lmo": median_seconds(convex_set.lmo, independent),
-        "lmo_drift": median_seconds(convex_set.lmo, drifting),
-        "project": median_seconds(convex_set.project, outside),
+        "lmo": timings.spread("lmo").scaled(per_lmo).median,
+        "lmo_drift": timings.spread("lmo_drift").scaled(per_lmo).median,
+        "project": timings.spread("project").scaled(per_projection).median,
+        "ratio": timings.ratio("project", "lmo", scale=len(independent) / len(outside)),
         "tangent": tangent_seconds,
     }
 
@@ -123,9 +133,9 @@ def batched_against_single(
     if with_projection:
         calls["project"] = lambda: [convex_set.project(x) for x in points]
         calls["project_many"] = lambda: convex_set.project_many(points)
-    seconds, results = interleaved_best(calls, turns)
-    _check_rows(convex_set, results)
-    return seconds
+    timings = interleaved(calls, turns)
+    _check_rows(convex_set, timings.results)
+    return timings
 
 
 def _check_rows(convex_set: ConvexSet, results: dict[str, object]) -> None:
@@ -144,12 +154,12 @@ def print_batched(sets: list[tuple[str, Callable[[], ConvexSet]]], turns: int, r
         small = any(name == small_name for small_name, _ in SMALL_SETS)
         vectorised = not isinstance(convex_set, FlowPolytope | BirkhoffPolytope)
         with_projection = convex_set.has_projection and (small or vectorised)
-        result = batched_against_single(convex_set, turns, rng, with_projection)
-        cells = _pair(result["lmo"], result["lmo_many"])
+        timings = batched_against_single(convex_set, turns, rng, with_projection)
+        cells = _pair(timings, "lmo", "lmo_many")
         if with_projection:
-            cells += _pair(result["project"], result["project_many"])
+            cells += _pair(timings, "project", "project_many")
         else:
-            cells += f"{'(by rows, not timed)':>37}"
+            cells += f"{'(by rows, not timed)':>52}"
         print(f"{name:<27}{cells}")
 
 
@@ -163,8 +173,8 @@ def print_overhead(turns: int, rng: np.random.Generator) -> None:
         for size in OVERHEAD_SIZES:
             calls[f"k={size}"] = lambda s=convex_set, d=directions[:size]: s.lmo_many(d)
         repeated = {key: _repeated(call, 20) for key, call in calls.items()}
-        seconds, _ = interleaved_best(repeated, turns)
-        cells = "".join(f"{1e6 * value / 20:>10.1f}" for value in seconds.values())
+        timings = interleaved(repeated, turns)
+        cells = "".join(f"{timings.spread(key).scaled(1e6 / 20).median:>10.1f}" for key in repeated)
         print(f"{name:<27}{cells}")
 
 
@@ -176,55 +186,68 @@ def _repeated(call: Callable[[], object], times: int) -> Callable[[], None]:
     return run
 
 
-def _pair(single: float, batched: float) -> str:
-    ratio = f"{single / batched:.1f}x"
-    return f"{_ms(single):>10}{_ms(batched):>10}{ratio:>9}{1e6 * batched / BATCH:>8.2f}"
+def _pair(timings, single: str, batched: str) -> str:
+    ratio = f"{timings.ratio(single, batched)}x"
+    one, many = timings.spread(single).median, timings.spread(batched).median
+    return f"{_ms(one):>10}{_ms(many):>10}{ratio:>24}{1e6 * many / BATCH:>8.2f}"
 
 
 def _ms(seconds: float) -> str:
     return f"{1e3 * seconds:.3f}"
 
 
+def _load_line(start: float) -> str:
+    return f"({Load(start, load_average())})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=30, help="LMO calls per set (default 30)")
-    parser.add_argument("--turns", type=int, default=5, help="turns of the batched timing")
+    parser.add_argument("--turns", type=int, default=5, help="interleaved turns of each timing")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     header = (
         f"{'set':<27}{'build':>9}{'LMO':>11}{'LMO drift':>11}{'project':>11}"
-        f"{'proj/LMO':>10}{'tangent/row':>13}"
+        f"{'proj/LMO median [min, max]':>30}{'tangent/row':>13}"
     )
     print(header)
     print("-" * len(header))
+    start = load_average()
     for name, make in SETS:
-        start = time.perf_counter()
+        begin = time.perf_counter()
         convex_set = make()
-        build = time.perf_counter() - start
-        result = measure(convex_set, args.repeats, rng)
+        build = time.perf_counter() - begin
+        result = measure(convex_set, args.repeats, args.turns, rng)
+        ratio: Spread = result["ratio"]
         print(
             f"{name:<27}{_ms(build):>9}{_ms(result['lmo']):>11}{_ms(result['lmo_drift']):>11}"
-            f"{_ms(result['project']):>11}{result['project'] / result['lmo']:>9.1f}x"
-            f"{_ms(result['tangent']):>13}"
+            f"{_ms(result['project']):>11}{f'{ratio}x':>30}{_ms(result['tangent']):>13}"
         )
-    print("times are medians in milliseconds (build and tangent/row: one run)")
+    print(
+        f"CPU ms per call, medians over {args.turns} turns (build and tangent/row: one run, wall)"
+    )
+    print(_load_line(start))
     print()
     header = (
-        f"{'set':<27}{'64 x lmo':>10}{'lmo_many':>10}{'speed-up':>9}{'us/row':>8}"
-        f"{'64 x proj':>10}{'proj_many':>10}{'speed-up':>9}{'us/row':>8}"
+        f"{'set':<27}{'64 x lmo':>10}{'lmo_many':>10}{'speed-up':>24}{'us/row':>8}"
+        f"{'64 x proj':>10}{'proj_many':>10}{'speed-up':>24}{'us/row':>8}"
     )
-    print(f"batched oracles, {BATCH} rows: CPU ms, least of {args.turns} turns taken in turn")
+    print(f"batched oracles, {BATCH} rows: CPU ms, medians of {args.turns} turns taken in turn")
     print(header)
     print("-" * len(header))
+    start = load_average()
     print_batched(SMALL_SETS + SETS, args.turns, rng)
-    print("speed-up = 64 single calls / one batched call; us/row = the batched call / 64")
+    print("speed-up = 64 single calls / one batched call, median [min, max] over the turns;")
+    print("us/row = the batched call / 64 " + _load_line(start))
     print()
     print("cost of one call in microseconds: lmo on one row, lmo_many on k rows")
     header = f"{'set':<27}{'lmo':>10}" + "".join(f"{f'k={k}':>10}" for k in OVERHEAD_SIZES)
     print(header)
     print("-" * len(header))
+    start = load_average()
     print_overhead(args.turns, rng)
+    print(_load_line(start))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,17 @@
-"""Shared pieces of the benchmarks: CPU timing, result rows, JSON and markdown output.
+"""Shared pieces of the benchmarks: the interleaved harness, result rows, JSON and markdown.
 
 Times are CPU seconds of this process (``time.process_time``) unless a row says
 otherwise: the benchmark machine is a shared 2-core one, where another process's load
-changes wall-clock times by tens of percent but CPU time much less. Every ratio is of two
-measurements taken in the same process run, one beside the other. BLAS is pinned to one
+changes wall-clock times by tens of percent but CPU time much less. BLAS is pinned to one
 thread (``run_all.py`` sets the environment before numpy loads): a threaded BLAS on a
 busy 2-core machine mostly waits for the other thread.
+
+Every ratio comes from :func:`interleaved`: the calls of both sides take turns (A, B, A,
+B, ...) for a number of repeats, each repeat gives one ratio of the two sides' times
+measured next to each other, and the figure is printed as the median of those ratios
+with their least and greatest, ``median [min, max]`` (:class:`Spread`), beside the
+machine's load average over the measurement (:class:`Load`). A figure whose interval is
+wide was measured while something else ran; the load beside it says how much.
 """
 
 from __future__ import annotations
@@ -31,6 +37,98 @@ def pin_blas_threads() -> None:
         os.environ.setdefault(name, "1")
 
 
+@dataclass(frozen=True)
+class Spread:
+    """The median of repeated figures with their least and greatest: ``median [min, max]``."""
+
+    median: float
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, values: Iterable[float]) -> Spread:
+        ordered = sorted(values)
+        if not ordered:
+            raise ValueError("Spread.of needs at least one value, got none")
+        middle = len(ordered) // 2
+        median = (
+            ordered[middle] if len(ordered) % 2 else 0.5 * (ordered[middle - 1] + ordered[middle])
+        )
+        return cls(median, ordered[0], ordered[-1])
+
+    def scaled(self, factor: float) -> Spread:
+        """The same spread times a positive ``factor`` (e.g. seconds to microseconds)."""
+        return Spread(self.median * factor, self.low * factor, self.high * factor)
+
+    def __str__(self) -> str:
+        return f"{_figure(self.median)} [{_figure(self.low)}, {_figure(self.high)}]"
+
+
+@dataclass(frozen=True)
+class Load:
+    """The 1-minute load average when a measurement started and when it ended."""
+
+    start: float
+    end: float
+
+    def __str__(self) -> str:
+        return f"load {self.start:.1f}-{self.end:.1f}"
+
+
+def load_average() -> float:
+    """The machine's 1-minute load average (nan where the OS does not report one)."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
+
+
+@dataclass
+class Timings:
+    """What :func:`interleaved` measured: every repeat's CPU seconds of each call."""
+
+    seconds: dict[str, list[float]]
+    results: dict[str, Any]
+    load: Load
+
+    def spread(self, name: str, *, minus: float = 0.0) -> Spread:
+        """The spread of one call's seconds (less ``minus``, e.g. a comparator's time)."""
+        return Spread.of(value - minus for value in self.seconds[name])
+
+    def ratio(
+        self,
+        numerator: str,
+        denominator: str,
+        *,
+        minus: tuple[float, float] = (0.0, 0.0),
+        scale: float = 1.0,
+    ) -> Spread:
+        """Repeat by repeat, ``scale * (numerator - minus[0]) / (denominator - minus[1])``.
+
+        Each repeat's two times were measured next to each other, so each ratio is of
+        two figures taken under the same load; the spread is over the repeats.
+        """
+        pairs = zip(self.seconds[numerator], self.seconds[denominator], strict=True)
+        return Spread.of(scale * (a - minus[0]) / (b - minus[1]) for a, b in pairs)
+
+
+def interleaved(calls: dict[str, Callable[[], Any]], repeats: int) -> Timings:
+    """CPU seconds of each call over ``repeats`` rounds, the calls taking turns.
+
+    Taking turns (A, B, A, B, ...) exposes every call to the same spells of load from
+    the rest of the machine; every repeat's time is kept, so a ratio can be reported
+    as the median over repeats with its range (:meth:`Timings.ratio`). The load
+    average is read before the first call and after the last.
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
+    seconds: dict[str, list[float]] = {name: [] for name in calls}
+    results: dict[str, Any] = {}
+    start = load_average()
+    for _ in range(repeats):
+        for name, call in calls.items():
+            cpu, _, results[name] = cpu_seconds(call)
+            seconds[name].append(cpu)
+    return Timings(seconds, results, Load(start, load_average()))
+
+
 @dataclass
 class Row:
     """One measured figure beside its target.
@@ -43,6 +141,9 @@ class Row:
         target: the target in words ("<= 1.5"), or "" for a figure without one.
         met: whether the target is met (None without a target).
         detail: the raw measurements behind the figure.
+        spread: the median [min, max] over interleaved repeats (``value`` is its median),
+            or None for a figure measured once (a memory peak, a regret).
+        load: the load average over the measurement, or None.
     """
 
     benchmark: str
@@ -52,13 +153,36 @@ class Row:
     target: str = ""
     met: bool | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    spread: Spread | None = None
+    load: Load | None = None
+
+    @classmethod
+    def measured(
+        cls,
+        benchmark: str,
+        name: str,
+        spread: Spread,
+        unit: str,
+        load: Load,
+        target: str = "",
+        met: bool | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> Row:
+        """A row whose figure is the median of ``spread``, measured under ``load``."""
+        return cls(benchmark, name, spread.median, unit, target, met, detail or {}, spread, load)
+
+    def figure(self) -> str:
+        """``median [min, max] unit`` (or the single value and its unit)."""
+        shown = str(self.spread) if self.spread is not None else _figure(self.value)
+        return f"{shown} {self.unit}"
 
     def cells(self) -> list[str]:
         verdict = {True: "met", False: "MISSED", None: ""}[self.met]
         return [
             self.benchmark,
             self.name,
-            f"{_figure(self.value)} {self.unit}",
+            self.figure(),
+            "" if self.load is None else str(self.load),
             self.target,
             verdict,
         ]
@@ -113,7 +237,7 @@ def interleaved_best(
 
 def table(rows: Sequence[Row]) -> str:
     """The rows as a markdown table."""
-    header = ["benchmark", "measured", "value", "target", "verdict"]
+    header = ["benchmark", "measured", "median [min, max]", "load", "target", "verdict"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
     return "\n".join(lines)

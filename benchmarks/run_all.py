@@ -103,8 +103,9 @@ def render_summary(rows: list, timings: dict, oracles: str, quick: bool) -> str:
         f"{info['load_average']}); {info['platform']}; Python {info['python']}, "
         f"numpy {info['numpy']}, scipy {info['scipy']}; BLAS pinned to one thread.",
         "Times are CPU seconds of the benchmark process unless a row's JSON says otherwise "
-        "(payoff and scaling use the runner's own loop timers). Each ratio is of two "
-        "measurements made in the same run.",
+        "(scaling uses the runner's own loop timers). Each ratio's two sides take turns "
+        "over interleaved repeats; the figure is the median [min, max] of the per-repeat "
+        "ratios, with the 1-minute load average at the start and end of its measurement.",
         "",
     ]
     if quick:
