@@ -30,6 +30,40 @@ import numpy as np
 
 from bco_gym.problem import Problem
 
+SCALAR_LOSS_FORMS = "a real number: a Python float or int, a NumPy scalar or a 0-d array"
+
+
+def scalar_loss(loss: Any, owner: str) -> float:
+    """``loss`` as a finite float: what every single agent's ``update`` accepts.
+
+    Raises ValueError naming ``loss``, its shape and the allowed forms for an array or
+    sequence of any other shape (a batched agent, ``batch_size=S``, takes shape (S,)),
+    for what is not a real number, and for a non-finite value.
+    """
+    if type(loss) is not float:  # the per-round fast path is a Python float
+        shape = np.shape(loss) if isinstance(loss, np.ndarray | list | tuple) else ()
+        if shape != ():
+            raise ValueError(
+                f"{owner}: update() got loss of shape {shape}; a single agent's loss is "
+                f"{SCALAR_LOSS_FORMS} (a batched agent, batch_size=S, takes shape (S,))"
+            )
+        if isinstance(loss, bool | np.bool_ | str | bytes) or not _is_real(loss):
+            raise ValueError(
+                f"{owner}: update() got loss={loss!r} of type {type(loss).__name__}; "
+                f"allowed: {SCALAR_LOSS_FORMS}"
+            )
+        loss = float(loss)
+    if not math.isfinite(loss):
+        raise ValueError(f"{owner}: loss={loss!r} must be finite")
+    return loss
+
+
+def _is_real(value: Any) -> bool:
+    """Whether float(value) is a real number's value (not a complex's or a string's)."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fiu"
+    return isinstance(value, int | float | np.integer | np.floating)
+
 
 class Agent(abc.ABC):
     """An online learner for a :class:`~bco_gym.problem.Problem`.
@@ -191,9 +225,7 @@ class Agent(abc.ABC):
     def update(self, loss: float, info: dict[str, Any] | None = None) -> None:
         """Learn from the loss f_t(x_t) of the last action (and ``info["gradient"]`` if full)."""
         self._check_can_update(info)
-        loss = float(loss)
-        if not math.isfinite(loss):
-            raise ValueError(f"{type(self).__name__}: loss={loss!r} must be finite")
+        loss = scalar_loss(loss, type(self).__name__)
         self._update(loss, info)
         self._awaiting_update = False
         self._round += 1

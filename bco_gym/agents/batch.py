@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.agents.base import Agent
+from bco_gym.agents.base import Agent, scalar_loss
 from bco_gym.problem import Problem
 
 #: Floats per row that one slice of a block may hold (8 MiB per array and row): a
@@ -250,15 +250,15 @@ class BatchAgent(Agent):
         products) and saves the per-round cost of wrapping it."""
         owner = type(self).__name__
         if self.batch_size is None:
-            value = float(loss)
-            if not math.isfinite(value):
-                raise ValueError(f"{owner}: loss={value!r} must be finite")
-            return value
-        losses = np.asarray(loss, dtype=float)
-        if losses.shape != (self.rows,):
+            return scalar_loss(loss, owner)
+        losses = np.asarray(loss)
+        if losses.shape != (self.rows,) or losses.dtype.kind not in "fiu":
             raise ValueError(
-                f"{owner}: update() got losses of shape {losses.shape}, expected ({self.rows},)"
+                f"{owner}: update() got loss as losses of shape {losses.shape}, expected "
+                f"({self.rows},) (dtype {losses.dtype}): a batched agent of {self.rows} rows "
+                "takes loss as one real number per row, an array or sequence of shape (S,)"
             )
+        losses = losses.astype(float, copy=False)
         if not math.isfinite(losses.sum()):
             row = int(np.flatnonzero(~np.isfinite(losses))[0])
             raise ValueError(f"{owner}: losses[{row}]={float(losses[row])!r} must be finite")
@@ -294,7 +294,7 @@ class BatchAgent(Agent):
 
     def _update(self, loss: float, info: dict[str, Any] | None) -> None:
         gradients = self._gradient_rows(info) if self.feedback == "full" and info else None
-        self._update_rows(float(loss), gradients)
+        self._update_rows(scalar_loss(loss, type(self).__name__), gradients)
 
     # -- row hooks --------------------------------------------------------------------------
     def _reset_rows(self) -> None:

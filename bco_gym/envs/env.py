@@ -331,7 +331,8 @@ def _resolve_horizon(horizon: int | None, losses: LossSequence) -> int:
     if horizon is None:
         if getattr(losses, "horizon", None) is None:
             raise ValueError(
-                f"horizon is required: the {losses.name!r} loss sequence has no horizon of its own"
+                f"horizon=None is not allowed here: the {losses.name!r} loss sequence has no "
+                "horizon of its own; pass horizon as an integer >= 1 (the number of rounds T)"
             )
         return int(losses.horizon)
     if getattr(losses, "horizon", None) is not None and horizon > losses.horizon:

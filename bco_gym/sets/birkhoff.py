@@ -37,7 +37,7 @@ from scipy.optimize import linear_sum_assignment
 
 from bco_gym.sets._qp import NonnegativeProjector, missing_solver_message, qp_available
 from bco_gym.sets.base import ConvexSet
-from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_size
+from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_size, off_by
 
 _SAFE_COST = 1e300
 _TINY_COST = 1e-290
@@ -159,7 +159,8 @@ class BirkhoffPolytope(ConvexSet):
             sums = x.sum(axis=axis)
             k = int(np.argmax(np.abs(sums - 1.0)))
             if abs(sums[k] - 1.0) > atol:
-                return f"{name} {k} sums to {sums[k]:.6g}, expected 1 within {atol:g}"
+                total = float(sums[k])
+                return f"{name} {k} sums to {off_by(total, 1.0)}, expected 1 within atol={atol:g}"
         return None
 
     def violation_many(

@@ -36,6 +36,23 @@ def all_finite(array: np.ndarray) -> bool:
     return bool(np.isfinite(flat).all())
 
 
+def off_by(value: float, target: float) -> str:
+    """``value`` with enough digits to tell it from ``target``, and the deviation:
+    ``off_by(1.0000000149, 1.0)`` is ``"1.000000015 (1 + 1.49e-08)"``.
+
+    A float32 point rounded to a float64 sum misses a constraint by ~1e-8, which six
+    significant digits print as the target itself; the membership messages use this so
+    the cause of a refusal is visible beside the tolerance.
+    """
+    deviation = value - target
+    if deviation == 0 or not math.isfinite(deviation):
+        return f"{value:.6g}"
+    scale = max(abs(value), abs(target), 1e-300)
+    digits = max(6, min(17, math.ceil(math.log10(scale / abs(deviation))) + 2))
+    sign = "+" if deviation > 0 else "-"
+    return f"{value:.{digits}g} ({target:g} {sign} {abs(deviation):.3g})"
+
+
 def _is_float_array(value: object) -> bool:
     """Whether ``value`` is already a C-contiguous float64 ndarray (the checks' fast path).
 

@@ -53,7 +53,7 @@ from scipy.sparse.linalg import splu
 
 from bco_gym.sets._qp import NonnegativeProjector, missing_solver_message, qp_available
 from bco_gym.sets.base import ConvexSet
-from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_size
+from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_size, off_by
 
 _SAMPLE_VERTICES = 5
 # Weights beyond these magnitudes are rescaled before the dynamic programme (see lmo).
@@ -511,8 +511,8 @@ class FlowPolytope(ConvexSet):
         in_flow = float(x[self._heads == v].sum())
         if v == self._s:
             return (
-                f"net out-flow of the source {self.source!r} is {out_flow - in_flow:.6g}, "
-                f"expected 1 within {atol:g}"
+                f"net out-flow of the source {self.source!r} is "
+                f"{off_by(out_flow - in_flow, 1.0)}, expected 1 within atol={atol:g}"
             )
         return (
             f"flow not conserved at node {self.nodes[v]!r}: in-flow {in_flow:.6g}, out-flow "

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from bco_gym.sets.base import ConvexSet
-from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, all_finite, check_size
+from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, all_finite, check_size, off_by
 
 
 def project_onto_simplex(y: np.ndarray, total: float = 1.0) -> np.ndarray:
@@ -136,7 +136,7 @@ class Simplex(ConvexSet):
             return f"entry {int(np.argmin(x))} is {smallest:.3g}, expected >= 0 within {atol:g}"
         total = float(x.sum())
         if abs(total - 1.0) > atol:
-            return f"sum of entries {total:.6g}, expected 1 within {atol:g}"
+            return f"sum of entries {off_by(total, 1.0)}, expected 1 within atol={atol:g}"
         return None
 
     def violation_many(

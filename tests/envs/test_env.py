@@ -132,7 +132,10 @@ def test_losses_by_family_name():
         (np.full((3, 1), 1 / 3), r"shape \(3, 1\), expected \(3,\)"),
         (np.array([0.5, np.nan, 0.5]), "non-finite"),
         (np.array([np.inf, 0.0, 0.0]), "non-finite"),
-        (np.array([0.5, 0.5, 0.07]), "sum of entries 1.07, expected 1 within 1e-09"),
+        (
+            np.array([0.5, 0.5, 0.07]),
+            r"sum of entries 1.07 \(1 \+ 0.07\), expected 1 within atol=1e-09",
+        ),
         (np.array([1.2, -0.2, 0.0]), r"entry 1 is -0.2, expected >= 0"),
         ([[0.5], [0.5, 0.0]], "not a numeric array"),
         ("abc", "not a numeric array"),
@@ -152,7 +155,7 @@ def test_tolerance_admits_rounding_and_float32_actions():
     env.reset(seed=0)
     env.step(np.array([0.5, 0.5, 1e-7]))
     env.step(np.full(3, 1 / 3, dtype=np.float32))
-    with pytest.raises(InfeasibleActionError, match="within 1e-06"):
+    with pytest.raises(InfeasibleActionError, match="within atol=1e-06"):
         env.step(np.array([0.5, 0.5, 1e-5]))
 
 

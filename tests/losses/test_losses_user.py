@@ -127,7 +127,7 @@ def test_env_horizon_rules_with_finite_losses():
     assert BanditConvexEnv(Simplex(3), losses, 2).horizon == 2
     with pytest.raises(ValueError, match="horizon=4 is past the end of the 'array' loss sequence"):
         BanditConvexEnv(Simplex(3), losses, 4)
-    with pytest.raises(ValueError, match="horizon is required"):
+    with pytest.raises(ValueError, match="horizon=None is not allowed here"):
         BanditConvexEnv(Simplex(3), make_losses("linear", Simplex(3)))
     losses.reset(np.random.default_rng(0))
     with pytest.raises(ValueError, match="round 3 is past the sequence's horizon 3"):

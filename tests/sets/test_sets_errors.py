@@ -58,15 +58,27 @@ def test_non_finite_entries_are_rejected(case):
 @pytest.mark.parametrize(
     ("convex_set", "point", "message"),
     [
-        (Simplex(2), [0.5, 0.57], "sum of entries 1.07, expected 1 within 1e-09"),
+        (
+            Simplex(2),
+            [0.5, 0.57],
+            r"sum of entries 1.07 \(1 \+ 0.07\), expected 1 within atol=1e-09",
+        ),
         (Simplex(2), [-0.1, 1.1], "entry 0 is -0.1, expected >= 0"),
         (L2Ball(2, 2.0), [3.0, 4.0], "Euclidean norm 5, expected <= 2"),
         (L1Ball(2, 2.0), [3.0, -4.0], "l1 norm 7, expected <= 2"),
         (Hypercube([0, 0, 2], [1, 1, 5]), [0.5, 0.5, 6.0], r"entry 2 is 6, expected in \[2, 5\]"),
         (NuclearNormBall(2, 2), np.diag([2.0, 1.0]), "nuclear norm 3, expected <= 1"),
         (BirkhoffPolytope(2), [[1.2, -0.2], [-0.2, 1.2]], r"entry \(0, 1\) is -0.2, expected >= 0"),
-        (BirkhoffPolytope(2), [[0.6, 0.6], [0.4, 0.4]], "row 0 sums to 1.2, expected 1"),
-        (BirkhoffPolytope(2), [[0.6, 0.4], [0.6, 0.4]], "column 0 sums to 1.2, expected 1"),
+        (
+            BirkhoffPolytope(2),
+            [[0.6, 0.6], [0.4, 0.4]],
+            r"row 0 sums to 1.2 \(1 \+ 0.2\), expected 1",
+        ),
+        (
+            BirkhoffPolytope(2),
+            [[0.6, 0.4], [0.6, 0.4]],
+            r"column 0 sums to 1.2 \(1 \+ 0.2\), expected 1",
+        ),
     ],
 )
 def test_violation_names_the_constraint_and_value(convex_set, point, message):
@@ -83,7 +95,7 @@ def test_flow_violations_name_the_edge_or_node():
     reason = grid.violation(np.array([0.5, 0.5, 0.7, 0.5]))
     assert "flow not conserved at node (0, 1): in-flow 0.5, out-flow 0.7" in reason
     reason = grid.violation(np.array([0.6, 0.6, 0.6, 0.6]))
-    assert "net out-flow of the source (0, 0) is 1.2, expected 1" in reason
+    assert "net out-flow of the source (0, 0) is 1.2 (1 + 0.2), expected 1" in reason
     dag = FlowPolytope([("s", "a"), ("s", "b"), ("a", "t"), ("b", "t"), ("t", "z")], "s", "t")
     reason = dag.violation(np.array([0.5, 0.5, 0.5, 0.5, 0.2]))
     assert "edge 4 ('t' -> 'z') lies on no source-sink path" in reason and "0.2" in reason
