@@ -95,7 +95,7 @@ def play_lean(
 ) -> Played:
     """Round by round for all S rows; agent and losses freshly reset."""
     horizon, rows = stage.horizon, stage.rows
-    tallies = [LossTally(horizon, checkpoints) for _ in range(rows)]
+    tallies = [LossTally(horizon, checkpoints, sequence=s) for s in stage.losses.sequences]
     buffer = np.empty((rows, min(horizon, LEAN_BUFFER)))
     durations, latency = np.empty(buffer.shape[1]), LatencyHistogram()
     check, evaluate, gradients = stage.feasibility.round, stage.losses.losses, None
@@ -160,7 +160,7 @@ def play_block(
 ) -> Played:
     """Block by block for all S rows; agent and losses freshly reset."""
     horizon = stage.horizon
-    tallies = [LossTally(horizon, checkpoints) for _ in range(stage.rows)]
+    tallies = [LossTally(horizon, checkpoints, sequence=s) for s in stage.losses.sequences]
     check, evaluate = stage.feasibility.block, stage.losses.block
     uses_anchors = stage.feasibility.uses_anchors
     agent_seconds = env_seconds = 0.0
@@ -229,7 +229,7 @@ def play_gym(
         played = stop
     _close(bar)
     losses = np.array(recorder.round_losses, dtype=np.float64)
-    tallies = [LossTally(horizon, checkpoints, losses)]
+    tallies = [LossTally(horizon, checkpoints, losses, sequence=env.unwrapped.losses)]
     return Played(tallies, agent_seconds, env_seconds, latency)
 
 

@@ -58,6 +58,15 @@ class RunResult:
     each round alone. Empty for results saved before it existed. ``warnings`` lists the
     distinct warnings raised during the run (e.g. a theory parameter capped at tiny T),
     as "Category: message".
+
+    Changing environments (:mod:`bco_gym.losses.intervals`): ``adaptive_regret`` is the
+    maximum over the dyadic cover {[s, s + 2^k)} of the regret on the interval against
+    its best fixed point, ``dynamic_regret`` sum_t f_t(y_t) - sum_t min_K f_t; both exact
+    for linear losses, else None with the reason in ``interval_regret["reason"]``.
+    ``interval_regret`` holds the maximum per interval length (``lengths``,
+    ``max_interval_regret``), the ``worst_interval`` (start, length), and for
+    ``linear-switching`` the ``segments`` and the ``switching_regret`` (against the
+    best point of each segment). Results saved before these fields read back as None.
     """
 
     env_id: str
@@ -92,6 +101,9 @@ class RunResult:
     versions: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     latency_us: dict[str, float] = field(default_factory=dict)
+    adaptive_regret: float | None = None
+    dynamic_regret: float | None = None
+    interval_regret: dict[str, Any] = field(default_factory=dict)
 
     ARRAY_FIELDS = (
         "checkpoints",

@@ -256,6 +256,7 @@ def row_result(
         agent_seed=agent_seed_for(seed),
         horizon=problem.horizon,
         **regret_curve(tally, points, comparators),
+        **(tally.changing.fields() if tally.changing is not None else {}),
         round_losses=tally.round_losses(),
         lmo_calls=int(stats.get("lmo_calls", 0)),
         projections=int(stats.get("projections", 0)),

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym.engine.metrics import ChangingTracker
+
 ROUND_LOSSES_LIMIT = 100_000
 DEFAULT_CHECKPOINT_COUNT = 40
 # Rounds of losses a streaming tally buffers before adding them to its exact sum.
@@ -32,7 +34,13 @@ class LossTally:
     stored losses bit for bit.
     """
 
-    def __init__(self, horizon: int, checkpoints: Sequence[int], losses: np.ndarray | None = None):
+    def __init__(
+        self,
+        horizon: int,
+        checkpoints: Sequence[int],
+        losses: np.ndarray | None = None,
+        sequence: Any = None,
+    ):
         self._stops = list(checkpoints)
         keep = losses is not None or horizon <= ROUND_LOSSES_LIMIT
         self._values = losses if losses is not None else (np.empty(horizon) if keep else None)
@@ -41,9 +49,15 @@ class LossTally:
         self._buffered = 0  # rounds in the buffer, all of the current segment
         self._segment = ExactSum()
         self._segments: list[int] = []  # exact sums of the finished segments (scaled ints)
+        # interval regrets (adaptive, dynamic) of the row, fed as the losses come
+        self.changing = None if sequence is None else ChangingTracker(sequence, horizon)
+        if self.changing is not None and losses is not None:
+            self.changing.add(losses)
 
     def add(self, values: np.ndarray) -> None:
         """Append the losses of the next ``len(values)`` rounds."""
+        if self.changing is not None:
+            self.changing.add(values)
         if self._values is not None:
             self._values[self._filled : self._filled + len(values)] = values
             self._filled += len(values)

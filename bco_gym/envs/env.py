@@ -152,6 +152,7 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
         self.set = convex_set
         self.losses = _loss_sequence(losses, convex_set, loss_kwargs)
         self.horizon = _resolve_horizon(horizon, self.losses)
+        self.losses.bind_horizon(self.horizon)
         self.feedback = feedback
         self.on_infeasible = on_infeasible
         self.atol = _check_atol(atol)

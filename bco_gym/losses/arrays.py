@@ -76,6 +76,12 @@ class ArrayLoss(LossSequence):
     def _gradient(self, params: Params, offset: int, x: np.ndarray) -> np.ndarray:
         return params["theta"][offset].reshape(self.set.shape).copy()
 
+    def linear_terms(self, params: Params, part: slice) -> tuple[np.ndarray, np.ndarray]:
+        return params["theta"][part], params["offset"][part]
+
+    def changing_reason(self) -> str | None:
+        return None
+
     def comparator(self, checkpoints: Sequence[int]) -> list[Comparator]:
         stops = check_checkpoints(checkpoints)
         self._check_within_horizon(stops[-1])

@@ -223,6 +223,30 @@ class LossSequence(abc.ABC):
         Returns one :class:`Comparator` per distinct prefix length, in increasing order.
         """
 
+    # -- changing environments (bco_gym.losses.intervals) ----------------------------------
+    def linear_terms(self, params: Params, part: slice) -> tuple[np.ndarray, np.ndarray]:
+        """(theta_t (m, dim), b_t (m,)) of rounds ``params[part]`` with f_t(x) = <theta_t, x> + b_t.
+
+        Only for linear families (:meth:`changing_reason` is None); others raise.
+        """
+        raise NotImplementedError(f"{self.name} loss: {self.changing_reason()}")
+
+    def changing_reason(self) -> str | None:
+        """Why adaptive and dynamic regret are not computed exactly here (None: they are)."""
+        return (
+            f"the {self.name!r} family is not linear, so the best point of every interval "
+            "and of every round (min over K of a sum of its losses) is not computed exactly; "
+            "adaptive and dynamic regret are reported for linear losses only"
+        )
+
+    def bind_horizon(self, horizon: int) -> None:
+        """Told the env's horizon T (by ``BanditConvexEnv``); families that need T use it."""
+        return None
+
+    def segment_starts(self, horizon: int) -> list[int] | None:
+        """Start rounds of the segments of a switching adversary within [0, horizon), or None."""
+        return None
+
     # -- hooks for subclasses ------------------------------------------------------------
     def _floats_per_round(self) -> int:
         """Floats of per-round parameters (sets the chunk size; default: K's dimension)."""

@@ -116,6 +116,12 @@ class LinearLoss(LossSequence):
     def comparator(self, checkpoints: Sequence[int]) -> list[Comparator]:
         return linear_comparators(self.set, checkpoints, self.summed_vectors(checkpoints))
 
+    def linear_terms(self, params: Params, part: slice) -> tuple[np.ndarray, np.ndarray]:
+        return params["theta"][part], -params["offset"][part]
+
+    def changing_reason(self) -> str | None:
+        return None
+
 
 def linear_comparators(
     convex_set: ConvexSet, checkpoints: Sequence[int], totals: Sequence[np.ndarray]
@@ -131,14 +137,22 @@ def linear_comparators(
 
 
 class LinearSwitchingLoss(LinearLoss):
-    """``linear`` whose mean takes a fresh random direction every ``period`` rounds.
+    """``linear`` whose mean takes a fresh random direction at every segment's start.
 
     Args:
         convex_set: the feasible set K.
-        mean_norm: ||mu_p|| for every period p (default 0.5).
+        mean_norm: ||mu_p|| for every segment p (default 0.5).
         noise: radius of the per-round noise (default 0.5).
-        period: rounds between switches (an integer >= 1, default 1000). Each period's
-            mean costs one small generator, so very short periods are slower to draw.
+        period: rounds per segment (an integer >= 1; default 1000 when ``segments`` is
+            not given): segment p is rounds [p period, (p + 1) period).
+        segments: instead of ``period``, the number S of segments of the horizon T
+            (an integer >= 1): segment p is rounds [floor(p T / S), floor((p + 1) T / S)),
+            fixed when the env binds the horizon (``bind_horizon``). The start rounds
+            are recorded in ``describe()`` (``"segment_starts"``), so in every result.
+
+    Each segment's mean costs one small generator, so very short segments are slower to
+    draw. The switching comparator (best point per segment) is reported by
+    :mod:`bco_gym.losses.intervals` from ``segment_starts``.
     """
 
     name = "linear-switching"
@@ -148,26 +162,69 @@ class LinearSwitchingLoss(LinearLoss):
         convex_set: ConvexSet,
         mean_norm: float = 0.5,
         noise: float = 0.5,
-        period: int = 1000,
+        period: int | None = None,
+        segments: int | None = None,
     ):
         super().__init__(convex_set, mean_norm=mean_norm, noise=noise)
-        if isinstance(period, bool) or not isinstance(period, numbers.Integral) or period < 1:
-            raise ValueError(f"{self.name} loss: period={period!r} must be an integer >= 1")
-        self.period = int(period)
+        if period is not None and segments is not None:
+            raise ValueError(
+                f"{self.name} loss: give period={period!r} or segments={segments!r}, not both"
+            )
+        for label, value in (("period", period), ("segments", segments)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1
+            ):
+                raise ValueError(f"{self.name} loss: {label}={value!r} must be an integer >= 1")
+        self.segments = None if segments is None else int(segments)
+        self.period = None if segments is not None else int(1000 if period is None else period)
+        self._starts: np.ndarray | None = None  # segment starts when ``segments`` is given
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "period": self.period}
+        if self.segments is None:
+            return {**super().describe(), "period": self.period}
+        starts = None if self._starts is None else self._starts.tolist()
+        return {**super().describe(), "segments": self.segments, "segment_starts": starts}
+
+    def bind_horizon(self, horizon: int) -> None:
+        if self.segments is None:
+            return
+        if self.segments > horizon:
+            raise ValueError(
+                f"{self.name} loss: segments={self.segments} is more than the horizon "
+                f"{horizon}; allowed: 1..{horizon}"
+            )
+        self._starts = (np.arange(self.segments, dtype=np.int64) * horizon) // self.segments
+
+    def segment_starts(self, horizon: int) -> list[int]:
+        if self.segments is None:
+            assert self.period is not None
+            return list(range(0, horizon, self.period))
+        if self._starts is None:
+            self.bind_horizon(horizon)
+        assert self._starts is not None
+        return [int(s) for s in self._starts if s < horizon]
 
     def _draw_globals(self, rng: np.random.Generator) -> Params:
         return {}
 
     def period_mean(self, index: int) -> np.ndarray:
-        """mu_p for period p = ``index`` (flattened), from default_rng([seed, 2, p])."""
+        """mu_p for segment p = ``index`` (flattened), from default_rng([seed, 2, p])."""
         rng = np.random.default_rng([self.seed, 2, index])
         return self.mean_norm * unit_direction_in_tangent(self.set, rng)
 
+    def _segment_of(self, rounds: np.ndarray) -> np.ndarray:
+        if self.segments is None:
+            assert self.period is not None
+            return rounds // self.period
+        if self._starts is None:
+            raise RuntimeError(
+                f"{self.name} loss with segments={self.segments}: the horizon is not bound; "
+                "make it inside an env (BanditConvexEnv binds it) or call bind_horizon(T)"
+            )
+        return np.searchsorted(self._starts, rounds, side="right") - 1
+
     def _means(self, first: int, size: int) -> np.ndarray:
-        periods = np.arange(first, first + size) // self.period
+        periods = self._segment_of(np.arange(first, first + size))
         lowest = int(periods[0])
         means = np.stack([self.period_mean(p) for p in range(lowest, int(periods[-1]) + 1)])
         return means[periods - lowest]

@@ -12,6 +12,7 @@ import gymnasium as gym
 import numpy as np
 
 from bco_gym.errors import InvalidLossError
+from bco_gym.losses.intervals import interval_metrics
 
 _SUM_CHUNK = 1 << 16
 _FIRST_CAPACITY = 1 << 12
@@ -34,7 +35,13 @@ class RegretRecorder(gym.Wrapper):
     ``"regret"`` (float), ``"cumulative_loss"`` (float), ``"comparator_loss"`` (float,
     sum_t f_t(x*)), ``"comparator_gap"`` (float, certified bound on comparator_loss minus
     the true minimum, so the true regret lies in [regret, regret + gap]) and
-    ``"comparator_point"`` (x*, an array of K's shape).
+    ``"comparator_point"`` (x*, an array of K's shape); for changing environments
+    ``"adaptive_regret"`` (the maximum over the dyadic cover of intervals
+    {[s, s + 2^k)} of the regret on the interval against its best fixed point),
+    ``"dynamic_regret"`` (sum_t f_t(x_t) - sum_t min_K f_t) and ``"interval_regret"``
+    (the maximum per interval length, the worst interval, the switching regret of
+    ``linear-switching``; see :mod:`bco_gym.losses.intervals`). Both regrets are exact
+    for linear losses and None otherwise, the reason in ``interval_regret["reason"]``.
 
     With two-point feedback (``feedback="two-point"``) the env's ``info["loss"]`` is
     the mean of f_t at the round's two points, so the regret recorded is
@@ -54,8 +61,9 @@ class RegretRecorder(gym.Wrapper):
     >>> env = RegretRecorder(gym.make("BCO-Simplex-v0", n=3, horizon=10))
     >>> _ = env.reset(seed=0)
     >>> infos = [env.step(env.unwrapped.set.center)[4] for _ in range(10)]
-    >>> sorted(set(infos[-1]) - set(infos[0]))
-    ['comparator_gap', 'comparator_loss', 'comparator_point', 'cumulative_loss', 'regret']
+    >>> sorted(set(infos[-1]) - set(infos[0]))  # doctest: +NORMALIZE_WHITESPACE
+    ['adaptive_regret', 'comparator_gap', 'comparator_loss', 'comparator_point',
+     'cumulative_loss', 'dynamic_regret', 'interval_regret', 'regret']
     >>> infos[-1]["regret"] == infos[-1]["cumulative_loss"] - infos[-1]["comparator_loss"]
     True
     """
@@ -129,6 +137,22 @@ class RegretRecorder(gym.Wrapper):
             "comparator_loss": comparator.value,
             "comparator_gap": comparator.gap,
             "comparator_point": np.array(comparator.point, copy=True),
+            **self._changing(losses),
+        }
+
+    def _changing(self, losses: Any) -> dict[str, Any]:
+        """Adaptive and dynamic regret (None, with the reason, for a non-linear family)."""
+        metrics = interval_metrics(losses, self.round_losses)
+        if isinstance(metrics, str):
+            return {
+                "adaptive_regret": None,
+                "dynamic_regret": None,
+                "interval_regret": {"reason": metrics},
+            }
+        return {
+            "adaptive_regret": metrics.adaptive_regret,
+            "dynamic_regret": metrics.dynamic_regret,
+            "interval_regret": metrics.as_dict(),
         }
 
     def _warn_if_cut_short(self) -> None:

@@ -1,0 +1,101 @@
+"""Adaptive and dynamic regret in every path: Gymnasium, block, lean and batched runs agree."""
+
+from __future__ import annotations
+
+import itertools
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import bco_gym  # noqa: F401  (registers the ids)
+from bco_gym.engine.many import run_many
+from bco_gym.engine.runner import run
+from bco_gym.losses.intervals import IntervalRegret
+from bco_gym.wrappers import RegretRecorder
+
+SWITCHING = {"n": 4, "loss": "linear-switching", "loss_kwargs": {"segments": 5}}
+FIELDS = ("adaptive_regret", "dynamic_regret", "interval_regret")
+
+
+@pytest.mark.parametrize("agent", ["random", "fkm", "bbcg"])
+def test_every_loop_gives_the_same_interval_regrets(agent):
+    results = [
+        run("BCO-Simplex-v0", agent, horizon=300, seed=4, env_kwargs=SWITCHING, fast=fast)
+        for fast in (False, True)
+    ]
+    results += run_many("BCO-Simplex-v0", agent, [3, 4], horizon=300, env_kwargs=SWITCHING)[1:]
+    gym_run = results[0]
+    assert gym_run.loop == "gym" and results[1].loop != "gym"
+    for other in results[1:]:
+        for name in FIELDS:
+            assert getattr(other, name) == getattr(gym_run, name), (other.loop, name)
+
+
+def test_the_result_matches_a_recomputation_from_the_sequence():
+    result = run("BCO-Simplex-v0", "fkm", horizon=257, seed=1, env_kwargs=SWITCHING)
+    env = gym.make("BCO-Simplex-v0", horizon=257, **SWITCHING)
+    env.reset(seed=1)
+    losses = env.unwrapped.losses
+    starts = losses.segment_starts(257)
+    assert starts == [0, 51, 102, 154, 205]  # floor(p T / S), recorded with the loss
+    assert result.loss["segment_starts"] == starts == result.interval_regret["segments"]
+    tracker = IntervalRegret(losses.set, 257, starts)
+    for t in range(257):  # one round at a time
+        theta, constant = losses.linear_terms(*_round_params(losses, t))
+        tracker.update(theta, constant, result.round_losses[t : t + 1])
+    metrics = tracker.result()
+    assert result.adaptive_regret == metrics.adaptive_regret
+    assert result.dynamic_regret == metrics.dynamic_regret
+    assert result.interval_regret["switching_regret"] == metrics.switching_regret
+    # dynamic >= switching >= static, and the adaptive regret covers the length-1 intervals
+    assert result.dynamic_regret >= metrics.switching_regret >= result.final_regret - 1e-9
+    assert result.adaptive_regret == max(metrics.max_interval_regret)
+
+
+def _round_params(losses, t):
+    index, offset = divmod(t, losses.chunk_size)
+    return losses.chunk(index), slice(offset, offset + 1)
+
+
+def test_recorder_reports_them_at_the_end_only():
+    env = RegretRecorder(gym.make("BCO-Simplex-v0", horizon=20, n=3, loss="linear"))
+    env.reset(seed=0)
+    infos = [env.step(env.unwrapped.set.center)[4] for _ in range(20)]
+    assert all("adaptive_regret" not in info for info in infos[:-1])
+    final = infos[-1]
+    assert final["dynamic_regret"] >= final["adaptive_regret"] >= 0.0
+    assert final["interval_regret"]["lengths"] == [1, 2, 4, 8, 16]
+
+
+def test_non_linear_families_report_none_with_the_reason():
+    result = run("BCO-Simplex-v0", "random", horizon=50, env_kwargs={"loss": "quadratic"})
+    assert result.adaptive_regret is None and result.dynamic_regret is None
+    assert "not linear" in result.interval_regret["reason"]
+    env = RegretRecorder(gym.make("BCO-Simplex-v0", horizon=5, loss="quadratic"))
+    env.reset(seed=0)
+    final = [env.step(env.unwrapped.set.center)[4] for _ in range(5)][-1]
+    assert final["adaptive_regret"] is None and "not linear" in final["interval_regret"]["reason"]
+
+
+def test_segments_option_and_its_errors():
+    env = gym.make("BCO-Ball-v0", horizon=10, loss="linear-switching", loss_kwargs={"segments": 3})
+    assert env.unwrapped.losses.segment_starts(10) == [0, 3, 6]
+    with pytest.raises(ValueError, match="not both"):
+        gym.make(
+            "BCO-Ball-v0",
+            horizon=10,
+            loss="linear-switching",
+            loss_kwargs={"segments": 3, "period": 4},
+        )
+    with pytest.raises(ValueError, match="more than the horizon"):
+        gym.make("BCO-Ball-v0", horizon=2, loss="linear-switching", loss_kwargs={"segments": 3})
+    with pytest.raises(ValueError, match="segments=0"):
+        gym.make("BCO-Ball-v0", horizon=9, loss="linear-switching", loss_kwargs={"segments": 0})
+    # the mean changes exactly at the segment starts
+    env.reset(seed=2)
+    losses = env.unwrapped.losses
+    means = [tuple(losses._means(t, 1)[0]) for t in range(10)]
+    changes = [t for t, (a, b) in enumerate(itertools.pairwise(means), start=1) if a != b]
+    assert changes == [3, 6]
+    assert np.allclose(np.linalg.norm(losses._means(0, 10), axis=1), losses.mean_norm)
