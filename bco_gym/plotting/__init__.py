@@ -12,6 +12,8 @@ intervals over seeds unless a figure says bootstrap.
   paired final differences;
 * :func:`overview_figure` -- one final-regret dot plot per scenario (the report's headline);
 * :func:`tuning_figure` -- final regret against each agent's scale constant;
+* :func:`pairwise_figure` -- who beats whom: every pair's paired difference, wins and
+  Holm-adjusted p-value (the report's matrix per scenario);
 * :func:`exponents_figure` / :func:`plot_exponents` -- regret against T, the fitted
   exponents with their bootstrap band, and the local slopes (the ``exponents`` figure).
 """
@@ -29,6 +31,7 @@ from bco_gym.plotting.dots import (
     tuning_figure,
 )
 from bco_gym.plotting.exponents import exponents_figure, plot_exponents
+from bco_gym.plotting.pairs import pairwise_figure
 from bco_gym.plotting.style import save
 
 __all__ = [
@@ -37,6 +40,7 @@ __all__ = [
     "normalized_regret_figure",
     "overview_figure",
     "paired_difference_figure",
+    "pairwise_figure",
     "plot_exponents",
     "plot_final_regret",
     "plot_regret",

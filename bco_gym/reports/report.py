@@ -6,11 +6,13 @@ family; one or several horizons) with a short text saying what it shows.
 relatively:
 
 * at the top, the generated-by line (the command, passed in) and a headline: one row
-  per scenario ranking the agents by mean final regret (``<`` where the paired 95%
-  interval of the difference between neighbours excludes 0, ``≈`` where it does not),
-  and the overview figure (per scenario, each agent's final regret minus random's on
-  the same seeds);
-* per scenario: its text and setting; with several horizons, the exponents table and
+  per scenario with the ordered groups of all pairs (:mod:`bco_gym.reports.ranking`:
+  every pair's paired t-test, Holm's correction across the pairs of the scenario), and
+  the overview figure (per scenario, each agent's final regret minus random's on the
+  same seeds);
+* per scenario: its text and setting; who beats whom (the ordered groups and the
+  pairwise matrix figure: difference, wins and adjusted p-value of every pair); with
+  several horizons, the exponents table and
   figure (fitted slopes, bootstrap band, local slopes) of the series run at two
   horizons or more, the rest at the largest horizon; the paired table against each
   reference (random and FKM by default, where the scenario has them); the warnings
@@ -26,24 +28,15 @@ without a software tag), so the same results give the same files.
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from bco_gym.engine.result import RunResult
-from bco_gym.reports.paired import (
-    group_series,
-    paired_columns,
-    paired_differences,
-    paired_table,
-    series_label,
-    t_interval,
-)
+from bco_gym.reports.paired import group_series, paired_columns, paired_table, series_label
+from bco_gym.reports.ranking import Ranking, rank, ranking_text
 from bco_gym.reports.summary import exponent_columns, fit_exponents, render_markdown
 
 DEFAULT_REFERENCES = ("random", "fkm")
@@ -51,9 +44,13 @@ READING_GUIDE = (
     "How to read: intervals are 95% Student-t intervals over seeds. Runs with the same "
     "seed see the same loss sequence, so each agent is compared with a reference on the "
     "same seeds: *minus X* is the mean of (regret − X's regret) over those seeds, *wins* "
-    "k/n says on k of the n paired seeds the agent's final regret was below X's. The "
-    "ranking puts < between neighbours whose paired interval excludes 0, ≈ otherwise. "
-    "The theorem bound is "
+    "k/n says on k of the n paired seeds the agent's final regret was below X's. "
+    "Rankings rest on all pairs: every pair of agents is compared on its own common seeds "
+    "(paired t-test), with Holm's correction across the pairs of a scenario; two agents "
+    "are *separated* when the adjusted p-value is at most 0.05. The ranking shows ordered "
+    "groups: agents in braces are not separated, and every agent of a group is separated "
+    "from, and better than, every agent of each later group; an agent that fits no such "
+    "place is listed after them with its own relations. The theorem bound is "
     "the agent's regret bound at the run's own parameters (- where the agent has none); "
     "LMO and projection counts are per round; µs/round is agent plus environment time "
     "per round (the mean), p50 µs and "
@@ -107,18 +104,8 @@ def final_horizon(results: Sequence[RunResult]) -> list[RunResult]:
 
 
 def ranking(results: Sequence[RunResult]) -> str:
-    """Series by mean final regret, "<" where the paired difference to the next is sure."""
-    groups = group_series(results)
-    means = {label: np.mean([r.final_regret for r in group]) for label, group in groups.items()}
-    order = sorted(groups, key=lambda label: (means[label], label))
-    text = order[0]
-    for better, worse in itertools.pairwise(order):
-        seeds, differences = paired_differences(groups[better], groups[worse])
-        sure = False
-        if len(seeds) >= 2:
-            sure = bool(t_interval(differences[:, -1])[2] < 0)
-        text += f" {'<' if sure else '≈'} {worse}"
-    return text
+    """The ordered groups of all pairs (:func:`~bco_gym.reports.ranking.ranking_text`)."""
+    return ranking_text(rank(results))
 
 
 # -- writing --------------------------------------------------------------------------------------
@@ -147,7 +134,7 @@ def _headline(directory: Path, scenarios: Sequence[Scenario], stems: Sequence[st
     from bco_gym.plotting import overview_figure, save
     from bco_gym.plotting.style import loss_text, run_text, set_text
 
-    header = ["scenario", "set", "losses", "runs", "ranking by final regret"]
+    header = ["scenario", "set", "losses", "runs", "ordered groups (all pairs, Holm)"]
     body = []
     for scenario, stem in zip(scenarios, stems, strict=True):
         final = final_horizon(scenario.results)
@@ -181,6 +168,7 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
     if scenario.description:
         lines += [scenario.description.strip(), ""]
     lines += [f"Setting: {set_text(results)}; {loss_text(results)}; {run_text(results)}.", ""]
+    lines += _pairs_part(directory, rank(final), stem, scenario.title)
     if len({r.horizon for r in results}) > 1:
         lines += _exponents_part(directory, results, stem, final[0].horizon)
     for reference in scenario.references:
@@ -188,6 +176,17 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
     lines += _warnings_part(results)
     lines += _figures_part(directory, final, stem, scenario.references)
     return lines
+
+
+def _pairs_part(directory: Path, ranking: Ranking, stem: str, title: str) -> list[str]:
+    """Who beats whom: the ordered groups and, with two agents or more, the matrix."""
+    lines = ["### Who beats whom", "", f"Ordered groups: {ranking_text(ranking)}.", ""]
+    if len(ranking.labels) < 2:
+        return lines
+    from bco_gym.plotting import pairwise_figure, save
+
+    figure = save(pairwise_figure(ranking, title=title), directory / f"{stem}-pairs.png")
+    return [*lines, f"![Every pair: difference, wins, Holm-adjusted p]({figure.name})", ""]
 
 
 def _exponents_part(

@@ -71,9 +71,15 @@ def test_the_report_names_its_command_and_has_no_time_stamp(report):
 def test_the_headline_ranks_the_agents_per_scenario(report):
     _, text = report
     headline = section(text, "## Headline")
-    assert "| scenario | set | losses | runs | ranking by final regret |" in headline
-    # bbcg - fkm per seed: -20, +4, -40, -20: its 95% interval contains 0
-    assert "ofw (full info) < bbcg ≈ fkm < random" in headline
+    assert "| scenario | set | losses | runs | ordered groups (all pairs, Holm) |" in headline
+    # bbcg - fkm per seed: -20, +4, -40, -20 (p = 0.13); fkm - random: -20, -38, -8, -18
+    # (p = 0.044, 0.087 after Holm over the 6 pairs): fkm is separated from ofw only.
+    assert (
+        "ofw (full info) < bbcg < random (fkm: beaten by ofw (full info); not separated "
+        "from bbcg, random)"
+    ) in headline
+    # three seeds, three pairs: bbcg - random has p = 0.019, 0.058 after Holm
+    assert "none separated: {bbcg, bfw, random}" in headline
     assert "[Ball, i.i.d. losses](#1-ball-iid-losses)" in headline
     assert "## 1. Ball, i.i.d. losses" in text and "## 2. Ball, exponents" in text
     assert (
@@ -112,6 +118,7 @@ def test_every_linked_figure_exists_beside_the_report(report):
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
     assert "headline.png" in links
     assert "01-ball-i-i-d-losses-final.png" in links
+    assert "01-ball-i-i-d-losses-pairs.png" in links
     assert "01-ball-i-i-d-losses-paired-fkm.png" in links
     assert "02-ball-exponents-exponents.png" in links
     assert "02-ball-exponents-paired-fkm.png" not in links  # no fkm there
@@ -127,6 +134,7 @@ def test_the_figures_are_rendered_pngs(tmp_path):
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", path.read_text())
     assert links == [
         "headline.png",
+        "01-tiny-pairs.png",
         "01-tiny-final.png",
         "01-tiny-paired-random.png",
         "01-tiny-normalized.png",
@@ -143,9 +151,17 @@ def test_the_same_results_give_the_same_files(tmp_path, monkeypatch):
     second = write_report(tmp_path / "b" / "report.md", scenario, command=COMMAND)
     assert first.read_text() == second.read_text()
     images = sorted(first.parent.glob("*.png"))
-    assert len(images) == 5  # headline, final, paired-random, paired-fkm, normalized
+    assert len(images) == 6  # headline, pairs, final, paired-random, paired-fkm, normalized
     for image in images:
         assert image.read_text() == (second.parent / image.name).read_text(), image.name
+
+
+def test_who_beats_whom_gives_the_groups_and_the_matrix(report):
+    _, text = report
+    first = section(text, "## 1. Ball, i.i.d. losses")
+    assert "### Who beats whom" in first
+    assert "Ordered groups: ofw (full info) < bbcg < random (fkm:" in first
+    assert "](01-ball-i-i-d-losses-pairs.png)" in first
 
 
 def test_ranking_and_slug():
