@@ -18,7 +18,9 @@ undefined (nan). Final regrets get the same interval over their seeds.
 * :func:`series_key` / :func:`series_label` -- how results are grouped into one line
   (agent, constants label, non-theory scale) and how that line is named;
 * :func:`paired_differences` -- D_s at every checkpoint for one series against the
-  reference, seed-aligned;
+  reference, seed-aligned; results that did not see the same losses (another env, set,
+  loss digest -- ``RunResult.loss["digest"]``, a hash of an array's data -- or env
+  kwargs) are refused with a ValueError naming both;
 * :func:`paired_table` -- one :class:`PairedRow` per series and horizon;
   :func:`paired_columns` renders it for :func:`~bco_gym.reports.summary.render_markdown`.
 """
@@ -129,14 +131,39 @@ def _by_seed(group: Sequence[RunResult], label: str) -> dict[int, RunResult]:
     return table
 
 
+#: Env kwargs that change what an agent observes, not the loss sequence: results that
+#: differ only there are paired (a bandit agent beside a full-information one).
+OBSERVATION_KWARGS = frozenset({"feedback"})
+
+
+def _loss_kwargs(result: RunResult) -> dict:
+    return {k: v for k, v in result.env_kwargs.items() if k not in OBSERVATION_KWARGS}
+
+
+def _without_digest(loss: dict) -> dict:
+    return {k: v for k, v in loss.items() if k != "digest"}
+
+
 def _check_pairable(result: RunResult, reference: RunResult) -> None:
-    """Same env, set, loss family and checkpoints: the same seed then means the same losses."""
+    """Same losses: the same seed then means the same loss sequence; ValueError otherwise.
+
+    Compared: the env id, the set, the loss description (``RunResult.loss``, with its
+    ``"digest"`` of the sequence where the results record one: a data hash for arrays),
+    the env kwargs but ``feedback`` (:data:`OBSERVATION_KWARGS`) and the checkpoints.
+    The error names both results and each value that differs.
+    """
+    ours_digest, theirs_digest = result.loss.get("digest"), reference.loss.get("digest")
+    if ours_digest is not None and theirs_digest is not None:
+        losses = ("loss digest", ours_digest, theirs_digest)
+    else:  # a result that predates digests: its description
+        losses = ("loss", _without_digest(result.loss), _without_digest(reference.loss))
     mismatches = [
-        name
+        f"{name} ({ours!r} against {theirs!r})"
         for name, ours, theirs in (
-            ("env_id", result.env_id, reference.env_id),
+            ("env id", result.env_id, reference.env_id),
             ("set", result.problem.get("set"), reference.problem.get("set")),
-            ("loss", result.loss, reference.loss),
+            losses,
+            ("env kwargs", _loss_kwargs(result), _loss_kwargs(reference)),
         )
         if ours != theirs
     ]
@@ -144,8 +171,9 @@ def _check_pairable(result: RunResult, reference: RunResult) -> None:
         mismatches.append("checkpoints")
     if mismatches:
         raise ValueError(
-            f"cannot pair {result.agent} with {reference.agent} on seed {result.seed}: "
-            f"different {', '.join(mismatches)}"
+            f"cannot pair {result.agent} (seed {result.seed}) with {reference.agent} "
+            f"(seed {reference.seed}): they did not see the same losses; different "
+            f"{'; '.join(mismatches)}"
         )
 
 
@@ -215,7 +243,10 @@ def paired_table(
 ) -> list[PairedRow]:
     """One :class:`PairedRow` per (series, horizon), the series in first-seen order.
 
-    ``reference`` is a series label or an agent name with a single series.
+    ``reference`` is a series label or an agent name with a single series. Results are
+    paired by seed only where they saw the same losses: a ValueError naming the two
+    results and what differs (env id, set, loss digest or description, env kwargs other
+    than ``feedback``, checkpoints) is raised otherwise, never a silent pairing.
     """
     by_horizon: dict[int, list[RunResult]] = {}
     for result in results:

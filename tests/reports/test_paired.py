@@ -71,6 +71,35 @@ def test_paired_differences_refuse_different_loss_sequences():
         paired_differences(bbcg, other)
 
 
+def with_digest(result, digest):
+    return dataclasses.replace(result, loss={**result.loss, "digest": digest})
+
+
+def test_paired_tables_refuse_results_whose_loss_digests_differ():
+    """Two data sets with the same description (say two arrays): told apart by the digest."""
+    results = comparison(("random", "bbcg"))
+    mixed = [with_digest(r, "a" * 64 if r.agent == "bbcg" else "b" * 64) for r in results]
+    with pytest.raises(ValueError, match="cannot pair bbcg .* with random .*loss digest") as error:
+        paired_table(mixed, "random")
+    assert "'aaaa" in str(error.value) and "'bbbb" in str(error.value)
+    same = [with_digest(r, "c" * 64) for r in results]
+    assert [row.difference_mean for row in paired_table(same, "random")] == [
+        row.difference_mean for row in paired_table(results, "random")
+    ]
+
+
+def test_paired_tables_refuse_different_env_kwargs_but_not_feedback():
+    results = comparison(("random", "bbcg"))
+    other = [
+        dataclasses.replace(r, env_kwargs={"n": 20}) if r.agent == "bbcg" else r for r in results
+    ]
+    with pytest.raises(ValueError, match=r"cannot pair bbcg .*env kwargs \(\{'n': 20\} against"):
+        paired_table(other, "random")
+    # comparison() runs ofw with feedback="full" and the others without: still paired
+    rows = {row.label: row for row in paired_table(comparison(), "random")}
+    assert rows["ofw (full info)"].pairs == 4
+
+
 def test_paired_table_against_a_hand_computation():
     rows = {row.label: row for row in paired_table(comparison(), "random")}
     bbcg = rows["bbcg"]
