@@ -79,7 +79,7 @@ def test_paired_tables_refuse_results_whose_loss_digests_differ():
     """Two data sets with the same description (say two arrays): told apart by the digest."""
     results = comparison(("random", "bbcg"))
     mixed = [with_digest(r, "a" * 64 if r.agent == "bbcg" else "b" * 64) for r in results]
-    with pytest.raises(ValueError, match="cannot pair bbcg .* with random .*loss digest") as error:
+    with pytest.raises(ValueError, match=r"cannot pair bbcg .* with random .*loss digest") as error:
         paired_table(mixed, "random")
     assert "'aaaa" in str(error.value) and "'bbbb" in str(error.value)
     same = [with_digest(r, "c" * 64) for r in results]
