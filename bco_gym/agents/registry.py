@@ -57,6 +57,8 @@ class AgentSpec:
         batched: whether it has a batched implementation (a ``BatchAgent`` subclass).
         options: the keywords its constructor accepts (None: not declared, any keyword
             is passed to the factory).
+        label_from_agent: a factory declaring no ``name``: the agents it builds name
+            the results (:meth:`labelled`), e.g. ``SB3Agent(model, problem, name=...)``.
     """
 
     name: str
@@ -71,6 +73,7 @@ class AgentSpec:
     theory_defaults: bool = True
     batched: bool = False
     options: tuple[str, ...] | None = None
+    label_from_agent: bool = False
 
     @property
     def constants_free(self) -> bool:
@@ -96,6 +99,12 @@ class AgentSpec:
                 f"{type(agent).__name__}, not a bco_gym.agents.Agent"
             )
         return agent
+
+    def labelled(self, agent: Agent) -> AgentSpec:
+        """This spec, named after ``agent`` (one it built) when ``label_from_agent``."""
+        if not self.label_from_agent or agent.name == self.name:
+            return self
+        return dataclasses.replace(self, name=str(agent.name))
 
     def check_overrides(self, overrides: Mapping[str, Any]) -> None:
         """ValueError naming the keywords the agent does not accept."""
@@ -192,7 +201,10 @@ def resolve_agent(agent: Any) -> AgentSpec:
             f"got an agent instance {agent!r}; pass its class, or use spec_of_instance"
         )
     _check_factory(agent, "resolve_agent")
-    return _spec(agent, name=_declared_name(agent), source="object")
+    spec = _spec(agent, name=_declared_name(agent), source="object")
+    if isinstance(agent, type) or isinstance(getattr(agent, "name", None), str):
+        return spec
+    return dataclasses.replace(spec, label_from_agent=True)
 
 
 def spec_of_instance(agent: Agent) -> AgentSpec:

@@ -176,6 +176,10 @@ class SB3Agent(Agent):
             networks are tiny, more threads only add overhead, and results depend on
             the count). Swapped in around each SB3 call, so the caller's setting is
             untouched; recorded in ``params``.
+        name: the label of its results (default "sb3"): two models in one table need
+            two names. ``run_many`` builds one agent per seed from a factory, e.g.
+            ``lambda problem: SB3Agent(model, problem, name="ppo-frozen")``, and labels
+            its results with that name too.
 
     ``act`` returns a point of K (a :class:`~bco_gym.sets.box_maps.MappedPoint`): step
     the BCO env itself with it, not ``BoxActionAdapter(env)``, which would map it a
@@ -200,8 +204,16 @@ class SB3Agent(Agent):
         deterministic: bool | None = None,
         vertex_tolerance: float = DEFAULT_VERTEX_TOLERANCE,
         torch_threads: int = 1,
+        name: str | None = None,
     ):
         super().__init__(_problem_of(env_or_problem, type(self).__name__))
+        if name is not None:
+            if not isinstance(name, str) or not name.strip() or ":" in name:
+                raise ValueError(
+                    f"SB3Agent: name={name!r} is not allowed; expected a non-empty string "
+                    "without ':' (the label of its results, e.g. 'ppo-frozen')"
+                )
+            self.name = name  # type: ignore[misc]  # this instance's label
         self._sb3, self._torch = import_sb3()
         _check_flag("online", online)
         if deterministic is not None:

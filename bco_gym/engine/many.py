@@ -35,6 +35,7 @@ from bco_gym.engine.preparation import (
     check_env_id,
     check_seed,
     constants_label,
+    resolve_spec,
     want_progress,
 )
 from bco_gym.engine.result import RunResult
@@ -66,10 +67,14 @@ def run_many(
     Args:
         env_id_or_env: a registered id (the vector env is made with ``gym.make_vec(id,
             num_envs=len(seeds), vectorization_mode="vector_entry_point", horizon=horizon,
-            **env_kwargs)``) or a :class:`~bco_gym.envs.BanditConvexVectorEnv` with
-            ``num_envs == len(seeds)``.
-        agent: a ``make_agent`` name (built batched with ``agent_kwargs``), or a batched
-            agent built for this problem with ``batch_size == len(seeds)``.
+            **env_kwargs)``), a :class:`~bco_gym.envs.BanditConvexEnv` (a user's own, or one
+            from ``gym.make`` with no wrapper whose ``step`` must run; vectorised here into
+            ``len(seeds)`` copies, row i as ``run(env, ..., seed=seeds[i])``), or a
+            :class:`~bco_gym.envs.BanditConvexVectorEnv` with ``num_envs == len(seeds)``.
+        agent: anything :func:`~bco_gym.agents.resolve_agent` takes (a name, import path,
+            Agent subclass or factory; built with ``agent_kwargs``: batched when it has a
+            batched implementation, else one single agent per seed), or a batched agent
+            built for this problem with ``batch_size == len(seeds)``.
         seeds: one non-negative int per run (repeats allowed).
         horizon, checkpoints, env_kwargs, agent_kwargs, constants, progress: as for
             :func:`~bco_gym.engine.runner.run`.
@@ -194,9 +199,9 @@ def _run_batch(
     """The body of :func:`run_many`'s batched path (warnings recorded by the caller)."""
     envs, env_id, owned = _prepare_vector_env(env_id_or_env, len(seeds), horizon, env_kwargs)
     try:
-        agent, agent_name = _prepare_batched_agent(agent_name_or_agent, envs, agent_kwargs)
+        agent, spec, built_here = _prepare_batched_agent(agent_name_or_agent, envs, agent_kwargs)
         points = resolve_checkpoints(checkpoints, envs.horizon)
-        label = constants_label(constants, agent_name_or_agent, agent_kwargs, agent)
+        label = constants_label(constants, spec, built_here, agent_kwargs)
         envs.reset(seed=seeds)
         agent.reset(seed=[agent_seed_for(seed) for seed in seeds])
         block = getattr(agent, "supports_blocks", False) and envs.on_infeasible == "raise"
@@ -223,7 +228,7 @@ def _run_batch(
                     points,
                     comparators,
                     env_id=env_id,
-                    agent=agent_name,
+                    spec=spec,
                     seed=seed,
                     stats=agent.row_stats(row),
                     agent_object=agent,
@@ -264,66 +269,82 @@ def _prepare_vector_env(
                 f"{type(envs).__name__}, not a BanditConvexVectorEnv)"
             )
         return envs, env_id_or_env, True
-    if not isinstance(env_id_or_env, BanditConvexVectorEnv):
-        raise TypeError(
-            "run_many() needs an env id (str) or a BanditConvexVectorEnv, got "
-            f"{type(env_id_or_env).__name__} (for one env use run(), or gym.make_vec(id, "
-            "num_envs=S, vectorization_mode='vector_entry_point'))"
-        )
     if env_kwargs:
         raise ValueError("env_kwargs apply only when run_many() makes the env from an id")
-    if env_id_or_env.num_envs != rows:
-        raise ValueError(
-            f"the vector env has num_envs={env_id_or_env.num_envs}, but {rows} seeds were given"
+    if isinstance(env_id_or_env, gym.Env):
+        envs, env_id = _vectorise(env_id_or_env, rows), _single_env_id(env_id_or_env)
+        owned = True
+    elif isinstance(env_id_or_env, BanditConvexVectorEnv):
+        envs, owned = env_id_or_env, False
+        spec = env_id_or_env.spec
+        env_id = spec.id if spec is not None else "BanditConvexVectorEnv"
+    else:
+        raise TypeError(
+            "run_many() needs an env id (str), a BanditConvexEnv (made by gym.make or "
+            "directly; it is vectorised here) or a BanditConvexVectorEnv, got "
+            f"{type(env_id_or_env).__name__}"
         )
-    if horizon is not None and check_horizon(horizon) != env_id_or_env.horizon:
+    if envs.num_envs != rows:
         raise ValueError(
-            f"horizon={horizon} differs from the given env's horizon {env_id_or_env.horizon}"
+            f"the vector env has num_envs={envs.num_envs}, but {rows} seeds were given"
         )
-    spec = env_id_or_env.spec
-    return env_id_or_env, (spec.id if spec is not None else "BanditConvexVectorEnv"), False
+    if horizon is not None and check_horizon(horizon) != envs.horizon:
+        raise ValueError(f"horizon={horizon} differs from the given env's horizon {envs.horizon}")
+    return envs, env_id, owned
+
+
+def _vectorise(env: gym.Env, rows: int) -> Any:
+    """S copies of a user's BanditConvexEnv (refused when a wrapper's step must run)."""
+    from bco_gym.engine.runner import wrapper_obstacle
+    from bco_gym.envs import BanditConvexVectorEnv
+
+    obstacle = wrapper_obstacle(env)
+    if obstacle is not None:
+        raise ValueError(
+            f"run_many() plays a single env as one copy per seed ({rows}), but {obstacle}; "
+            "play it seed by seed with run(env, agent, seed=s)"
+        )
+    return BanditConvexVectorEnv(env.unwrapped, rows)
+
+
+def _single_env_id(env: gym.Env) -> str:
+    """The ``env_id`` :func:`run` records for a given env (its spec's id, else its class)."""
+    spec = env.unwrapped.spec or getattr(env, "spec", None)
+    return spec.id if spec is not None else type(env.unwrapped).__name__
 
 
 def _prepare_batched_agent(
-    agent_name_or_agent: Any, envs: Any, agent_kwargs: Mapping[str, Any] | None
-) -> tuple[Any, str]:
-    """(a batched agent of batch_size S for the env's problem, its name)."""
+    agent: Any, envs: Any, agent_kwargs: Mapping[str, Any] | None
+) -> tuple[Any, Any, bool]:
+    """(a batched agent of batch_size S for the env's problem, its AgentSpec, whether it
+    was built here). An agent with a batched implementation is built batched; any other
+    is played as S single agents (:class:`~.rows.RowAgents`), row i exactly ``run``'s."""
     from bco_gym.agents import make_agent
+    from bco_gym.agents.base import Agent
+    from bco_gym.agents.registry import spec_of_instance
 
     rows = envs.num_envs
-    if isinstance(agent_name_or_agent, str):
+    if not isinstance(agent, Agent):
+        spec = resolve_spec(agent, "run_many()")
         overrides = dict(agent_kwargs or {})
-        if _batched_make_agent(agent_name_or_agent):
-            agent = make_agent(agent_name_or_agent, envs, batch_size=rows, **overrides)
-        else:
-            problem = envs.problem
-            agent = RowAgents(
-                [make_agent(agent_name_or_agent, problem, **overrides) for _ in range(rows)]
-            )
-        return agent, agent_name_or_agent
+        if spec.batched:
+            return make_agent(spec, envs, batch_size=rows, **overrides), spec, True
+        singles = [make_agent(spec, envs.problem, **overrides) for _ in range(rows)]
+        return RowAgents(singles), spec.labelled(singles[0]), True
     if agent_kwargs:
-        raise ValueError("agent_kwargs apply only when run_many() builds the agent from a name")
-    if getattr(agent_name_or_agent, "batch_size", None) != rows:
+        raise ValueError("agent_kwargs apply only when run_many() builds the agent itself")
+    if getattr(agent, "batch_size", None) != rows:
         raise ValueError(
-            f"run_many() needs an agent name or a batched agent with batch_size={rows} (one "
-            f"row per seed); got {type(agent_name_or_agent).__name__} with batch_size="
-            f"{getattr(agent_name_or_agent, 'batch_size', None)!r}"
+            f"run_many() got a built {type(agent).__name__} with batch_size="
+            f"{getattr(agent, 'batch_size', None)!r}; it needs batch_size={rows} (one row per "
+            "seed), or pass the agent's class, name or import path and run_many builds one "
+            "per seed"
         )
-    if agent_name_or_agent.horizon != envs.horizon:
+    if agent.horizon != envs.horizon:
         raise ValueError(
-            f"the agent was built for horizon {agent_name_or_agent.horizon}, "
-            f"the env has {envs.horizon}"
+            f"the agent was built for horizon {agent.horizon}, the env has {envs.horizon}"
         )
-    return agent_name_or_agent, agent_name_or_agent.name
-
-
-def _batched_make_agent(name: str) -> bool:
-    """Whether ``make_agent`` builds ``name`` batched (a ``BatchAgent`` class)."""
-    from bco_gym import agents
-
-    batch_class = getattr(agents, "BatchAgent", None)
-    cls = agents.AGENTS.get(name)
-    return batch_class is not None and cls is not None and issubclass(cls, batch_class)
+    return agent, spec_of_instance(agent), False
 
 
 def _reference_runs(
@@ -338,8 +359,14 @@ def _reference_runs(
     progress: bool | None,
 ) -> list[RunResult]:
     """``fast=False``: each seed through the Gymnasium loop of ``run``."""
-    if not isinstance(env_id, str) or not isinstance(agent, str):
-        raise ValueError("run_many(fast=False) needs an env id and an agent name")
+    from bco_gym.agents.base import Agent
+
+    if not isinstance(env_id, str) or isinstance(agent, Agent):
+        raise ValueError(
+            "run_many(fast=False) needs an env id and an agent it can build (a name, import "
+            "path, Agent subclass or factory), not a built agent"
+        )
+    agent = resolve_spec(agent, "run_many()")
     return [
         run(
             env_id,

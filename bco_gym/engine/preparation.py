@@ -50,47 +50,54 @@ def _prepare_env(
 
 
 def _prepare_agent(
-    agent_name_or_agent: Any, env: gym.Env, agent_kwargs: Mapping[str, Any] | None
-) -> tuple[Any, str]:
-    """(agent for env's problem, its name)."""
+    agent: Any, env: gym.Env, agent_kwargs: Mapping[str, Any] | None
+) -> tuple[Any, Any]:
+    """(agent for env's problem, its AgentSpec): one built from any form
+    :func:`~bco_gym.agents.resolve_agent` takes, or an Agent already built."""
     from bco_gym.agents import make_agent
     from bco_gym.agents.base import Agent
+    from bco_gym.agents.registry import spec_of_instance
 
-    if isinstance(agent_name_or_agent, str):
-        agent = make_agent(agent_name_or_agent, env, **dict(agent_kwargs or {}))
-        return agent, agent_name_or_agent
-    if not isinstance(agent_name_or_agent, Agent):
-        raise TypeError(
-            "run() needs an agent name (str) or a bco_gym Agent, got "
-            f"{type(agent_name_or_agent).__name__}"
-        )
+    if not isinstance(agent, Agent):
+        spec = resolve_spec(agent, "run()")
+        built = make_agent(spec, env, **dict(agent_kwargs or {}))
+        return built, spec.labelled(built)
     if agent_kwargs:
-        raise ValueError("agent_kwargs apply only when run() builds the agent from a name")
+        raise ValueError("agent_kwargs apply only when run() builds the agent itself")
     env_horizon = env.unwrapped.problem.horizon
-    if agent_name_or_agent.horizon != env_horizon:
+    if agent.horizon != env_horizon:
         raise ValueError(
-            f"the agent was built for horizon {agent_name_or_agent.horizon}, "
-            f"the env has {env_horizon}"
+            f"the agent was built for horizon {agent.horizon}, the env has {env_horizon}"
         )
-    return agent_name_or_agent, agent_name_or_agent.name
+    return agent, spec_of_instance(agent)
 
 
-def constants_label(
-    constants: str | None,
-    agent_name_or_agent: Any,
-    agent_kwargs: Mapping[str, Any] | None,
-    agent: Any,
-) -> str:
-    """The ``constants`` label of a run (module docstring); ValueError for an unknown one."""
-    free = getattr(agent, "SCALE_PARAM", None) is not None
-    free = free and getattr(agent, "THEORY_DEFAULTS", True)
+def resolve_spec(agent: Any, where: str) -> Any:
+    """``resolve_agent(agent)``, its TypeError naming the tool (``where``)."""
+    from bco_gym.agents import resolve_agent
+
+    try:
+        return resolve_agent(agent)
+    except TypeError as error:
+        raise TypeError(
+            f"{where} needs an agent name, an import path, an Agent subclass or factory, or "
+            f"a built Agent: {error}"
+        ) from None
+
+
+def constants_label(constants: str | None, spec: Any, built_here: bool, agent_kwargs: Any) -> str:
+    """The ``constants`` label of a run (module docstring); ValueError for an unknown one.
+
+    ``spec`` is the run's AgentSpec, ``built_here`` whether the tool built the agent
+    (rather than being handed one).
+    """
     if constants is None:
-        if not isinstance(agent_name_or_agent, str) or agent_kwargs:
+        if not built_here or agent_kwargs:
             return "custom"
         constants = "theory"
     if constants not in CONSTANTS_LABELS:
         raise ValueError(f"constants={constants!r}; allowed: {', '.join(CONSTANTS_LABELS)}")
-    return "default" if constants == "theory" and not free else constants
+    return "default" if constants == "theory" and not spec.constants_free else constants
 
 
 def find_wrapper(env: gym.Env, kind: type) -> Any:

@@ -67,6 +67,12 @@ class RunResult:
     ``max_interval_regret``), the ``worst_interval`` (start, length), and for
     ``linear-switching`` the ``segments`` and the ``switching_regret`` (against the
     best point of each segment). Results saved before these fields read back as None.
+
+    ``agent_spec`` records where the agent came from (``name``, ``import_path``, the
+    ``version`` of its distribution, ``source``: see
+    :class:`~bco_gym.agents.registry.AgentSpec`); ``loss["digest"]`` identifies the
+    loss sequence (:meth:`~bco_gym.losses.base.LossSequence.digest`): results pair
+    only when their digests agree.
     """
 
     env_id: str
@@ -104,6 +110,7 @@ class RunResult:
     adaptive_regret: float | None = None
     dynamic_regret: float | None = None
     interval_regret: dict[str, Any] = field(default_factory=dict)
+    agent_spec: dict[str, Any] = field(default_factory=dict)
 
     ARRAY_FIELDS = (
         "checkpoints",

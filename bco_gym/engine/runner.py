@@ -113,8 +113,10 @@ def run(
     Args:
         env_id_or_env: a registered id (made with ``gym.make(id, horizon=horizon,
             **env_kwargs)``) or an env (wrapped in a RegretRecorder unless it has one).
-        agent_name_or_agent: a ``make_agent`` name (built with ``agent_kwargs`` as
-            overrides) or an Agent already built for this env's problem.
+        agent_name_or_agent: anything :func:`~bco_gym.agents.resolve_agent` takes (a
+            built-in, registered or entry-point name, an import path
+            ``"package.module:ClassName"``, an Agent subclass or factory), built with
+            ``agent_kwargs`` as overrides; or an Agent already built for this env's problem.
         horizon: T; default: the env's own horizon. Must match a given env's.
         seed: the env's seed (a non-negative int); the agent's is :func:`agent_seed_for`.
         checkpoints: prefix lengths where the regret is reported (T is always added);
@@ -187,10 +189,11 @@ def _run_recorded(
     """The body of :func:`run` (which records the warnings raised here)."""
     env, env_id, owned = _prepare_env(env_id_or_env, horizon, env_kwargs)
     try:
-        agent, agent_name = _prepare_agent(agent_name_or_agent, env, agent_kwargs)
+        agent, spec = _prepare_agent(agent_name_or_agent, env, agent_kwargs)
         base = env.unwrapped
         points = resolve_checkpoints(checkpoints, base.problem.horizon)
-        label = constants_label(constants, agent_name_or_agent, agent_kwargs, agent)
+        built_here = agent is not agent_name_or_agent
+        label = constants_label(constants, spec, built_here, agent_kwargs)
         loop = _select_loop(env, agent, fast)
         agent_seed = agent_seed_for(seed)
         observation, _ = env.reset(seed=seed)
@@ -210,7 +213,7 @@ def _run_recorded(
             points,
             comparators,
             env_id=env_id,
-            agent=agent_name,
+            spec=spec,
             seed=seed,
             stats=agent.stats,
             agent_object=agent,
@@ -234,7 +237,7 @@ def row_result(
     comparators: Sequence[Any],
     *,
     env_id: str,
-    agent: str,
+    spec: Any,
     seed: int,
     stats: Mapping[str, Any],
     agent_object: Any,
@@ -247,11 +250,15 @@ def row_result(
     seconds: tuple[float, float, float],
     latency_us: dict[str, float] | None = None,
 ) -> RunResult:
-    """The result of one run (one row of a batch) from its tally and comparators."""
+    """The result of one run (one row of a batch) from its tally and comparators.
+
+    Everything the result says about the agent (name, scale parameter, import path,
+    version) comes from ``spec``, its AgentSpec, on every path.
+    """
     agent_seconds, env_seconds, comparator_seconds = seconds
     return RunResult(
         env_id=env_id,
-        agent=agent,
+        agent=spec.name,
         seed=seed,
         agent_seed=agent_seed_for(seed),
         horizon=problem.horizon,
@@ -262,11 +269,11 @@ def row_result(
         projections=int(stats.get("projections", 0)),
         regret_bound=_optional_float(agent_object.regret_bound()),
         params=jsonable(dict(agent_object.params)),
-        scale_param=getattr(agent_object, "SCALE_PARAM", None),
+        scale_param=spec.scale_param,
         constants=constants,
         env_kwargs=jsonable(dict(env_kwargs or {})),
         agent_kwargs=jsonable(dict(agent_kwargs or {})),
-        loss=jsonable(losses.describe()),
+        loss=jsonable({**losses.describe(), "digest": losses.digest()}),
         problem=describe_problem(problem),
         stats=scalar_stats(stats),
         loop=loop,
@@ -276,6 +283,7 @@ def row_result(
         wall_seconds=0.0,
         versions=versions(),
         latency_us=dict(latency_us or {}),
+        agent_spec=jsonable(spec.describe()),
     )
 
 
@@ -296,7 +304,7 @@ def _select_loop(env: gym.Env, agent: Any, fast: bool | None) -> str:
     """The loop to play ("block", "lean" or "gym"): see the module docstring."""
     if fast is False:
         return "gym"
-    obstacle = _wrapper_obstacle(env)
+    obstacle = wrapper_obstacle(env)
     if obstacle is not None:
         if fast:
             raise ValueError(
@@ -308,7 +316,7 @@ def _select_loop(env: gym.Env, agent: Any, fast: bool | None) -> str:
     return "block" if block else "lean"
 
 
-def _wrapper_obstacle(env: gym.Env) -> str | None:
+def wrapper_obstacle(env: gym.Env) -> str | None:
     """Why the runner may not bypass ``env``'s step (None when it may)."""
     from gymnasium.wrappers.common import OrderEnforcing, PassiveEnvChecker
 

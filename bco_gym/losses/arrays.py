@@ -18,6 +18,7 @@ x* = lmo(sum_{t<T'} theta_t), value <sum_t theta_t, x*> + sum_t b_t.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,6 +53,7 @@ class ArrayLoss(LossSequence):
         self.horizon = len(self.thetas)
         self.offsets = _check_offsets(offsets, self.horizon)
         self._lipschitz, self._bound = self._constants()
+        self._digest: str | None = None
 
     @property
     def lipschitz(self) -> float:
@@ -63,6 +65,22 @@ class ArrayLoss(LossSequence):
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "horizon": self.horizon}
+
+    def __repr__(self) -> str:
+        return f"ArrayLoss({self.set!r}, horizon={self.horizon})"
+
+    def digest(self) -> str:
+        """SHA-256 (hex) of the data: the set, the shape, theta_t (as float64) and b_t, read
+        chunk by chunk; it does not depend on the seed (computed once, then cached)."""
+        if self._digest is None:
+            hasher = hashlib.sha256(f"{self.set!r}|{tuple(self.thetas.shape)}".encode())
+            step = max(1, self.chunk_size)
+            for first in range(0, self.horizon, step):
+                rows = np.asarray(self.thetas[first : first + step], dtype=np.float64)
+                hasher.update(np.ascontiguousarray(rows).tobytes())
+            hasher.update(np.ascontiguousarray(self.offsets, dtype=np.float64).tobytes())
+            self._digest = hasher.hexdigest()
+        return self._digest
 
     def _draw_chunk(self, rng: np.random.Generator, first: int, size: int) -> Params:
         rows = slice(first, min(first + size, self.horizon))

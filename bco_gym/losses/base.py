@@ -16,6 +16,8 @@ Rounds are numbered from 0 in code (round t here is f_{t+1} in the paper).
 from __future__ import annotations
 
 import abc
+import hashlib
+import json
 import numbers
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -115,6 +117,19 @@ class LossSequence(abc.ABC):
     def describe(self) -> dict[str, Any]:
         """The family's name and parameters (JSON-serialisable) for result metadata."""
         return {"name": self.name}
+
+    def digest(self) -> str:
+        """SHA-256 (hex) of what fixes the sequence: its family (class), parameters
+        (:meth:`describe`), set and seed (after :meth:`reset`). Two runs pair only when
+        their digests agree; families holding data (arrays, callables) override this."""
+        return json_digest(
+            {
+                "family": f"{type(self).__module__}.{type(self).__qualname__}",
+                "parameters": self.describe(),
+                "set": repr(self.set),
+                "seed": self.seed,
+            }
+        )
 
     # -- the sequence ---------------------------------------------------------------------
     def reset(self, rng: np.random.Generator) -> None:
@@ -305,6 +320,12 @@ def _check_round(t: int) -> int:
 
 def _length(part: slice) -> int:
     return int(part.stop - part.start)
+
+
+def json_digest(payload: Any) -> str:
+    """SHA-256 (hex) of ``payload`` as canonical JSON (sorted keys; other objects by repr)."""
+    text = json.dumps(payload, sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def check_checkpoints(checkpoints: Sequence[int]) -> list[int]:

@@ -38,7 +38,13 @@ from typing import Any
 import numpy as np
 
 from bco_gym.errors import InvalidLossError
-from bco_gym.losses.base import Comparator, LossSequence, Params, check_checkpoints
+from bco_gym.losses.base import (
+    Comparator,
+    LossSequence,
+    Params,
+    check_checkpoints,
+    json_digest,
+)
 from bco_gym.losses.solvers import frank_wolfe
 from bco_gym.sets.base import ConvexSet
 
@@ -96,6 +102,26 @@ class FunctionLoss(LossSequence):
             "bound": self._bound,
             "batched": self.batched,
         }
+
+    def __repr__(self) -> str:
+        loss = _qualified(self.loss_function)
+        return f"FunctionLoss({self.set!r}, loss={loss}, horizon={self.horizon})"
+
+    def digest(self) -> str:
+        """SHA-256 (hex) of the callables' qualified names and the declared constants (the
+        set, horizon, G, M, batched): what identifies a user's function without calling
+        it. Two different callables under one qualified name are not told apart."""
+        return json_digest(
+            {
+                "loss": _qualified(self.loss_function),
+                "gradient": _qualified(self.gradient_function),
+                "set": repr(self.set),
+                "horizon": self.horizon,
+                "lipschitz": self._lipschitz,
+                "bound": self._bound,
+                "batched": self.batched,
+            }
+        )
 
     def _floats_per_round(self) -> int:
         return self.set.dim  # the batched callables see (chunk, *shape) points
@@ -201,6 +227,14 @@ class FunctionLoss(LossSequence):
             results.append(Comparator(stop, solved.point, solved.value, solved.gap))
             start = solved.point
         return results
+
+
+def _qualified(function: Any) -> str:
+    """``module.qualname`` of a callable (its repr when it has no qualified name)."""
+    name = getattr(function, "__qualname__", None)
+    if name is None:
+        return repr(function)
+    return f"{getattr(function, '__module__', '?')}.{name}"
 
 
 class _SummedLosses:

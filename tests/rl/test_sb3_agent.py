@@ -253,3 +253,38 @@ def test_errors_name_the_problem(monkeypatch):
         PPOAgent(problem)
     with pytest.raises(ImportError, match=r"pip install 'bco_gym\[rl\]'"):
         SB3Agent(None, problem)
+
+
+def test_sb3_agents_give_equal_results_through_run_and_run_many():
+    """Labels and outcomes equal on both paths: the online sb3-* agents by name ("default"
+    constants, their own scale parameter), a frozen model under its own name."""
+    from bco_gym.engine import run, run_many
+
+    settings = {"horizon": 30, "env_kwargs": {"n": 3}}
+    kwargs = {"n_steps": 8, "hidden_sizes": [8]}
+    many = run_many("BCO-Simplex-v0", "sb3-ppo", [0, 2], agent_kwargs=kwargs, **settings)
+    for seed, result in zip([0, 2], many, strict=True):
+        one = run("BCO-Simplex-v0", "sb3-ppo", seed=seed, agent_kwargs=kwargs, **settings)
+        assert result.same_outcome(one)
+    assert many[0].constants == "custom" and many[0].scale_param == "learning_rate"
+    plain = run_many("BCO-Simplex-v0", "sb3-a2c", [1], **settings)[0]
+    assert plain.constants == "default"
+    assert plain.same_outcome(run("BCO-Simplex-v0", "sb3-a2c", seed=1, **settings))
+
+    problem = Problem(Simplex(3), 30, lipschitz=2.0, bound=2.0)
+    model = PPOAgent(problem, **TINY[PPOAgent]).make_model(seed=0)
+
+    def frozen(problem):
+        return SB3Agent(model, problem, name="ppo-frozen")
+
+    rows = run_many("BCO-Simplex-v0", frozen, [0, 1], **settings)
+    assert [r.agent for r in rows] == ["ppo-frozen", "ppo-frozen"]
+    assert rows[1].same_outcome(run("BCO-Simplex-v0", frozen, seed=1, **settings))
+    assert rows[1].constants == "default"
+    env = gym.make("BCO-Simplex-v0", n=3, horizon=30)
+    built = run(env, SB3Agent(model, env, name="ppo-frozen"), seed=1, constants="default")
+    assert built.agent == "ppo-frozen"  # a built agent: the same plays, its class recorded
+    np.testing.assert_array_equal(built.round_losses, rows[1].round_losses)
+    assert built.agent_spec["import_path"] == "bco_gym.agents.sb3:SB3Agent"
+    with pytest.raises(ValueError, match="name=''"):
+        SB3Agent(model, problem, name="")

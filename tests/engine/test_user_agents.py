@@ -1,0 +1,138 @@
+"""Agents from outside the library through run and run_many: every form of agent, every
+row ``same_outcome`` as run's; labels from the one AgentSpec; loss digests; a user's
+BanditConvexEnv vectorised by run_many."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from user_agents import Jitter, Unnamed, jitter_factory
+
+from bco_gym.agents import register, unregister
+from bco_gym.engine import run, run_many
+from bco_gym.envs import BanditConvexEnv
+from bco_gym.losses import from_array, from_function
+from bco_gym.sets import L2Ball
+
+SEEDS = [3, 0, 3]
+ENV = "BCO-Ball-v0"
+SMALL = {"n": 4}
+
+
+def _same_as_run(results, agent, env=ENV, env_kwargs=SMALL, **kwargs):
+    for seed, many in zip(SEEDS, results, strict=True):
+        one = run(env, agent, horizon=60, seed=seed, env_kwargs=env_kwargs, **kwargs)
+        assert many.same_outcome(one), (agent, seed)
+        assert many.loop == "batched-lean" and one.loop == "lean"
+    return results
+
+
+@pytest.fixture
+def registered_jitter():
+    register("my-jitter", Jitter)
+    yield "my-jitter"
+    unregister("my-jitter")
+
+
+@pytest.mark.parametrize(
+    "agent, label",
+    [
+        (Jitter, "jitter"),
+        ("user_agents:Jitter", "user_agents:Jitter"),
+        (jitter_factory, "jitter"),  # an undeclared factory: named by the agent it builds
+        (Unnamed, "Unnamed"),
+    ],
+)
+def test_run_many_plays_any_agent_form_row_by_row_as_run(agent, label):
+    results = run_many(ENV, agent, SEEDS, horizon=60, env_kwargs=SMALL)
+    _same_as_run(results, agent)
+    first = results[0]
+    assert first.agent == label and first.agent_spec["name"] == label
+    assert first.agent_spec["import_path"].startswith("user_agents:")
+    assert first.agent_spec["version"] is None  # a script's module: no distribution
+    # regret is not zero and the rows differ by seed (the agent uses its own stream)
+    assert results[0].final_regret != results[1].final_regret
+    assert results[0].same_outcome(results[2])
+
+
+def test_labels_come_from_the_spec_on_both_paths(registered_jitter):
+    declared = run_many(ENV, registered_jitter, [0], horizon=60, env_kwargs=SMALL)[0]
+    assert declared.agent == "my-jitter" and declared.agent_spec["source"] == "registered"
+    assert (declared.constants, declared.scale_param) == ("theory", "spread")
+    tuned = run_many(ENV, "my-jitter", [0], horizon=60, env_kwargs=SMALL, constants="tuned")
+    assert tuned[0].constants == "tuned"
+    custom = run_many(
+        ENV, "my-jitter", [0], horizon=60, env_kwargs=SMALL, agent_kwargs={"spread": 0.2}
+    )
+    assert custom[0].constants == "custom" and custom[0].params == {"spread": 0.2}
+    plain = run_many(ENV, Unnamed, [0], horizon=60, env_kwargs=SMALL)[0]
+    assert (plain.constants, plain.scale_param) == ("default", None)
+
+
+def test_run_many_refuses_a_built_single_agent_with_the_way_out():
+    import gymnasium as gym
+
+    env = gym.make(ENV, horizon=60, **SMALL)
+    agent = Jitter(env.unwrapped.problem)
+    with pytest.raises(
+        ValueError, match=r"batch_size=None.*pass the agent's class, name or import path"
+    ):
+        run_many(ENV, agent, [0, 1], horizon=60, env_kwargs=SMALL)
+
+
+def _array_env(thetas):
+    return BanditConvexEnv(L2Ball(3), from_array(L2Ball(3), thetas))
+
+
+def test_run_many_vectorises_a_users_env_with_rows_as_run():
+    thetas = np.random.default_rng(5).standard_normal((50, 3))
+    results = run_many(_array_env(thetas), "fkm", SEEDS)
+    for seed, many in zip(SEEDS, results, strict=True):
+        one = run(_array_env(thetas), "fkm", seed=seed)
+        assert many.same_outcome(one)
+        assert many.env_id == one.env_id == "BanditConvexEnv"
+    user = run_many(_array_env(thetas), Jitter, [1])[0]
+    assert user.same_outcome(run(_array_env(thetas), Jitter, seed=1))
+
+
+def test_loss_digests_tell_data_apart_and_equal_data_equal():
+    rng = np.random.default_rng(0)
+    thetas = rng.standard_normal((40, 3))
+    first = run(_array_env(thetas), "random", seed=0)
+    again = run(_array_env(thetas.copy()), "random", seed=7)
+    other = thetas.copy()
+    other[17, 1] += 1e-12
+    changed = run(_array_env(other), "random", seed=0)
+    assert len(first.loss["digest"]) == 64
+    assert first.loss["digest"] == again.loss["digest"]  # data, not seed
+    assert first.loss["digest"] != changed.loss["digest"]
+    built = [
+        run(ENV, "random", horizon=20, seed=s, env_kwargs=SMALL).loss["digest"] for s in (0, 0, 1)
+    ]
+    assert built[0] == built[1] != built[2]  # family, kwargs and seed
+    wider = run(ENV, "random", horizon=20, seed=0, env_kwargs={"n": 5}).loss["digest"]
+    assert wider != built[0]
+
+
+def _value(t, x):
+    return float(np.sum(x)) * 0.1
+
+
+def _gradient(t, x):
+    return np.full(x.shape, 0.1)
+
+
+def _other_value(t, x):
+    return float(np.sum(x)) * 0.1
+
+
+def test_function_losses_are_digested_by_qualified_name_and_constants():
+    def env_of(loss, lipschitz=1.0):
+        ball = L2Ball(3)
+        sequence = from_function(ball, loss, _gradient, horizon=20, lipschitz=lipschitz, bound=1.0)
+        return BanditConvexEnv(ball, sequence)
+
+    first = run(env_of(_value), "random", seed=0).loss["digest"]
+    assert run(env_of(_value), "random", seed=4).loss["digest"] == first
+    assert run(env_of(_other_value), "random", seed=0).loss["digest"] != first
+    assert run(env_of(_value, lipschitz=2.0), "random", seed=0).loss["digest"] != first
