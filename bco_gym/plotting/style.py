@@ -210,6 +210,7 @@ def loss_text(results: Sequence[RunResult]) -> str:
     for result in results:
         loss = dict(result.loss)
         name = loss.pop("name", "?")
+        loss.pop("digest", None)  # identifies one seed's sequence, not the family
         scalars = [f"{k}={_short(v)}" for k, v in loss.items() if isinstance(v, str | int | float)]
         texts.append(f"{name} losses" + (f" ({', '.join(scalars)})" if scalars else ""))
     return " / ".join(_distinct(texts))

@@ -88,8 +88,10 @@ class Scenario:
 
 
 def _setting(result: RunResult) -> tuple[str, str, str]:
-    """What the same seed must share for runs to be paired: env id, set and loss family."""
-    return (result.env_id, str(result.problem.get("set")), repr(sorted(result.loss.items())))
+    """What the same seed must share for runs to be paired: env id, set and loss family
+    (its parameters; the per-seed ``digest`` is checked when pairing)."""
+    family = sorted((k, v) for k, v in result.loss.items() if k != "digest")
+    return (result.env_id, str(result.problem.get("set")), repr(family))
 
 
 def slug(text: str) -> str:
