@@ -10,3 +10,9 @@ class InvalidLossError(ValueError):
 
     The message names the loss sequence and the round (and, for a batch, the row).
     """
+
+
+class LossCheckError(ValueError):
+    """User losses failed a check of :func:`~bco_gym.losses.from_function`: convexity (the
+    first-order condition) or the gradient (finite differences) on sampled rounds and
+    points. The message names the round, the points and the amounts."""

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bco_gym.cli import main
@@ -21,6 +23,10 @@ from bco_gym.cli_checks import (
     check_command_directory,
     claim_command_directory,
 )
+from bco_gym.envs import BanditConvexEnv
+from bco_gym.errors import InvalidLossError, LossCheckError
+from bco_gym.losses import from_function
+from bco_gym.sets import Hypercube, L2Ball, Simplex
 
 
 def _cli(argv, capsys):
@@ -108,3 +114,160 @@ def test_an_owned_directory_must_be_writable(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "access", lambda path, mode: False)  # as for a non-root user
     with pytest.raises(UsageError, match="is not writable"):
         check_command_directory(out, "bench")
+
+
+# -- user losses: from_function certifies only what it has checked -----------------------------
+TARGETS = np.random.default_rng(7).uniform(-0.5, 0.5, (8, 3))
+
+
+def _square(t, x):
+    return float(np.sum((x - TARGETS[t]) ** 2))
+
+
+def _square_gradient(t, x):
+    return 2.0 * (x - TARGETS[t])
+
+
+def _nonconvex_at_five(t, x):
+    return -_square(t, x) if t == 5 else _square(t, x)
+
+
+def _nonconvex_at_five_gradient(t, x):
+    return -_square_gradient(t, x) if t == 5 else _square_gradient(t, x)
+
+
+def _object_array(t, x):
+    return np.array([object()] * 3, dtype=object)
+
+
+FUNCTION_REFUSED = [
+    # (loss, gradient, error, message): K = the unit ball in R^3, T = 8, G = 10, M = 10
+    (lambda t, x: -float(x @ x), lambda t, x: -2 * x, LossCheckError, "round 0: the first-order"),
+    (_square, lambda t, x: 0 * x, LossCheckError, "first-order condition"),
+    (_square, lambda t, x: -_square_gradient(t, x), LossCheckError, "first-order condition"),
+    (_square, lambda t, x: 1.01 * _square_gradient(t, x), LossCheckError, "finite differences"),
+    (_square, lambda t, x: _square_gradient((t + 1) % 8, x), LossCheckError, "round 0"),
+    (lambda t, x: float(x.sum()), lambda t, x: 1.001 * np.ones(3), LossCheckError, "first-order"),
+    (_nonconvex_at_five, _nonconvex_at_five_gradient, LossCheckError, "round 5: the first"),
+    (lambda t, x: float(np.sqrt(abs(x[0]) + 1)), lambda t, x: np.zeros(3), LossCheckError, "x ="),
+    (lambda t, x: "0.5", _square_gradient, InvalidLossError, "'0.5' (str), not a real number"),
+    (lambda t, x: True, _square_gradient, InvalidLossError, "True (bool), not a real number"),
+    (lambda t, x: np.True_, _square_gradient, InvalidLossError, "(bool), not a real number"),
+    (lambda t, x: None, _square_gradient, InvalidLossError, "None (NoneType)"),
+    (lambda t, x: 1 + 0j, _square_gradient, InvalidLossError, "(complex), not a real number"),
+    (lambda t, x: [0.5], _square_gradient, InvalidLossError, "[0.5] (list)"),
+    (lambda t, x: np.array([0.5]), _square_gradient, InvalidLossError, "(ndarray), not a real"),
+    (_square, lambda t, x: np.array(["1", "2", "3"]), InvalidLossError, "dtype <U1"),
+    (_square, lambda t, x: np.array([True, False, True]), InvalidLossError, "dtype bool"),
+    (_square, _object_array, InvalidLossError, "dtype object"),
+    (_square, lambda t, x: "gradient", InvalidLossError, "'gradient' (dtype <U8)"),
+    (_square, lambda t, x: np.ones(2), ValueError, "gradient returned shape (2,), expected (3,)"),
+    (_square, lambda t, x: np.full(3, np.nan), InvalidLossError, "has non-finite entries"),
+    (lambda t, x: float("nan"), _square_gradient, InvalidLossError, "loss returned nan at x ="),
+    (lambda t, x: float("inf"), _square_gradient, InvalidLossError, "loss returned inf"),
+    (lambda t, x: 50 + float(x[0]), lambda t, x: np.eye(3)[0], ValueError, "declared bound=10"),
+    (lambda t, x: 5 * float(x[0]), lambda t, x: 20 * np.eye(3)[0], ValueError, "lipschitz=10.0"),
+]
+
+
+@pytest.mark.parametrize(("loss", "gradient", "error", "message"), FUNCTION_REFUSED)
+def test_from_function_refuses_what_its_checks_refute(loss, gradient, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        from_function(L2Ball(3), loss, gradient, 8, lipschitz=10.0, bound=10.0)
+
+
+def _batched_square(rounds, points):
+    return np.sum((points - TARGETS[rounds]) ** 2, axis=1)
+
+
+def _batched_square_gradient(rounds, points):
+    return 2.0 * (points - TARGETS[rounds])
+
+
+BATCHED_REFUSED = [
+    (lambda r, p: -np.sum(p * p, axis=1), lambda r, p: -2 * p, LossCheckError, "first-order"),
+    (lambda r, p: np.array(["1"] * len(r)), _batched_square_gradient, InvalidLossError, "<U1"),
+    (lambda r, p: np.ones(len(r), dtype=bool), _batched_square_gradient, InvalidLossError, "bool"),
+    (lambda r, p: np.zeros(len(r) + 1), _batched_square_gradient, ValueError, "batched loss"),
+    (_batched_square, lambda r, p: p[:, :2], ValueError, "batched gradient returned shape"),
+    (_batched_square, lambda r, p: np.zeros_like(p), LossCheckError, "first-order"),
+]
+
+
+@pytest.mark.parametrize(("loss", "gradient", "error", "message"), BATCHED_REFUSED)
+def test_batched_user_losses_are_checked_the_same_way(loss, gradient, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        from_function(L2Ball(3), loss, gradient, 8, 10.0, 10.0, batched=True)
+
+
+def _abs_loss(t, x):
+    return float(np.abs(x - TARGETS[t]).sum())
+
+
+def _abs_gradient(t, x):
+    return np.sign(x - TARGETS[t])
+
+
+FUNCTION_ACCEPTED = [
+    (L2Ball(3), _square, _square_gradient),
+    (L2Ball(3), _abs_loss, _abs_gradient),  # convex, not differentiable on a null set
+    (L2Ball(3), lambda t, x: np.float32(x.sum()), lambda t, x: np.ones(3, dtype=np.float32)),
+    (L2Ball(3), lambda t, x: np.array(x.sum()), lambda t, x: np.ones(3, dtype=np.int64)),
+    (L2Ball(3), lambda t, x: 1, lambda t, x: [0, 0, 0]),  # a constant int and a list
+    (Simplex(3), _square, _square_gradient),
+    (Hypercube(-np.ones(3), np.ones(3)), _abs_loss, _abs_gradient),
+]
+
+
+@pytest.mark.parametrize(("convex_set", "loss", "gradient"), FUNCTION_ACCEPTED)
+def test_from_function_certifies_convex_losses_it_has_checked(convex_set, loss, gradient):
+    losses = from_function(convex_set, loss, gradient, 8, lipschitz=10.0, bound=10.0)
+    assert losses.verified and losses.describe()["comparator"] == "certified"
+    (best,) = losses.comparator([8])
+    # The certificate is a true bound: no point of K (vertices and random points) beats
+    # the comparator by more than its gap.
+    rng = np.random.default_rng(0)
+    probes = [convex_set.lmo(rng.standard_normal(3)) for _ in range(50)]
+    probes += [convex_set.sample(rng) for _ in range(50)]
+    for probe in probes:
+        total = sum(float(loss(t, probe)) for t in range(8))
+        assert total >= best.value - best.gap - 1e-9
+
+
+def test_the_opt_out_leaves_the_comparator_uncertified_in_the_result():
+    from bco_gym.experiment import run
+
+    losses = from_function(
+        L2Ball(3), lambda t, x: -float(x @ x), lambda t, x: -2 * x, 8, 10.0, 10.0, verify=False
+    )
+    assert not losses.verified and losses.describe()["comparator"] == "uncertified"
+    result = run(BanditConvexEnv(L2Ball(3), losses), "random", seed=0)
+    assert result.loss["comparator"] == "uncertified"
+    checked = from_function(L2Ball(3), _square, _square_gradient, 8, 10.0, 10.0)
+    assert run(BanditConvexEnv(L2Ball(3), checked), "random", seed=0).loss["comparator"] == (
+        "certified"
+    )
+
+
+@pytest.mark.parametrize("verify", ["yes", 1, None])
+def test_verify_must_be_a_bool(verify):
+    with pytest.raises(TypeError, match=f"verify={verify!r} must be True or False"):
+        from_function(L2Ball(3), _square, _square_gradient, 8, 10.0, 10.0, verify=verify)
+
+
+def test_the_checks_are_sampled_and_deterministic():
+    calls = []
+
+    def loss(t, x):
+        calls.append((t, x.tobytes()))
+        return float(x.sum()) / 10
+
+    gradient = lambda t, x: np.full(3, 0.1)  # noqa: E731
+    from_function(L2Ball(3), loss, gradient, 10**6, 10.0, 10.0)
+    first = list(calls)
+    calls.clear()
+    from_function(L2Ball(3), loss, gradient, 10**6, 10.0, 10.0)
+    assert calls == first  # the same rounds and points: the verdict is fixed
+    rounds = {t for t, _ in first}
+    assert 0 in rounds and 10**6 - 1 in rounds and len(rounds) == 8
+    assert len(first) <= 8 * 12  # cheap: a dozen values per sampled round

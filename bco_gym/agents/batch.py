@@ -269,10 +269,18 @@ class BatchAgent(Agent):
         gradient = np.asarray(info["gradient"], dtype=float)  # the key was checked
         expected = self.set.shape if self.batch_size is None else (self.rows, *self.set.shape)
         # A sum is finite iff every entry is (short of overflow), cheaper than isfinite().all().
-        if gradient.shape != expected or not math.isfinite(gradient.sum()):
+        if gradient.shape != expected:
             raise ValueError(
                 f"{type(self).__name__}: info['gradient'] must be a finite array of shape "
                 f"{expected}, got shape {gradient.shape}"
+            )
+        if not math.isfinite(gradient.sum()):
+            flat = gradient.reshape(self.rows, -1)
+            row = int(np.flatnonzero(~np.isfinite(flat).all(axis=1))[0])
+            where = f"row {row}" if self.batch_size is not None else "the gradient"
+            raise ValueError(
+                f"{type(self).__name__}: info['gradient'] must be finite; {where} holds "
+                f"{float(flat[row][~np.isfinite(flat[row])][0])!r}"
             )
         return gradient.reshape(self.rows, *self.set.shape)
 

@@ -15,9 +15,19 @@
   a relative 1e-9) raises ValueError naming the round, as does a non-finite value
   (:class:`~bco_gym.errors.InvalidLossError`) or one of the wrong shape.
 
+Losses must be real numbers and gradients arrays of real numbers (a string, a bool, a
+complex number or an object array raises :class:`~bco_gym.errors.InvalidLossError`).
+
 The functions must be deterministic and convex in x for the comparator to mean
 anything; the sequence does not depend on the env's seed (it is oblivious by
-construction: it never sees the plays).
+construction: it never sees the plays). Before anything else, ``from_function`` tries to
+refute convexity and the gradient on sampled rounds and points of K (the first-order
+condition on pairs of points, finite differences along segments, M and G;
+:mod:`bco_gym.losses.verification`) and refuses the losses with
+:class:`~bco_gym.errors.LossCheckError` naming the round, the points and the
+amounts. ``describe()["comparator"]`` (so ``RunResult.loss["comparator"]``) is
+``"certified"`` after the checks pass, ``"uncertified"`` when they were skipped with
+``verify=False``.
 
 Comparator: F(x) = sum_{t<T'} f_t(x) minimised over K by the away-step Frank-Wolfe
 method of :mod:`bco_gym.losses.solvers` (only K's LMO is used, so any user-defined set
@@ -46,6 +56,7 @@ from bco_gym.losses.base import (
     json_digest,
 )
 from bco_gym.losses.solvers import frank_wolfe
+from bco_gym.losses.verification import verify_function_loss
 from bco_gym.sets.base import ConvexSet
 
 SLACK = 1e-9
@@ -71,19 +82,26 @@ class FunctionLoss(LossSequence):
         batched: bool = False,
         tolerance: float = 1e-6,
         max_iterations: int = 1000,
+        verify: bool = True,
     ):
         super().__init__(convex_set)
         for label, value in (("loss", loss), ("gradient", gradient)):
             if not callable(value):
                 raise TypeError(f"from_function: {label}={value!r} is not callable")
-        if not isinstance(batched, bool):
-            raise TypeError(f"from_function: batched={batched!r} must be True or False")
+        for label, flag in (("batched", batched), ("verify", verify)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"from_function: {label}={flag!r} must be True or False")
         self.horizon = _positive_integer("horizon", horizon)
         self.max_iterations = _positive_integer("max_iterations", max_iterations)
         self._lipschitz = _positive_number("lipschitz", lipschitz)
         self._bound = _positive_number("bound", bound)
         self.tolerance = _positive_number("tolerance", tolerance)
         self.loss_function, self.gradient_function, self.batched = loss, gradient, batched
+        #: Whether :func:`~bco_gym.losses.verification.verify_function_loss` passed (else
+        #: the caller opted out with ``verify=False``): the comparator's label.
+        self.verified = verify
+        if verify:
+            verify_function_loss(self)
 
     @property
     def lipschitz(self) -> float:
@@ -101,6 +119,7 @@ class FunctionLoss(LossSequence):
             "lipschitz": self._lipschitz,
             "bound": self._bound,
             "batched": self.batched,
+            "comparator": "certified" if self.verified else "uncertified",
         }
 
     def __repr__(self) -> str:
@@ -132,8 +151,12 @@ class FunctionLoss(LossSequence):
     # -- evaluation, checked against the declared constants --------------------------------
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:
         rounds = int(params["first"]) + np.arange(part.start, part.stop)
+        return self._values(rounds, points)
+
+    def _values(self, rounds: np.ndarray, points: np.ndarray) -> np.ndarray:
+        """Losses of rounds[i] at points[i] (k,), checked: real, finite, within M."""
         if self.batched:
-            values = np.asarray(self.loss_function(rounds, points), dtype=float)
+            values = _real_array(self.loss_function(rounds, points), "batched loss", rounds)
             if values.shape != rounds.shape:
                 raise ValueError(
                     f"from_function: batched loss returned shape {values.shape} for "
@@ -141,25 +164,28 @@ class FunctionLoss(LossSequence):
                 )
         else:
             pairs = zip(rounds, points, strict=True)
-            values = np.array([self._scalar(int(t), x) for t, x in pairs])
-        self._check_values(values, rounds)
+            values = np.array([self._scalar(int(t), x) for t, x in pairs], dtype=float)
+        self._check_values(values, rounds, points)
         return values
 
     def _scalar(self, t: int, x: np.ndarray) -> float:
         value = self.loss_function(t, x)
-        try:
-            return float(value)
-        except (TypeError, ValueError) as exc:
+        if isinstance(value, np.ndarray) and value.shape == ():
+            value = value[()]
+        if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
             raise InvalidLossError(
-                f"function loss: round {t}: loss returned {value!r}, not a number"
-            ) from exc
+                f"function loss: round {t}: loss returned {_short(value)} "
+                f"({type(value).__name__}), not a real number"
+            )
+        return float(value)
 
-    def _check_values(self, values: np.ndarray, rounds: np.ndarray) -> None:
+    def _check_values(self, values: np.ndarray, rounds: np.ndarray, points: np.ndarray) -> None:
         finite = np.isfinite(values)
         if not finite.all():
             i = int(np.flatnonzero(~finite)[0])
             raise InvalidLossError(
                 f"function loss: round {int(rounds[i])}: loss returned {float(values[i])!r}"
+                f" at x = {_show(points[i])}"
                 + (f" (row {i} of the batch)" if len(values) > 1 else "")
             )
         too_large = np.abs(values) > self._bound * (1 + SLACK)
@@ -167,8 +193,9 @@ class FunctionLoss(LossSequence):
             i = int(np.flatnonzero(too_large)[0])
             size = abs(float(values[i]))
             raise ValueError(
-                f"function loss: round {int(rounds[i])}: |loss| = {size!r} exceeds the "
-                f"declared bound={self._bound!r}; declare a true bound M >= |f_t(x)| on K"
+                f"function loss: round {int(rounds[i])}: |loss| = {size!r} at x = "
+                f"{_show(points[i])} exceeds the declared bound={self._bound!r}; declare a "
+                "true bound M >= |f_t(x)| on K"
             )
 
     def _gradient(self, params: Params, offset: int, x: np.ndarray) -> np.ndarray:
@@ -179,32 +206,37 @@ class FunctionLoss(LossSequence):
     def _gradients(self, rounds: np.ndarray, points: np.ndarray) -> np.ndarray:
         """Gradients of rounds[i] at points[i] (k, *shape), checked."""
         if self.batched:
-            result = np.asarray(self.gradient_function(rounds, points), dtype=float)
+            result = _real_array(self.gradient_function(rounds, points), "gradient", rounds)
+            if result.shape != points.shape:
+                raise ValueError(
+                    f"function loss: round {int(rounds[0])}: batched gradient returned shape "
+                    f"{result.shape}, expected {points.shape}"
+                )
         else:
-            result = np.stack(
-                [
-                    np.asarray(self.gradient_function(int(t), x), dtype=float)
-                    for t, x in zip(rounds, points, strict=True)
-                ]
-            )
-        if result.shape != points.shape:
-            raise ValueError(
-                f"function loss: round {int(rounds[0])}: gradient returned shape "
-                f"{result.shape[1:] if not self.batched else result.shape}, expected "
-                f"{points.shape[1:] if not self.batched else points.shape}"
-            )
+            rows = []
+            for t, x in zip(rounds, points, strict=True):
+                row = _real_array(self.gradient_function(int(t), x), "gradient", [t])
+                if row.shape != x.shape:
+                    raise ValueError(
+                        f"function loss: round {int(t)}: gradient returned shape "
+                        f"{row.shape}, expected {x.shape}"
+                    )
+                rows.append(row)
+            result = np.stack(rows)
         flat = result.reshape(len(rounds), -1)
         finite = np.isfinite(flat).all(axis=1)
         norms = np.sqrt((flat * flat).sum(axis=1))
         for i in np.flatnonzero(~finite | (norms > self._lipschitz * (1 + SLACK)))[:1]:
             if not finite[i]:
                 raise InvalidLossError(
-                    f"function loss: round {int(rounds[i])}: gradient has non-finite entries"
+                    f"function loss: round {int(rounds[i])}: gradient at x = "
+                    f"{_show(points[i])} has non-finite entries: {_show(result[i])}"
                 )
             norm = float(norms[i])
             raise ValueError(
-                f"function loss: round {int(rounds[i])}: ||gradient|| = {norm!r} exceeds the "
-                f"declared lipschitz={self._lipschitz!r}; declare a true bound G on K"
+                f"function loss: round {int(rounds[i])}: ||gradient|| = {norm!r} at x = "
+                f"{_show(points[i])} exceeds the declared lipschitz={self._lipschitz!r}; "
+                "declare a true bound G on K"
             )
         return result
 
@@ -294,6 +326,7 @@ def from_function(
     batched: bool = False,
     tolerance: float = 1e-6,
     max_iterations: int = 1000,
+    verify: bool = True,
 ) -> FunctionLoss:
     """Convex losses f_t(x) = loss(t, x), t < horizon, with their gradients (module docstring).
 
@@ -309,12 +342,20 @@ def from_function(
             return shapes (k,) and (k, *K.shape).
         tolerance: the comparator stops once its Frank-Wolfe gap is <= tolerance * T' * M.
         max_iterations: Frank-Wolfe iterations at most per prefix (the gap reports the rest).
+        verify: True (default): before anything else, check convexity (the first-order
+            condition), the gradient (finite differences), M and G on sampled rounds and
+            points (:mod:`bco_gym.losses.verification`); the comparator is then labelled
+            ``"certified"`` in ``describe()["comparator"]`` (hence ``RunResult.loss``).
+            False: skip the checks; the label is ``"uncertified"``.
 
     Raises:
-        TypeError: a non-callable ``loss``/``gradient``, a non-bool ``batched``, or
-            ``convex_set`` not a ConvexSet.
+        TypeError: a non-callable ``loss``/``gradient``, a non-bool ``batched``/``verify``,
+            or ``convex_set`` not a ConvexSet.
         ValueError: a non-integer or non-positive ``horizon``/``max_iterations``, or a
             non-finite or non-positive ``lipschitz``/``bound``/``tolerance``.
+        LossCheckError: (a ValueError) a sampled check failed, naming the round, the
+            points and the amounts.
+        InvalidLossError: a sampled loss or gradient is not finite or not real numbers.
     """
     return FunctionLoss(
         convex_set,
@@ -326,7 +367,28 @@ def from_function(
         batched=batched,
         tolerance=tolerance,
         max_iterations=max_iterations,
+        verify=verify,
     )
+
+
+def _real_array(value: Any, label: str, rounds: Any) -> np.ndarray:
+    """``value`` as a float array if it holds real numbers (no bools, strings, objects)."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "iuf":
+        raise InvalidLossError(
+            f"function loss: round {int(rounds[0])}: {label} returned {_short(value)} "
+            f"(dtype {array.dtype}), not real numbers"
+        )
+    return array.astype(float, copy=False)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _show(point: np.ndarray) -> str:
+    return np.array2string(np.asarray(point), precision=4, threshold=8, separator=", ")
 
 
 def _positive_integer(label: str, value: Any) -> int:

@@ -236,27 +236,35 @@ def total_like(a, c, x, stop):
 
 
 def test_from_function_checks_values_against_the_declared_constants():
+    """Every use is checked, also without the construction-time checks (verify=False)."""
+
     def nan_at_two(t, x):
         return float("nan") if t == 2 else 0.0
 
-    losses = from_function(Simplex(3), nan_at_two, _quadratic_gradient, 4, 2.0, 1.0)
+    losses = from_function(Simplex(3), nan_at_two, _quadratic_gradient, 4, 2.0, 1.0, verify=False)
     env = BanditConvexEnv(Simplex(3), losses)
     env.reset(seed=0)
     env.step(Simplex(3).center)
     env.step(Simplex(3).center)
     with pytest.raises(InvalidLossError, match="round 2: loss returned nan"):
         env.step(Simplex(3).center)
-    too_big = from_function(Simplex(3), _quadratic, _quadratic_gradient, 4, 2.0, bound=0.01)
+    too_big = from_function(
+        Simplex(3), _quadratic, _quadratic_gradient, 4, 2.0, bound=0.01, verify=False
+    )
     too_big.reset(np.random.default_rng(0))
     with pytest.raises(ValueError, match=r"round 0: \|loss\| = .* exceeds the declared bound=0.01"):
         too_big.loss(0, np.array([0.0, 0.0, 1.0]))
-    steep = from_function(Simplex(3), _quadratic, _quadratic_gradient, 4, 0.1, bound=1.0)
+    steep = from_function(
+        Simplex(3), _quadratic, _quadratic_gradient, 4, 0.1, bound=1.0, verify=False
+    )
     steep.reset(np.random.default_rng(0))
     with pytest.raises(
         ValueError, match=r"round 1: \|\|gradient\|\| = .* exceeds the declared lipschitz=0.1"
     ):
         steep.gradient(1, np.array([1.0, 0.0, 0.0]))
-    wrong_shape = from_function(Simplex(3), _quadratic, lambda t, x: np.ones(2), 4, 2.0, 1.0)
+    wrong_shape = from_function(
+        Simplex(3), _quadratic, lambda t, x: np.ones(2), 4, 2.0, 1.0, verify=False
+    )
     wrong_shape.reset(np.random.default_rng(0))
     with pytest.raises(ValueError, match=r"gradient returned shape \(2,\), expected \(3,\)"):
         wrong_shape.gradient(0, Simplex(3).center)
