@@ -233,12 +233,27 @@ def play_gym(
     return Played(tallies, agent_seconds, env_seconds, latency)
 
 
-def progress_bar(total: int, enabled: bool) -> Any:
+def progress_bar(total: int, enabled: Any) -> Any:
+    """A tqdm bar over ``total`` rounds when ``enabled`` is True; a callable ``enabled``
+    is called instead with the count of rounds each step advances (every row of a batch
+    advances together), so a caller such as a sweep counts rounds in its own bar."""
+    if callable(enabled):
+        return _Callback(enabled)
     if not enabled:
         return None
     from tqdm.auto import tqdm
 
     return tqdm(total=total, unit="round", unit_scale=True, leave=False, desc="rounds")
+
+
+class _Callback:
+    """A progress "bar" that hands each advance to a function."""
+
+    def __init__(self, function: Any):
+        self.update = function
+
+    def close(self) -> None:
+        return None
 
 
 def _advance(bar: Any, count: int) -> None:

@@ -143,8 +143,11 @@ def batch_size_for(
     return int(max(1, min(MAX_BATCH_SIZE, budget_bytes // per_row)))
 
 
-def run_seed_batch(cells: Sequence[Any], progress: bool | None = False) -> list[RunResult]:
+def run_seed_batch(cells: Sequence[Any], progress: Any = False) -> list[RunResult]:
     """The results of sweep cells that differ only by seed, as one batch.
+
+    ``progress`` as for :func:`run_many`; a callable is called with the rounds the batch
+    advances, counted once per row (a batch of S runs advancing k rounds: S * k).
 
     ``cells`` are :class:`~bco_gym.sweeps.sweep.Cell` values (or anything with the
     same fields); every field but ``seed`` must be equal (ValueError naming the first
@@ -171,6 +174,9 @@ def run_seed_batch(cells: Sequence[Any], progress: bool | None = False) -> list[
                     f"({getattr(cell, name)!r} != {getattr(first, name)!r}); a batch may "
                     "differ only by seed"
                 )
+    if callable(progress):
+        rows, advance = len(cells), progress
+        progress = lambda count: advance(rows * count)  # noqa: E731
     return run_many(
         first.env_id,
         first.agent,

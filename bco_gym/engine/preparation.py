@@ -137,7 +137,11 @@ def _optional_float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def want_progress(progress: bool | None, horizon: int) -> bool:
+def want_progress(progress: Any, horizon: int) -> Any:
+    """Whether to show a bar over rounds; a callable ``progress(rounds)`` is kept as it
+    is (the loops call it as rounds advance: :func:`~bco_gym.engine.loops.progress_bar`)."""
+    if callable(progress):
+        return progress
     if progress is None:
         import sys
 

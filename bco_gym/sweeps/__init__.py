@@ -6,6 +6,9 @@
 * :mod:`~bco_gym.sweeps.store` -- a sweep's directory: manifest, lock, cells;
   :mod:`~bco_gym.sweeps.results` -- one result as JSON + NPZ, written atomically and
   verified when read; :func:`load_sweep` reads a directory back;
+* :mod:`~bco_gym.sweeps.failures` -- a cell whose agent raises, returns NaN or the
+  wrong shape, or plays outside K fails alone (:class:`CellFailure`,
+  :func:`load_failures`), the other cells finish;
 * :func:`~bco_gym.sweeps.tuning.tune` -- grid search of each agent's free constant.
 
 The sweeps import the engine and the floors below it, never the reports, plotting or
@@ -17,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bco_gym.engine.result import RunResult
+from bco_gym.sweeps.failures import CellFailure, CellFailureWarning, load_failures
 from bco_gym.sweeps.results import (
     CorruptResultError,
     SweepMismatchError,
@@ -52,12 +56,15 @@ def load_sweep(directory: str | Path) -> list[RunResult]:
 __all__ = [
     "BACKENDS",
     "Cell",
+    "CellFailure",
+    "CellFailureWarning",
     "CorruptResultError",
     "SweepLockedError",
     "SweepMismatchError",
     "SweepStore",
     "Tuning",
     "cells",
+    "load_failures",
     "load_result",
     "load_sweep",
     "load_tuned",

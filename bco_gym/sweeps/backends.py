@@ -14,6 +14,13 @@ depend on the batch size or on the backend:
   joins a cluster (whose workers must have bco_gym installed), otherwise a local
   instance with ``os.cpu_count()`` CPUs is started and shut down afterwards.
 
+Workers receive cells, whose agent is a name or an import path (a string), never a
+pickled agent: a worker resolves it itself (:func:`~bco_gym.agents.resolve_agent`), so
+an agent registered with :func:`~bco_gym.agents.register` in the sweeping process only
+runs on the serial backend; the process and Ray backends need an import path or an
+entry point (:func:`check_agents_for_backend`). A Ray cluster's workers must be able
+to import it too.
+
 Workers only compute; the caller's ``finished(cell, result)`` writes each result as
 its batch arrives. Workers exit when the sweeping process dies, even by SIGKILL
 (:func:`watch_parent`).
@@ -24,6 +31,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import queue
 import socket
 import threading
 import time
@@ -34,12 +42,17 @@ from typing import Any
 
 from bco_gym.engine.many import batch_size_for, run_seed_batch
 from bco_gym.engine.result import RunResult
+from bco_gym.sweeps.failures import run_cell_or_failure
 
 BACKENDS = ("serial", "process", "ray")
 #: The largest batch a user may ask for (a batch holds its rows' buffers in memory).
 MAX_BATCH_SIZE = 1024
 
 Finished = Callable[[Any, RunResult], None]
+#: Seconds between a worker's reports of played rounds (progress bars).
+PROGRESS_INTERVAL = 0.2
+# In a process-pool worker: the queue its played rounds go to (set by start_worker).
+_ROUNDS_QUEUE: list[Any] = []
 
 
 def check_batch_size(batch_size: Any) -> int | None:
@@ -90,15 +103,50 @@ def _auto_size(cell: Any, sizes: dict[str, int]) -> int:
     return sizes[key]
 
 
-def run_batch(batch: Sequence[Any]) -> list[RunResult]:
+def run_batch(
+    batch: Sequence[Any], record_failures: bool = False, advance: Any = None
+) -> list[Any]:
     """Compute one batch (the function every backend's workers call).
 
     The runs' warnings are kept in ``RunResult.warnings`` rather than printed by each
-    worker; ``bco-gym`` reports them once per sweep.
+    worker; ``bco-gym`` reports them once per sweep. With ``record_failures``, a batch
+    that raises is played cell by cell and each failing cell gives a
+    :class:`~bco_gym.sweeps.failures.CellFailure` in place of its result.
+    ``advance(rounds)``, if given, is called as the batch's rounds are played (one per
+    row and round); in a process-pool worker the rounds go to the sweeping process.
     """
+    if advance is None and _ROUNDS_QUEUE:
+        advance = _Throttled(_ROUNDS_QUEUE[0].put)
+    progress = advance if advance is not None else False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return run_seed_batch(batch, progress=False)
+        try:
+            if not record_failures:
+                return run_seed_batch(batch, progress=progress)
+            try:
+                return run_seed_batch(batch, progress=progress)
+            except Exception:
+                return [run_cell_or_failure(cell) for cell in batch]
+        finally:
+            if isinstance(advance, _Throttled):
+                advance.flush()
+
+
+class _Throttled:
+    """Collects round counts and passes them on at most every ``PROGRESS_INTERVAL`` s."""
+
+    def __init__(self, send: Callable[[int], Any]):
+        self.send, self.pending, self.last = send, 0, time.monotonic()
+
+    def __call__(self, rounds: int) -> None:
+        self.pending += rounds
+        if time.monotonic() - self.last >= PROGRESS_INTERVAL:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.send(self.pending)
+        self.pending, self.last = 0, time.monotonic()
 
 
 def run_on(
@@ -107,11 +155,18 @@ def run_on(
     finished: Finished,
     *,
     ray_address: str | None = None,
+    record_failures: bool = False,
+    advance: Callable[[int], None] | None = None,
 ) -> None:
-    """Compute the batches ``pending`` on ``backend``, calling ``finished`` per cell."""
+    """Compute the batches ``pending`` on ``backend``, calling ``finished`` per cell (with
+    its RunResult, or its CellFailure when ``record_failures``: see :func:`run_batch`).
+
+    ``advance(rounds)`` is called as rounds are played inside the batches (serial and
+    process backends; on Ray a batch counts when it finishes)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
-    _BACKEND_FUNCTIONS[backend](pending, finished, ray_address=ray_address)
+    function = _BACKEND_FUNCTIONS[backend]
+    function(pending, finished, ray_address=ray_address, record=record_failures, advance=advance)
 
 
 def _deliver(batch: Sequence[Any], results: Sequence[RunResult], finished: Finished) -> None:
@@ -119,9 +174,16 @@ def _deliver(batch: Sequence[Any], results: Sequence[RunResult], finished: Finis
         finished(cell, result)
 
 
-def _run_serial(pending: Sequence[Sequence[Any]], finished: Finished, **_: Any) -> None:
+def _run_serial(
+    pending: Sequence[Sequence[Any]],
+    finished: Finished,
+    *,
+    record: bool,
+    advance: Any = None,
+    **_: Any,
+) -> None:
     for batch in pending:
-        _deliver(batch, run_batch(batch), finished)
+        _deliver(batch, run_batch(batch, record, advance), finished)
 
 
 # -- workers that do not outlive their parent -----------------------------------------------
@@ -160,19 +222,28 @@ def watch_parent(parent_pid: int, child: bool = True) -> None:
     threading.Thread(target=watch, name="bco_gym-parent-watch", daemon=True).start()
 
 
-def _run_process(pending: Sequence[Sequence[Any]], finished: Finished, **_: Any) -> None:
+def _run_process(
+    pending: Sequence[Sequence[Any]],
+    finished: Finished,
+    *,
+    record: bool,
+    advance: Any = None,
+    **_: Any,
+) -> None:
     workers = max(1, min(os.cpu_count() or 1, len(pending)))
     context = multiprocessing.get_context("spawn")
+    rounds = context.Queue() if advance is not None else None
     with ProcessPoolExecutor(
         max_workers=workers,
         mp_context=context,
-        initializer=watch_parent,
-        initargs=(os.getpid(),),
+        initializer=start_worker,
+        initargs=(os.getpid(), rounds),
     ) as pool:
-        futures = {pool.submit(run_batch, batch): batch for batch in pending}
+        futures = {pool.submit(run_batch, batch, record): batch for batch in pending}
         try:
             while futures:
-                done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                done, _ = wait(futures, timeout=PROGRESS_INTERVAL, return_when=FIRST_COMPLETED)
+                _drain(rounds, advance)
                 for future in done:
                     _deliver(futures.pop(future), future.result(), finished)
         except BaseException:
@@ -181,17 +252,40 @@ def _run_process(pending: Sequence[Sequence[Any]], finished: Finished, **_: Any)
             raise
 
 
+def start_worker(parent_pid: int, rounds: Any = None) -> None:
+    """A pool worker's start: watch the parent; send played rounds to ``rounds``."""
+    watch_parent(parent_pid)
+    if rounds is not None:
+        _ROUNDS_QUEUE[:] = [rounds]
+
+
+def _drain(rounds: Any, advance: Any) -> None:
+    """Hand the round counts the workers sent so far to ``advance``."""
+    if rounds is None:
+        return
+    while True:
+        try:
+            advance(rounds.get_nowait())
+        except queue.Empty:
+            return
+
+
 def run_batch_watched(
-    batch: Sequence[Any], driver_pid: int | None, driver_host: str
-) -> list[RunResult]:
+    batch: Sequence[Any], driver_pid: int | None, driver_host: str, record: bool = False
+) -> list[Any]:
     """:func:`run_batch` in a Ray worker that exits when a local driver dies."""
     if driver_pid is not None and socket.gethostname() == driver_host:
         watch_parent(driver_pid, child=False)
-    return run_batch(batch)
+    return run_batch(batch, record)
 
 
 def _run_ray(
-    pending: Sequence[Sequence[Any]], finished: Finished, *, ray_address: str | None
+    pending: Sequence[Sequence[Any]],
+    finished: Finished,
+    *,
+    ray_address: str | None,
+    record: bool = False,
+    **_: Any,
 ) -> None:
     ray = import_ray()
     started_here = not ray.is_initialized()
@@ -208,7 +302,7 @@ def _run_ray(
     try:
         remote_run = ray.remote(num_cpus=1)(run_batch_watched)
         host = socket.gethostname()
-        references = {remote_run.remote(list(b), driver, host): b for b in pending}
+        references = {remote_run.remote(list(b), driver, host, record): b for b in pending}
         try:
             while references:
                 ready, _ = ray.wait(list(references), num_returns=1)
@@ -232,6 +326,40 @@ def import_ray() -> Any:
             "the 'ray' backend needs Ray: pip install bco_gym[ray] (or pip install ray)"
         ) from error
     return ray
+
+
+def check_agents_for_backend(agents: Sequence[Any], backend: str) -> list[str]:
+    """The agents as strings workers can resolve: names and import paths as given, an
+    Agent subclass or factory as its import path; ValueError for one a worker of
+    ``backend`` cannot find (registered only in this process, or defined in a script's
+    ``__main__`` or inside a function) and for anything that does not resolve."""
+    from bco_gym.agents import resolve_agent
+
+    names = []
+    for agent in agents:
+        spec = resolve_agent(agent)
+        name = agent if isinstance(agent, str) else spec.import_path
+        local = spec.import_path.startswith("__main__:") or "<locals>" in spec.import_path
+        if not isinstance(agent, str) and local:
+            raise ValueError(
+                f"agent {spec.name!r} ({spec.import_path}) is defined in a script or a "
+                "function, where no other process can import it; a sweep takes agents by "
+                "name or import path: move it to a module and pass 'package.module:ClassName'"
+            )
+        if backend != "serial" and spec.source == "registered":
+            raise ValueError(
+                f"agent {agent!r} is registered only in this process (bco_gym.agents."
+                f"register); the {backend!r} backend's workers cannot see it. Give its import "
+                f"path {spec.import_path!r}, declare it in the entry-point group "
+                "'bco_gym.agents' of an installed package, or use backend='serial'"
+            )
+        if backend != "serial" and spec.import_path.startswith("__main__:"):
+            raise ValueError(
+                f"agent {agent!r} lives in the script's __main__ ({spec.import_path}); the "
+                f"{backend!r} backend's workers cannot import it: move it to a module"
+            )
+        names.append(name)
+    return names
 
 
 def worker_count(backend: str) -> int:

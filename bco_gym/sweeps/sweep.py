@@ -32,7 +32,19 @@ import numpy as np
 from bco_gym.engine.result import RunResult
 from bco_gym.engine.runner import run
 from bco_gym.engine.tally import check_horizon
-from bco_gym.sweeps.backends import BACKENDS, batches, run_on, worker_count
+from bco_gym.sweeps.backends import (
+    BACKENDS,
+    batches,
+    check_agents_for_backend,
+    run_on,
+    worker_count,
+)
+from bco_gym.sweeps.failures import (
+    CellFailure,
+    CellFailureWarning,
+    clear_failure,
+    save_failure,
+)
 from bco_gym.sweeps.results import CorruptResultError
 from bco_gym.sweeps.store import SweepStore
 
@@ -160,7 +172,7 @@ def cells(
 
 
 def _as_list(values: Any) -> list[Any]:
-    if isinstance(values, str | int | np.integer):
+    if isinstance(values, str | int | np.integer | type) or callable(values):
         return [values]
     values = list(values)
     if not values:
@@ -202,17 +214,27 @@ def sweep(
     progress: bool | str | None = None,
     ray_address: str | None = None,
     batch_size: int | None = None,
+    failures: str = "raise",
 ) -> list[RunResult]:
     """Run the grid of :func:`cells` into the directory ``out``; return its results.
 
+    ``agents`` are names or import paths ``"package.module:ClassName"`` (an Agent
+    subclass or factory given as an object is taken by its import path): workers
+    receive the string, never a pickled agent, and a name registered only in this
+    process runs on the serial backend alone (ValueError naming the way out).
+
     Finished cells found in ``out`` are loaded, not recomputed. ``out`` holding a
     different sweep raises :class:`~bco_gym.sweeps.results.SweepMismatchError`.
-    ``progress`` shows a tqdm bar over cells (None: only on a terminal; "lines": a
-    line per finished cell on stderr).
+    ``progress`` shows a tqdm bar over rounds (None: only on a terminal; "lines": a
+    line per finished cell on stderr). ``failures``: "raise" (default) lets a cell's
+    error propagate; "record" lets the other cells finish, writes each failure to
+    ``out/failures/`` (:func:`~bco_gym.sweeps.failures.load_failures`), warns with a
+    :class:`~bco_gym.sweeps.failures.CellFailureWarning` and returns the results of
+    the cells that finished.
     """
     grid = cells(
         envs,
-        agents,
+        check_agents_for_backend(_as_list(agents), backend),
         horizons,
         seeds,
         env_kwargs=env_kwargs,
@@ -228,6 +250,7 @@ def sweep(
         progress=progress,
         ray_address=ray_address,
         batch_size=batch_size,
+        failures=failures,
     )
 
 
@@ -239,8 +262,12 @@ def run_cells(
     progress: bool | str | None = None,
     ray_address: str | None = None,
     batch_size: int | None = None,
+    failures: str = "raise",
 ) -> list[RunResult]:
     """Run any list of cells into ``out`` (the engine behind :func:`sweep` and tuning).
+
+    ``failures``: "raise" or "record", as for :func:`sweep`; with "record" the list
+    holds the results of the cells that finished, in grid order.
 
     Holds ``out``'s lock throughout (:class:`~bco_gym.sweeps.store.SweepLockedError`
     if another process holds it). A cell whose files are there but fail verification
@@ -251,6 +278,9 @@ def run_cells(
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
+    if failures not in FAILURE_MODES:
+        raise ValueError(f"failures={failures!r}; allowed: {', '.join(FAILURE_MODES)}")
+    check_agents_for_backend(sorted({cell.agent for cell in grid}), backend)
     keys = [cell.key for cell in grid]
     if len(set(keys)) != len(keys):
         raise ValueError("the sweep lists the same cell twice")
@@ -259,20 +289,46 @@ def run_cells(
         store.open({"cells": [cell.to_dict() for cell in grid]})
         results = _load_finished(store, grid)
         pending = [cell for cell in grid if cell.key not in results]
-        report = _progress_reporter(len(grid), len(results), progress)
+        report = _Progress(grid, set(results), progress)
+        failed: list[CellFailure] = []
 
-        def finished(cell: Cell, result: RunResult) -> None:
+        def finished(cell: Cell, result: RunResult | CellFailure) -> None:
+            if isinstance(result, CellFailure):
+                save_failure(out, result)
+                failed.append(result)
+                report.finished(cell, None)
+                return
             store.save(cell.key, result, cell.to_dict())
+            clear_failure(out, cell.key)
             results[cell.key] = result
-            report(cell, result)
+            report.finished(cell, result)
 
         try:
             if pending:
                 grouped = batches(pending, batch_size, worker_count(backend))
-                run_on(backend, grouped, finished, ray_address=ray_address)
+                record = failures == "record"
+                run_on(
+                    backend,
+                    grouped,
+                    finished,
+                    ray_address=ray_address,
+                    record_failures=record,
+                    advance=report.advance,
+                )
         finally:
-            report(None, None)
-    return [results[key] for key in keys]
+            report.close()
+    if failed:
+        shown = "; ".join(failure.describe() for failure in failed[:3])
+        more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
+        warnings.warn(
+            f"{len(failed)} of {len(grid)} cells failed, recorded in {out}/failures: {shown}{more}",
+            CellFailureWarning,
+            stacklevel=2,
+        )
+    return [results[key] for key in keys if key in results]
+
+
+FAILURE_MODES = ("raise", "record")
 
 
 class CorruptCellWarning(UserWarning):
@@ -292,39 +348,60 @@ def _load_finished(store: SweepStore, grid: Sequence[Cell]) -> dict[str, RunResu
     return results
 
 
-def _progress_reporter(
-    total: int, done: int, progress: bool | str | None
-) -> Callable[[Cell | None, RunResult | None], None]:
-    """A callback per finished cell (and once with None at the end) showing progress."""
-    if progress not in (True, False, None, "lines"):
-        raise ValueError(f"progress={progress!r}; allowed: True, False, None, 'lines'")
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if progress == "lines":
-        count = [done]
+class _Progress:
+    """A sweep's progress: a tqdm bar over rounds (every cell's T, counted as they are
+    played, inside a batch too), a line per finished cell, or nothing.
 
-        def line(cell: Cell | None, result: RunResult | None) -> None:
-            if cell is None or result is None:
-                return
-            count[0] += 1
+    ``advance(rounds)`` is called by the backends as rounds are played; ``finished``
+    when a cell's result (or failure) arrives, crediting what was not counted yet.
+    """
+
+    def __init__(self, grid: Sequence[Cell], done: set[str], progress: bool | str | None):
+        if progress not in (True, False, None, "lines"):
+            raise ValueError(f"progress={progress!r}; allowed: True, False, None, 'lines'")
+        if progress is None:
+            progress = sys.stderr.isatty()
+        self.mode = progress
+        self.total = len(grid)
+        self.count = len(done)
+        self.uncredited = 0
+        self.bar = None
+        if progress is True:
+            from tqdm.auto import tqdm
+
+            rounds = sum(cell.horizon for cell in grid)
+            initial = sum(cell.horizon for cell in grid if cell.key in done)
+            self.bar = tqdm(
+                total=rounds, initial=initial, unit="round", unit_scale=True, desc="rounds"
+            )
+
+    @property
+    def advance(self) -> Callable[[int], None] | None:
+        return self._advance if self.bar is not None else None
+
+    def _advance(self, rounds: int) -> None:
+        self.uncredited += rounds
+        self.bar.update(rounds)
+
+    def finished(self, cell: Cell, result: RunResult | None) -> None:
+        self.count += 1
+        if self.bar is not None:
+            counted = min(self.uncredited, cell.horizon)
+            self.uncredited -= counted
+            self.bar.update(cell.horizon - counted)
+        elif self.mode == "lines":
+            outcome = (
+                "failed (see failures/)"
+                if result is None
+                else f"regret {result.final_regret:.4g} ({result.wall_seconds:.2g} s)"
+            )
             print(
-                f"cell {count[0]}/{total}: {cell.agent} T={cell.horizon} seed={cell.seed} "
-                f"regret {result.final_regret:.4g} ({result.wall_seconds:.2g} s)",
+                f"cell {self.count}/{self.total}: {cell.agent} T={cell.horizon} "
+                f"seed={cell.seed} {outcome}",
                 file=sys.stderr,
                 flush=True,
             )
 
-        return line
-    if not progress:
-        return lambda cell, result: None
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=total, initial=done, unit="cell", desc="cells")
-
-    def update(cell: Cell | None, result: RunResult | None) -> None:
-        if cell is None:
-            bar.close()
-        else:
-            bar.update(1)
-
-    return update
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

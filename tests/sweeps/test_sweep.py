@@ -96,9 +96,9 @@ def test_resume_recomputes_only_unfinished_cells(tmp_path, monkeypatch):
     computed = []
     original = backends_module.run_batch
 
-    def counting_run_batch(batch):
+    def counting_run_batch(batch, *options):
         computed.extend(cell.key for cell in batch)
-        return original(batch)
+        return original(batch, *options)
 
     monkeypatch.setattr(backends_module, "run_batch", counting_run_batch)
     second = small_sweep(tmp_path)
@@ -118,9 +118,9 @@ def test_a_sweep_grows_by_seeds_and_agents_computing_only_new_cells(tmp_path, mo
     computed = []
     original = backends_module.run_batch
 
-    def counting_run_batch(batch):
+    def counting_run_batch(batch, *options):
         computed.extend((cell.agent, cell.seed) for cell in batch)
-        return original(batch)
+        return original(batch, *options)
 
     monkeypatch.setattr(backends_module, "run_batch", counting_run_batch)
     grown = sweep(
