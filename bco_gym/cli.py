@@ -28,6 +28,7 @@ from typing import Any, NoReturn
 
 from bco_gym.cli_checks import MAX_HORIZON, MAX_POINTS, MAX_SEED, MAX_SEEDS, UsageError
 from bco_gym.cli_commands import (
+    command_bench,
     command_compare,
     command_demo,
     command_exponents,
@@ -159,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_exponents(commands)
     _add_tune(commands)
     _add_demo(commands)
+    _add_bench(commands)
     plot = commands.add_parser("plot", help="re-draw figures and tables from a sweep directory")
     plot.add_argument("directory", type=Path, help="a directory written by compare/exponents")
     plot.set_defaults(handler=command_plot)
@@ -365,6 +367,60 @@ def _add_tune(commands: Any) -> None:
     )
     _add_common(command, sweep=True)
     command.set_defaults(handler=command_tune)
+
+
+def _add_bench(commands: Any) -> None:
+    from bco_gym.reports.suites import SUITES
+
+    command = commands.add_parser(
+        "bench",
+        help="score agents on a suite beside its reference agents -> OUT/report.md, scores.csv",
+        description="Run every scenario of a suite (bco_gym.experiment.suites.SUITES) with "
+        "its reference agents and the given agents on the same seeds, each a resumable sweep "
+        "under OUT/runs/ (re-running with more agents computes only the new cells), then "
+        "write OUT/scores.csv (score = final regret / random's on the same seed) and "
+        "OUT/report.md: verdicts against bbcg and fkm, IQM and mean scores with "
+        "stratified-bootstrap 95%% intervals, probability of improvement, performance "
+        "profiles, per-scenario rankings and paired tables. Exit status 1 when a cell failed.",
+    )
+    command.add_argument(
+        "--agents",
+        type=name_list,
+        required=True,
+        help="comma-separated agent names or import paths 'package.module:Class'",
+    )
+    command.add_argument(
+        "--suite",
+        choices=tuple(SUITES),
+        default="quick-v1",
+        help="the suite (default quick-v1: under a minute; standard-v1: the main job's)",
+    )
+    command.add_argument(
+        "--seeds",
+        type=lambda text: _integer(text, 2, MAX_SEEDS, "an integer >= 2 (seeds per scenario)"),
+        default=None,
+        help="seeds 0..K-1 in every scenario (default: each scenario's own seeds)",
+    )
+    command.add_argument("--out", type=Path, required=True, help="the bench directory")
+    command.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress (default: a bar on a terminal, else a line per finished run)",
+    )
+    command.add_argument(
+        "--backend",
+        choices=("serial", "process", "ray"),
+        default="serial",
+        help="where each scenario's batches run (default: serial)",
+    )
+    command.add_argument(
+        "--batch-size",
+        type=batch_size_int,
+        default=None,
+        help="seeds of one agent played together by one batched run (same results for "
+        "every size; default: chosen for memory)",
+    )
+    command.set_defaults(handler=command_bench)
 
 
 def _add_demo(commands: Any) -> None:

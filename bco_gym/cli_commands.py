@@ -350,6 +350,58 @@ def command_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_bench(args: argparse.Namespace) -> int:
+    from bco_gym.agents.registry import resolve_agent
+    from bco_gym.reports.bench import MARKER, run_bench
+
+    for agent in args.agents:
+        try:
+            resolve_agent(agent)
+        except (ValueError, TypeError) as error:
+            raise UsageError(str(error)) from None
+    out = check_command_directory(
+        args.out,
+        "bench",
+        outputs=("report.md", "scores.csv"),
+        recognise=lambda path: (path / MARKER).is_file(),
+    )
+    claim_command_directory(out, "bench")
+
+    def announce(line: str) -> None:
+        if not args.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the runs keep theirs; the report lists them
+        outcome = run_bench(
+            args.agents,
+            out,
+            suite=args.suite,
+            seeds=args.seeds,
+            backend=args.backend,
+            batch_size=args.batch_size,
+            progress=_progress(args),
+            announce=announce,
+            command=_bench_command(args),
+        )
+    print(f"wrote {outcome.report} and {outcome.scores}")
+    if outcome.failures:
+        print(f"{len(outcome.failures)} cell(s) failed (listed in the report):", file=sys.stderr)
+        for failure in outcome.failures:
+            print(f"  {failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _bench_command(args: argparse.Namespace) -> str:
+    """The command line that reproduces the bench (what the report names)."""
+    seeds = f" --seeds {args.seeds}" if args.seeds is not None else ""
+    return (
+        f"bco-gym bench --agents {','.join(args.agents)} --suite {args.suite}{seeds} "
+        f"--out {args.out}"
+    )
+
+
 def _demo_written(path: Path) -> bool:
     """Whether ``path`` holds a demo written before the owner file existed: a
     ``runs/`` directory of sweeps (each with its ``manifest.json``)."""

@@ -63,7 +63,7 @@ def run_demo(
         results = sweep(
             spec.env_id,
             list(spec.agents),
-            [spec.horizon] if spec.horizon is not None else [_own_horizon(spec)],
+            [spec.horizon] if spec.horizon is not None else [own_horizon(spec)],
             list(spec.seeds),
             out=out / "runs" / spec.name,
             backend=backend,
@@ -74,7 +74,7 @@ def run_demo(
     return write_report(out / "report.md", done, command=COMMAND)
 
 
-def _own_horizon(spec: Scenario) -> int:
+def own_horizon(spec: Scenario) -> int:
     """The env's own horizon (data sets: their number of days)."""
     import gymnasium as gym
 

@@ -183,3 +183,27 @@ def test_latency_columns_are_the_mean_over_seeds_of_each_runs_quantiles():
     # Results saved before latency was measured show a dash.
     (old,) = paired_table(comparison(("random",)), "random")
     assert old.latency_p99_us is None and paired_columns([old])[1][0][-1] == "-"
+
+
+def array_run(agent, thetas):
+    from bco_gym.engine.runner import run
+    from bco_gym.envs import BanditConvexEnv
+    from bco_gym.losses import from_array
+    from bco_gym.sets import L2Ball
+
+    return run(BanditConvexEnv(L2Ball(3), from_array(L2Ball(3), thetas)), agent, seed=0)
+
+
+def test_two_arrays_are_refused_as_a_pair_and_two_equal_arrays_accepted():
+    thetas = np.random.default_rng(0).normal(size=(60, 3))
+    other = thetas.copy()
+    other[17, 1] += 0.5  # one round differs: the description is the same, the data not
+    bbcg = array_run("bbcg", thetas)
+    assert bbcg.loss["name"] == array_run("random", other).loss["name"]
+    with pytest.raises(ValueError, match=r"cannot pair bbcg \(seed 0\) with random .*loss digest"):
+        paired_table([bbcg, array_run("random", other)], "random")
+    rows = {row.label: row for row in paired_table([bbcg, array_run("random", thetas.copy())])}
+    assert rows["bbcg"].pairs == 1
+    assert rows["bbcg"].difference_mean == pytest.approx(
+        bbcg.final_regret - array_run("random", thetas).final_regret, abs=1e-12
+    )

@@ -1,0 +1,191 @@
+"""bco-gym bench: growth by agents, scores, verdicts, refusals, quick-v1 end to end."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+
+import numpy as np
+import pytest
+
+from bco_gym.cli import main
+from bco_gym.reports import bench
+from bco_gym.reports.suites import SUITES, Scenario
+
+TINY = (
+    Scenario(
+        name="tiny-ball",
+        title="3-ball, i.i.d. linear",
+        env_id="BCO-Ball-v0",
+        agents=("bbcg", "fkm", "random"),
+        horizon=300,
+        seeds=(0, 1, 2),
+        env_kwargs={"n": 3},
+    ),
+    Scenario(
+        name="tiny-drift",
+        title="3-ball, drifting mean",
+        env_id="BCO-Ball-v0",
+        agents=("bbcg", "random"),
+        horizon=200,
+        seeds=(0, 1),
+        env_kwargs={"n": 3, "loss": "linear-drift"},
+    ),
+)
+
+
+@pytest.fixture
+def tiny_suite(monkeypatch):
+    monkeypatch.setitem(SUITES, "tiny", TINY)
+    return "tiny"
+
+
+def cell_files(out):
+    return {p.relative_to(out): p.stat().st_mtime_ns for p in out.glob("runs/*/cells/*.json")}
+
+
+def read_scores(out):
+    with (out / "scores.csv").open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_bench_grown_by_one_agent_computes_only_the_new_cells(tmp_path, tiny_suite):
+    out = tmp_path / "bench"
+    first = bench.run_bench(["bfw"], out, suite=tiny_suite, progress=False)
+    before = cell_files(out)
+    assert len(before) == 3 * 4 + 2 * 3  # (bbcg, fkm, random, bfw) x 3 + (bbcg, random, bfw) x 2
+    second = bench.run_bench(["bfw", "user_agents:Jitter"], out, suite=tiny_suite, progress=False)
+    after = cell_files(out)
+    new = set(after) - set(before)
+    assert len(new) == 3 + 2
+    assert all(after[path] == stamp for path, stamp in before.items())  # none rewritten
+    kept = {(r.scenario, r.agent, r.seed): r.regret for r in first.rows}
+    assert all(
+        kept[key] == r.regret for r in second.rows if (key := (r.scenario, r.agent, r.seed)) in kept
+    )
+    assert {r.agent for r in second.rows} == {"bbcg", "fkm", "random", "bfw", "user_agents:Jitter"}
+    assert "user_agents:Jitter" in (out / "report.md").read_text()
+
+
+def test_scores_are_regret_over_randoms_on_the_same_seed(tmp_path, tiny_suite):
+    out = tmp_path / "bench"
+    outcome = bench.run_bench(["bfw"], out, suite=tiny_suite, progress=False)
+    rows = read_scores(out)
+    assert list(rows[0]) == ["suite", "scenario", "agent", "seed", "horizon", "regret", "score"]
+    assert len(rows) == len(outcome.rows) == 18
+    random = {
+        (r["scenario"], r["seed"]): float(r["regret"]) for r in rows if r["agent"] == "random"
+    }
+    for row in rows:
+        assert row["suite"] == "tiny"
+        expected = float(row["regret"]) / random[(row["scenario"], row["seed"])]
+        assert float(row["score"]) == pytest.approx(expected, rel=1e-15)
+        assert int(row["horizon"]) == (300 if row["scenario"] == "tiny-ball" else 200)
+    results = {(r.agent, r.seed): r for r in outcome.runs[0].results}
+    assert (
+        float(rows[0]["regret"]) == results[(rows[0]["agent"], int(rows[0]["seed"]))].final_regret
+    )
+
+
+def test_the_report_has_verdicts_aggregates_figures_and_scenarios(tmp_path, tiny_suite):
+    out = tmp_path / "bench"
+    bench.run_bench(["bfw", "ogd"], out, suite=tiny_suite, progress=False)
+    text = (out / "report.md").read_text()
+    assert re.search(r"- \*\*bfw\*\* \(2 scenarios\): against bbcg: .*; against fkm: ", text)
+    assert "- **ogd**: ran in no scenario" in text
+    assert "- ogd on tiny-ball: needs feedback='full', the scenario gives 'bandit'" in text
+    assert "| agent | scenarios | runs | IQM score [95% CI] | mean score [95% CI] |" in text
+    assert "## 1. tiny-ball" in text and "## 2. tiny-drift" in text
+    assert "### Paired against random" in text and "Ordered groups:" in text
+    for link in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
+        assert (out / link).read_bytes()[:4] == b"\x89PNG", link
+    assert {"scores-aggregate.png", "scores-profile.png", "scores-improvement.png"} <= {
+        p.name for p in out.glob("*.png")
+    }
+
+
+def test_the_verdict_follows_the_holm_ranking():
+    from synthetic_results import synthetic_result
+
+    from bco_gym.reports.ranking import rank
+
+    rng = np.random.default_rng(0)
+    base = 100 + 10 * rng.standard_normal(6)
+    finals = {"bbcg": base, "fkm": base + 30, "mine": base + 15, "random": base + 60}
+    results = [
+        synthetic_result(agent, seed, (v / 100, v / 10, v))
+        for agent, values in finals.items()
+        for seed, v in enumerate(values + 0.01 * rng.standard_normal(6))
+    ]
+    ranked = {"one": rank(results), "two": rank([r for r in results if r.agent != "fkm"])}
+    line = bench.verdict("mine", ranked)
+    assert line == (
+        "**mine** (2 scenarios): against bbcg: worse in one, two (0 not separated); "
+        "against fkm: better in one (0 not separated)"
+    )
+
+
+def test_refusals(tmp_path, tiny_suite):
+    stranger = tmp_path / "stranger"
+    stranger.mkdir()
+    (stranger / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not a bench directory"):
+        bench.run_bench(["bfw"], stranger, suite=tiny_suite)
+    with pytest.raises(ValueError, match="unknown suite 'nope'; allowed: quick-v1, standard-v1"):
+        bench.run_bench(["bfw"], tmp_path / "a", suite="nope")
+    with pytest.raises(ValueError, match="unknown agent 'nope'"):
+        bench.run_bench(["nope"], tmp_path / "b", suite=tiny_suite)
+    with pytest.raises(ValueError, match="seeds must be an integer >= 2"):
+        bench.run_bench(["bfw"], tmp_path / "c", suite=tiny_suite, seeds=1)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    out = tmp_path / "d"
+    (out).mkdir()
+    (out / bench.MARKER).write_text('{"format": 1, "suite": "quick-v1"}')
+    with pytest.raises(ValueError, match="holds a bench of suite 'quick-v1', not 'tiny'"):
+        bench.run_bench(["bfw"], out, suite=tiny_suite)
+
+
+def test_the_cli_refuses_a_directory_it_did_not_write(tmp_path, capsys):
+    (tmp_path / "x.txt").write_text("x")
+    assert main(["bench", "--agents", "bfw", "--out", str(tmp_path)]) == 2
+    assert "not written by `bco-gym bench`" in capsys.readouterr().err
+    assert main(["bench", "--agents", "nope", "--out", str(tmp_path / "new")]) == 2
+    assert "unknown agent 'nope'" in capsys.readouterr().err
+
+
+def test_quick_v1_end_to_end_from_the_cli(tmp_path, capsys):
+    out = tmp_path / "bench"
+    code = main(
+        ["bench", "--agents", "vertex_agent:Vertex", "--seeds", "2", "--out", str(out), "--quiet"]
+    )
+    assert code == 0, capsys.readouterr().err
+    rows = read_scores(out)
+    assert {r["scenario"] for r in rows} == {s.name for s in SUITES["quick-v1"]}
+    jitter = [float(r["score"]) for r in rows if r["agent"] == "vertex_agent:Vertex"]
+    assert len(jitter) == 3 * 2 and all(math.isfinite(s) and s > 0 for s in jitter)
+    text = (out / "report.md").read_text()
+    assert (
+        "Generated by `bco-gym bench --agents vertex_agent:Vertex --suite quick-v1 --seeds 2"
+        in text
+    )
+    assert "- **vertex_agent:Vertex** (3 scenarios): against bbcg: " in text
+    # re-running computes nothing and writes the same report
+    before = cell_files(out)
+    assert (
+        main(
+            [
+                "bench",
+                "--agents",
+                "vertex_agent:Vertex",
+                "--seeds",
+                "2",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert cell_files(out) == before
+    assert (out / "report.md").read_text() == text
