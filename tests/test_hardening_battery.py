@@ -25,7 +25,7 @@ from bco_gym.cli_checks import (
 )
 from bco_gym.envs import BanditConvexEnv
 from bco_gym.errors import InvalidLossError, LossCheckError
-from bco_gym.losses import from_function
+from bco_gym.losses import from_array, from_function
 from bco_gym.sets import Hypercube, L2Ball, Simplex
 
 
@@ -271,3 +271,77 @@ def test_the_checks_are_sampled_and_deterministic():
     rounds = {t for t, _ in first}
     assert 0 in rounds and 10**6 - 1 in rounds and len(rounds) == 8
     assert len(first) <= 8 * 12  # cheap: a dozen values per sampled round
+
+
+# -- user losses: from_array copies, or reads a memmap in place and checks it -------------------
+ARRAY_REFUSED = [
+    (np.zeros((4, 3)), None, ValueError, "every theta_t is zero (all 4 rounds)"),
+    (np.ones((4, 3)), -np.ones(4), ValueError, "every f_t is 0 on K (M = 0)"),
+    (np.full((4, 3), 1e200), None, ValueError, "round 0: ||theta_t|| overflows float64"),
+    (np.array([[0, 0, 1], [1e300, 1e300, 0]]), None, ValueError, "round 1: ||theta_t|| overflow"),
+    (np.array([[1.0, np.nan, 0]]), None, InvalidLossError, "thetas[0] (round 0) holds a non-fin"),
+    (np.array([[1.0, 0, 0], [0, 0, -np.inf]]), None, InvalidLossError, "thetas[1] (round 1)"),
+    (np.ones((2, 3)), np.array([0.0, np.nan]), InvalidLossError, "offsets[1] (round 1)"),
+    (np.ones((0, 3)), None, ValueError, "thetas is empty (T = 0)"),
+    (np.ones((4, 2)), None, ValueError, "thetas has shape (4, 2), expected (T, 3)"),
+    (np.ones(3), None, ValueError, "thetas has shape (3,), expected (T, 3)"),
+    (np.ones((2, 3, 1)), None, ValueError, "thetas has shape (2, 3, 1)"),
+    (np.ones((2, 3)), np.ones(3), ValueError, "offsets has shape (3,), expected (2,)"),
+    (np.ones((2, 3)), np.ones((2, 1)), ValueError, "offsets has shape (2, 1), expected (2,)"),
+    (np.ones((2, 3), dtype=bool), None, TypeError, "got dtype bool"),
+    (np.ones((2, 3), dtype=complex), None, TypeError, "got dtype complex128"),
+    (np.array([[object()] * 3]), None, TypeError, "got dtype object"),
+    ([["a", "b", "c"]], None, TypeError, "got dtype <U1"),
+    (np.zeros((2, 3), dtype="datetime64[s]"), None, TypeError, "got dtype datetime64[s]"),
+    (None, None, TypeError, "got dtype object (NoneType)"),
+    ([[1, 2, 3], [1, 2]], None, ValueError, "thetas is not a rectangular array of numbers"),
+    (np.ones((2, 3)), np.array([True, False]), TypeError, "offsets must hold real numbers"),
+    (np.ones((2, 3)), "0", TypeError, "offsets must hold real numbers"),
+]
+
+
+@pytest.mark.parametrize(("thetas", "offsets", "error", "message"), ARRAY_REFUSED)
+def test_from_array_refuses_degenerate_data_with_a_message_about_the_data(
+    thetas, offsets, error, message
+):
+    with pytest.raises(error, match=re.escape(message)):
+        from_array(Simplex(3), thetas, offsets)
+
+
+def test_from_array_keeps_a_private_copy_of_an_in_memory_array():
+    thetas, offsets = np.eye(3)[[0, 1, 2, 0]], np.array([0.0, 0.5, -0.5, 0.0])
+    losses = from_array(Simplex(3), thetas, offsets)
+    bound, before = losses.bound, losses.comparator([4])[0].value
+    thetas[:] = 1e6  # the caller mutates its arrays afterwards
+    offsets[:] = -1e6
+    losses.reset(np.random.default_rng(0))
+    values = losses.losses(0, np.full((4, 3), 1 / 3))
+    np.testing.assert_allclose(values, [1 / 3, 1 / 3 + 0.5, 1 / 3 - 0.5, 1 / 3], rtol=1e-15)
+    assert losses.bound == bound and losses.comparator([4])[0].value == before
+    assert not losses.read_in_place and not losses.thetas.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        losses.thetas[0, 0] = 5.0
+
+
+def test_from_array_refuses_a_memmap_changed_after_it_was_read(tmp_path):
+    path = tmp_path / "thetas.npy"
+    thetas = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(40, 3))
+    thetas[:] = np.random.default_rng(0).standard_normal((40, 3))
+    thetas.flush()
+    losses = from_array(Simplex(3), thetas)
+    assert losses.read_in_place and not losses.thetas.flags.writeable
+    losses.reset(np.random.default_rng(0))
+    np.testing.assert_array_equal(losses.losses(0, np.tile(np.eye(3)[0], (40, 1))), thetas[:, 0])
+    thetas[7, 1] = 1e9  # written through the caller's writable memmap
+    losses.reset(np.random.default_rng(1))  # drops the cached chunk
+    with pytest.raises(InvalidLossError, match=r"memmap's rounds 0\.\.39 changed after"):
+        losses.losses(0, np.tile(Simplex(3).center, (40, 1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8, np.uint16, np.int64])
+def test_from_array_takes_every_real_dtype(dtype):
+    thetas = np.array([[1, 2, 0], [0, 1, 3]], dtype=dtype)
+    losses = from_array(Simplex(3), thetas)
+    assert losses.lipschitz == pytest.approx(np.sqrt(10.0)) and losses.bound == 3.0
+    (best,) = losses.comparator([2])
+    assert best.value == 1.0 and best.gap == 0.0  # brute force: vertex 0 gives 1 + 0

@@ -83,7 +83,9 @@ def test_from_array_comparator_matches_brute_force_and_reads_a_memmap(tmp_path):
     mapped = np.load(path, mmap_mode="r")
     offsets = rng.uniform(-1, 1, horizon)
     losses = from_array(box, mapped, offsets)
-    assert losses.thetas is mapped  # never copied whole
+    # read in place (never copied whole), through a view the library cannot write
+    assert losses.read_in_place and np.shares_memory(losses.thetas, mapped)
+    assert not losses.thetas.flags.writeable
     corners = [np.array(c) for c in itertools.product(*zip(box.low, box.high, strict=True))]
     exact = np.asarray(mapped, dtype=float)
     for result in losses.comparator([5, 4096, horizon]):
