@@ -13,9 +13,12 @@ import os
 import re
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
+import bco_gym  # noqa: F401  (registers the ids)
+from bco_gym.agents import make_agent
 from bco_gym.cli import main
 from bco_gym.cli_checks import (
     OWNER_FILE,
@@ -24,7 +27,7 @@ from bco_gym.cli_checks import (
     claim_command_directory,
 )
 from bco_gym.envs import BanditConvexEnv
-from bco_gym.errors import InvalidLossError, LossCheckError
+from bco_gym.errors import InfeasibleActionError, InvalidLossError, LossCheckError
 from bco_gym.losses import from_array, from_function
 from bco_gym.sets import Hypercube, L2Ball, Simplex
 
@@ -345,3 +348,139 @@ def test_from_array_takes_every_real_dtype(dtype):
     assert losses.lipschitz == pytest.approx(np.sqrt(10.0)) and losses.bound == 3.0
     (best,) = losses.comparator([2])
     assert best.value == 1.0 and best.gap == 0.0  # brute force: vertex 0 gives 1 + 0
+
+
+# -- vector env: atomic strict resets, steps that count rows ------------------------------------
+def _vector(num_envs=3, **kwargs):
+    return gym.make_vec(
+        "BCO-Ball-v0", num_envs=num_envs, vectorization_mode="vector_entry_point", n=4, **kwargs
+    )
+
+
+def _row_states(envs) -> list:
+    """What a reset changes: each row's generator state and its loss sequence's seed."""
+    return [
+        (rng.bit_generator.state, sequence.seed)
+        for rng, sequence in zip(envs._row_rngs, envs.losses.sequences, strict=True)
+    ]
+
+
+RESET_REFUSED = [
+    ([1, -2, 3], "seed[1]=-2 must be None or an int >= 0"),
+    ([1, True, 3], "seed[1]=True must be None or an int >= 0 (not a bool)"),
+    ([1, 2, np.True_], "seed[2]=np.True_ must be None"),
+    ([0, 1.5, 2], "seed[1]=1.5 must be None"),
+    (["0", 1, 2], "seed[0]='0' must be None"),
+    ([0, 1, [2]], "seed[2]=[2] must be None"),
+    ([0, 1], "a list of 3 seeds"),
+    ([0, 1, 2, 3], "a list of 3 seeds"),
+    (-1, "seed=-1 is not allowed"),
+    (True, "seed=True is not allowed"),
+    (np.True_, "seed=np.True_ is not allowed"),
+    (1.0, "seed=1.0 is not allowed"),
+    ("0", "seed='0' is not allowed"),
+    ({0: 1}, "seed={0: 1} is not allowed"),
+    (np.array([0, 1, 2]), "is not allowed"),
+]
+
+
+@pytest.mark.parametrize(("seed", "message"), RESET_REFUSED)
+def test_a_refused_vector_reset_changes_no_row(seed, message):
+    envs = _vector()
+    envs.reset(seed=[10, 11, 12])
+    envs.step(np.zeros((3, 4)))
+    before, round_before = _row_states(envs), envs.round
+    with pytest.raises(ValueError, match=re.escape(message)):
+        envs.reset(seed=seed)
+    assert _row_states(envs) == before and envs.round == round_before
+
+
+@pytest.mark.parametrize("options", [{"x": 1}, {"seed": 3}, {"reset_mask": np.ones(3, bool)}])
+def test_a_vector_reset_refuses_options_as_the_single_env_does(options):
+    envs = _vector()
+    envs.reset(seed=0)
+    before = _row_states(envs)
+    with pytest.raises(ValueError, match=r"options=.* is not allowed; BanditConvexVectorEnv"):
+        envs.reset(seed=5, options=options)
+    assert _row_states(envs) == before
+    single = gym.make("BCO-Ball-v0", n=4)
+    with pytest.raises(ValueError, match=r"options=.* is not allowed; BanditConvexEnv"):
+        single.reset(seed=0, options=options)
+
+
+@pytest.mark.parametrize("seed", [[np.int64(3), None, 5], (0, 1, 2), [7, 7, 7], 2**40])
+def test_accepted_vector_seeds_give_each_row_the_single_env(seed):
+    envs = _vector()
+    envs.reset(seed=seed, options={})
+    rows = [seed + i for i in range(3)] if isinstance(seed, int) else list(seed)
+    actions = np.random.default_rng(1).uniform(-0.4, 0.4, (3, 4))
+    _, rewards, *_ = envs.step(actions)
+    for i, row_seed in enumerate(rows):
+        if row_seed is None:
+            continue
+        single = gym.make("BCO-Ball-v0", n=4)
+        single.reset(seed=int(row_seed))
+        _, reward, *_ = single.step(actions[i])
+        assert reward == rewards[i]  # bit for bit
+
+
+STEP_REFUSED = [
+    ({}, np.zeros((2, 4)), "shape (2, 4) has 2 rows, expected one per env: 3 rows, shape (3, 4)"),
+    ({}, np.zeros((4, 4)), "has 4 rows, expected one per env: 3 rows, shape (3, 4)"),
+    ({}, np.zeros(4), "action of shape (4,) has 4 rows"),
+    ({}, np.zeros((2, 2, 4)), "has 2 rows"),
+    ({}, [[0.0] * 4] * 2, "has 2 rows"),
+    ({}, np.zeros((0, 4)), "has 0 rows"),
+    ({"feedback": "two-point"}, np.zeros((2, 2, 4)), "2 rows, expected one per env: 3 rows, "),
+    ({"feedback": "two-point"}, np.zeros((4, 2, 4)), "shape (3, 2, 4)"),
+    ({"feedback": "full"}, np.zeros((2, 4)), "has 2 rows"),
+    ({}, np.zeros((3, 5)), "action of shape (3, 5), expected (S, 4)"),
+    ({}, np.full((3, 4), np.nan), "non-finite"),
+    ({}, np.full((3, 4), 2.0), "round 0, row 0: action not in L2Ball(n=4, radius=1)"),
+    ({}, "x", "action 'x' is not a numeric array of real numbers"),
+    ({}, None, "action None is not a numeric array"),
+    ({}, np.zeros((3, 4), dtype=bool), "dtype bool"),
+    ({"feedback": "two-point"}, np.zeros((3, 4)), "expected (S, 2, 4)"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "actions", "message"), STEP_REFUSED)
+def test_a_refused_vector_step_names_the_action_and_plays_nothing(kwargs, actions, message):
+    envs = _vector(**kwargs)
+    envs.reset(seed=0)
+    with pytest.raises(InfeasibleActionError, match=re.escape(message)):
+        envs.step(actions)
+    assert envs.round == 0
+
+
+def test_a_vector_step_before_reset_is_refused():
+    with pytest.raises(gym.error.ResetNeeded):
+        _vector().step(np.zeros((3, 4)))
+
+
+# -- batched agents ------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["bbcg", "fkm", "bfw", "random"])
+@pytest.mark.parametrize("seed", [[1, True, 2], [1, -2, 3], [1, 2], 1.5, True, "0", -1])
+def test_batched_agents_refuse_bad_seeds(name, seed):
+    agent = make_agent(name, _vector())
+    with pytest.raises(ValueError, match=re.escape(f"reset(seed={seed!r})")):
+        agent.reset(seed=seed)
+
+
+@pytest.mark.parametrize(
+    ("loss", "message"),
+    [
+        (np.zeros(2), "losses of shape (2,), expected (3,)"),
+        (np.array([0.0, np.nan, 0.0]), "losses[1]=nan must be finite"),
+        ("x", "update() got loss"),
+        (np.array([True, False, True]), "update() got loss"),
+    ],
+)
+def test_batched_agents_refuse_bad_losses(loss, message):
+    envs = _vector()
+    agent = make_agent("fkm", envs)
+    agent.reset(seed=[0, 1, 2])
+    observations, _ = envs.reset(seed=0)
+    agent.act(observations)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        agent.update(loss, {})

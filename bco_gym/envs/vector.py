@@ -15,6 +15,7 @@ from bco_gym.envs.actions import feasible_pairs
 from bco_gym.envs.env import BanditConvexEnv
 from bco_gym.envs.feasibility import Feasibility
 from bco_gym.envs.pairs import pair_mean
+from bco_gym.errors import InfeasibleActionError
 from bco_gym.losses.batch import LossBatch
 
 
@@ -65,7 +66,10 @@ class BanditConvexVectorEnv(VectorEnv):
 
     Made from a single env (:meth:`from_env`) or by ``gym.make_vec(id, num_envs=S,
     vectorization_mode="vector_entry_point", **kwargs)`` with the ``gym.make`` kwargs.
-    ``reset(seed=s)`` seeds row i with s + i; a list of S seeds is taken as is.
+    ``reset(seed=s)`` seeds row i with s + i; a list of S seeds (ints >= 0 or None, never
+    bools) is taken as is. Seeds and ``options`` are checked before any row changes: a
+    refused reset leaves every row as it was. ``step`` refuses actions without one row per
+    env with :class:`~bco_gym.InfeasibleActionError` naming their shape and the one expected.
     ``problem`` is the single env's :class:`~bco_gym.problem.Problem`.
 
     >>> import gymnasium as gym, bco_gym
@@ -130,10 +134,28 @@ class BanditConvexVectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Reset every row; ``seed`` an int (row i gets seed + i), a list of S, or None."""
-        for row, row_seed in enumerate(self._row_seeds(seed)):
-            if row_seed is not None or self._row_rngs[row] is None:
-                self._row_rngs[row], _ = seeding.np_random(row_seed)
+        """Reset every row; ``seed`` an int (row i gets seed + i), a list of S, or None.
+
+        Atomic: the seeds and ``options`` are checked before any row changes, so a
+        refused call (ValueError naming the value) leaves every row as it was. Seeds are
+        ints >= 0 (bools refused) or None; ``options`` must be None or empty, as for the
+        single env.
+        """
+        if options:  # SB3's vector envs pass {}; anything in it would be ignored
+            raise ValueError(
+                f"options={options!r} is not allowed; BanditConvexVectorEnv.reset takes no "
+                "options (expected None or {})"
+            )
+        seeds = self._row_seeds(seed)
+        fresh = [
+            seeding.np_random(row_seed)[0]
+            if row_seed is not None or self._row_rngs[row] is None
+            else None
+            for row, row_seed in enumerate(seeds)
+        ]
+        for row, generator in enumerate(fresh):
+            if generator is not None:
+                self._row_rngs[row] = generator
             self.losses.sequences[row].reset(self._row_rngs[row])
         self.losses = LossBatch(self.losses.sequences)  # drop the stacked chunk of the old seeds
         self._round = 0
@@ -146,6 +168,7 @@ class BanditConvexVectorEnv(VectorEnv):
         t = self._round
         if t is None:
             raise ResetNeeded("Cannot call env.step() before calling env.reset()")
+        self._check_rows(actions, t)
         if self._autoreset:
             for row in range(self.num_envs):
                 self.losses.sequences[row].reset(self._row_rngs[row])
@@ -190,20 +213,49 @@ class BanditConvexVectorEnv(VectorEnv):
         info = {"t": np.zeros(self.num_envs, dtype=int), "_t": np.ones(self.num_envs, dtype=bool)}
         return observations, info
 
+    def _check_rows(self, actions: Any, t: int) -> None:
+        """InfeasibleActionError when ``actions`` has not one row per env (S rows)."""
+        try:
+            shape = np.shape(actions)
+        except ValueError:  # ragged nested lists: the feasibility check names them
+            return
+        if len(shape) >= 1 and shape[0] != self.num_envs:
+            row = (2, *self.set.shape) if self.feedback == "two-point" else self.set.shape
+            raise InfeasibleActionError(
+                f"round {t}: action of shape {shape} has {shape[0]} rows, expected one per "
+                f"env: {self.num_envs} rows, shape {(self.num_envs, *row)}"
+            )
+
     def _row_seeds(self, seed: Any) -> list[int | None]:
+        """The S row seeds of ``reset(seed=...)``, each checked (ValueError naming it)."""
         if seed is None:
             return [None] * self.num_envs
-        if isinstance(seed, int | np.integer) and not isinstance(seed, bool):
+        if _is_seed(seed):
             return [int(seed) + row for row in range(self.num_envs)]
         if isinstance(seed, list | tuple) and len(seed) == self.num_envs:
-            return list(seed)
+            for row, row_seed in enumerate(seed):
+                if row_seed is not None and not _is_seed(row_seed):
+                    raise ValueError(
+                        f"seed={seed!r} is not allowed: seed[{row}]={row_seed!r} must be None "
+                        "or an int >= 0 (not a bool); no row was reset"
+                    )
+            return [None if s is None else int(s) for s in seed]
         raise ValueError(
-            f"seed={seed!r} is not allowed; expected None, an int (row i gets seed + i) or a "
-            f"list of {self.num_envs} seeds"
+            f"seed={seed!r} is not allowed; expected None, an int >= 0 (row i gets seed + i) "
+            f"or a list of {self.num_envs} seeds (ints >= 0 or None); no row was reset"
         )
 
     def __repr__(self) -> str:
         return f"BanditConvexVectorEnv({self.set!r}, num_envs={self.num_envs})"
+
+
+def _is_seed(value: Any) -> bool:
+    """Whether ``value`` is a seed Gymnasium takes: an int >= 0, not a bool."""
+    return (
+        isinstance(value, int | np.integer)
+        and not isinstance(value, bool | np.bool_)
+        and int(value) >= 0
+    )
 
 
 def _copy(template: BanditConvexEnv) -> Any:

@@ -1,11 +1,11 @@
 """Linear losses a user brings as an array: f_t(x) = <theta_t, x> + b_t.
 
 :func:`from_array` takes an array (copied, read-only) or a ``numpy.memmap`` (read in
-place through a read-only view, chunk by chunk, never loaded whole; a chunk changed in the
-file after construction is refused when read) of shape (T, *K.shape) holding theta_0, ...,
-theta_{T-1}, and optional offsets b_t of shape (T,) (default 0; copied). Unlike the ``linear`` family, which is
-<theta_t, x - c> around the set's centre, the losses here are exactly the user's
-<theta_t, x> + b_t. The horizon is T.
+place through a read-only view, chunk by chunk, never loaded whole; a chunk changed in
+the file after construction is refused when read) of shape (T, *K.shape) holding
+theta_0, ..., theta_{T-1}, and optional offsets b_t of shape (T,) (default 0; copied).
+Unlike the ``linear`` family, which is <theta_t, x - c> around the set's centre, the
+losses here are exactly the user's <theta_t, x> + b_t. The horizon is T.
 
 Constants (true bounds over K, computed once from the data with the LMO): the gradient
 is theta_t, so G = max_t ||theta_t||; f_t ranges over
