@@ -198,13 +198,23 @@ def check_env_id(env_id: str) -> str:
 
 
 def check_agent_names(names: Sequence[str]) -> list[str]:
-    from bco_gym.agents import AGENTS
+    """``names`` if each resolves (a built-in, registered or entry-point name, or an
+    import path ``package.module:ClassName``); else UsageError naming the ones that do
+    not and listing what is allowed."""
+    from bco_gym.agents import resolve_agent
+    from bco_gym.agents.registry import allowed_forms
 
-    unknown = [name for name in names if name not in AGENTS]
+    unknown = []
+    for name in names:
+        try:
+            resolve_agent(name)
+        except (ValueError, TypeError) as error:
+            if ":" in name or "plugin" in str(error):
+                raise UsageError(_one_line(error)) from None
+            unknown.append(name)
     if unknown:
         raise UsageError(
-            f"unknown agent name(s) {', '.join(map(repr, unknown))}; "
-            f"valid names: {', '.join(AGENTS)}"
+            f"unknown agent name(s) {', '.join(map(repr, unknown))}; {allowed_forms()}"
         )
     return list(names)
 
@@ -238,11 +248,11 @@ def check_instance(
 
 
 def _check_agent(make_agent: Any, agent: str, env: Any, overrides: dict[str, Any]) -> None:
-    from bco_gym.agents import AGENTS
+    from bco_gym.agents import resolve_agent
 
     problem = env.unwrapped.problem
-    cls = AGENTS[agent]
-    if getattr(cls, "requires_projection", False) and not problem.set.has_projection:
+    factory = resolve_agent(agent).factory
+    if getattr(factory, "requires_projection", False) and not problem.set.has_projection:
         raise UsageError(projection_message(agent, problem))
     try:
         with warnings.catch_warnings():

@@ -62,15 +62,15 @@ def env_kwargs_for(agents: Sequence[str], env_kwargs: dict[str, Any]) -> dict[st
 
 
 def _two_point(agents: Sequence[str]) -> list[str]:
-    from bco_gym.agents import AGENTS
+    from bco_gym.agents import resolve_agent
 
-    return [name for name in agents if getattr(AGENTS[name], "feedback", None) == "two-point"]
+    return [name for name in agents if resolve_agent(name).feedback == "two-point"]
 
 
 def _full_information(agents: Sequence[str]) -> list[str]:
-    from bco_gym.agents import AGENTS
+    from bco_gym.agents import resolve_agent
 
-    return [name for name in agents if getattr(AGENTS[name], "feedback", "bandit") == "full"]
+    return [name for name in agents if resolve_agent(name).feedback == "full"]
 
 
 def announce_feedback(agents: Sequence[str], given: dict[str, Any]) -> None:
@@ -210,8 +210,9 @@ def command_compare(args: argparse.Namespace) -> int:
     agents = _check_sweep_names(args)
     out = args.out or default_out("compare", args, agents, f"T{args.horizon}")
     results = _sweep_agents(args, agents, [args.horizon], out, COMPARE_OUTPUTS, args.horizon)
-    report_compare(results, out)
-    return 0
+    if results:
+        report_compare(results, out)
+    return report_failures(out)
 
 
 def command_exponents(args: argparse.Namespace) -> int:
@@ -225,8 +226,9 @@ def command_exponents(args: argparse.Namespace) -> int:
     axis = f"T{horizons[0]}-{horizons[-1]}x{len(horizons)}"
     out = args.out or default_out("exponents", args, agents, axis)
     results = _sweep_agents(args, agents, horizons, out, EXPONENT_OUTPUTS, None)
-    report_exponents(results, out)
-    return 0
+    if results:
+        report_exponents(results, out)
+    return report_failures(out)
 
 
 def _check_sweep_names(args: argparse.Namespace) -> list[str]:
@@ -274,9 +276,26 @@ def _sweep_agents(
             ray_address=args.ray_address,
             fast=_fast(args),
             batch_size=args.batch_size,
+            failures="record",
         )
     report_warnings(results)
     return results
+
+
+def report_failures(out: Path) -> int:
+    """The failed cells recorded in ``out`` on stderr; the exit status (1 if any)."""
+    from bco_gym.sweeps import load_failures
+
+    failures = load_failures(out)
+    for failure in failures:
+        print(f"error: {sanitize(failure.describe())}", file=sys.stderr)
+    if failures:
+        print(
+            f"error: {len(failures)} cell(s) failed (recorded in {out / 'failures'}); the "
+            "other cells finished and are reported",
+            file=sys.stderr,
+        )
+    return 1 if failures else 0
 
 
 def log_horizons(low: float, high: float, points: int) -> list[int]:
@@ -456,7 +475,8 @@ def command_plot(args: argparse.Namespace) -> int:
 
 
 def command_list(args: argparse.Namespace) -> int:
-    from bco_gym.agents import AGENTS
+    from bco_gym.agents import available_agents, find_agent
+    from bco_gym.agents.registry import plugin_errors
     from bco_gym.envs import ENV_IDS
     from bco_gym.reports.summary import render_text
 
@@ -464,18 +484,29 @@ def command_list(args: argparse.Namespace) -> int:
     for env_id in ENV_IDS:
         print(f"  {env_id}")
     print("agents:")
-    rows = [
-        [
-            name,
-            cls.__name__,
-            getattr(cls, "feedback", "bandit"),
-            getattr(cls, "SCALE_PARAM", None) or "-",
-            plain_summary(cls.__doc__),
-        ]
-        for name, cls in AGENTS.items()
-    ]
+    broken = plugin_errors()
+    rows = []
+    for name, source in available_agents().items():
+        spec = None if name in broken else find_agent(name)
+        if spec is None:
+            continue
+        version = f" {spec.version}" if spec.version and source != "builtin" else ""
+        rows.append(
+            [
+                name,
+                spec.import_path.split(":")[-1] if source == "builtin" else spec.import_path,
+                spec.feedback,
+                spec.scale_param or "-",
+                ("" if source == "builtin" else f"[{source}{version}] ")
+                + plain_summary(spec.summary),
+            ]
+        )
     table = render_text(["name", "class", "feedback", "scale", "summary"], rows)
     print("\n".join("  " + line for line in table.splitlines()))
+    for name, error in broken.items():
+        print(
+            f"  plugin {name!r} (entry point of bco_gym.agents) failed to load: {sanitize(error)}"
+        )
     try:
         from bco_gym.losses import FAMILIES
     except ImportError:

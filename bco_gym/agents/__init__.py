@@ -29,6 +29,7 @@ from bco_gym.agents.random import RandomAgent
 from bco_gym.agents.registry import (
     AgentSpec,
     available_agents,
+    find_agent,
     register,
     resolve_agent,
     spec_of_instance,
@@ -136,6 +137,7 @@ __all__ = [
     "RandomAgent",
     "SB3Agent",
     "available_agents",
+    "find_agent",
     "make_agent",
     "problem_of",
     "register",

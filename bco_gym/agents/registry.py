@@ -207,6 +207,15 @@ def resolve_agent(agent: Any) -> AgentSpec:
     return dataclasses.replace(spec, label_from_agent=True)
 
 
+def find_agent(agent: Any) -> AgentSpec | None:
+    """The spec of ``agent`` if it resolves, else None (for names read back from stored
+    results, whose agent may no longer be importable here); never raises."""
+    try:
+        return resolve_agent(agent)
+    except (ValueError, TypeError, ImportError):
+        return None
+
+
 def spec_of_instance(agent: Agent) -> AgentSpec:
     """The spec of an agent already built: its class's, named ``agent.name``."""
     if not isinstance(agent, Agent):

@@ -86,10 +86,11 @@ def agent_color(agent: str, seen: Sequence[str] = ()) -> str:
 
 
 def full_information_agent(agent: str) -> bool:
-    """Whether the registered agent ``agent`` needs gradients (``feedback == "full"``)."""
-    from bco_gym.agents import AGENTS
+    """Whether the agent ``agent`` (any name or import path) needs gradients."""
+    from bco_gym.agents import find_agent
 
-    return getattr(AGENTS.get(agent), "feedback", "bandit") == "full"
+    spec = find_agent(agent)
+    return spec is not None and spec.feedback == "full"
 
 
 def lighter(color: str, share: float) -> tuple[float, float, float]:

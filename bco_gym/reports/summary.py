@@ -203,12 +203,23 @@ def fit_exponents(results: Iterable[RunResult], *, level: float = 0.95) -> list[
                 high=high,
                 level=level,
                 dropped_resamples=dropped,
-                theory=THEORY_EXPONENTS.get(agent),
+                theory=theory_exponent(agent),
                 lmo_per_round=sum(r.lmo_calls for r in largest) / rounds,
                 projections_per_round=sum(r.projections for r in largest) / rounds,
             )
         )
     return fits
+
+
+def theory_exponent(agent: str) -> float | None:
+    """a of the agent's O(T^a) guarantee: its declared ``regret_exponent`` (a user
+    agent's too), else the built-in table; None when it declares none (fit only)."""
+    from bco_gym.agents import find_agent
+
+    spec = find_agent(agent)
+    if spec is not None and spec.regret_exponent is not None:
+        return spec.regret_exponent
+    return THEORY_EXPONENTS.get(agent)
 
 
 # -- rendering -----------------------------------------------------------------------------------

@@ -66,10 +66,10 @@ def log_grid(low: float, high: float, points: int) -> list[float]:
 
 
 def scale_param_of(agent: str) -> str | None:
-    """The agent's free constant (``SCALE_PARAM``), or None if it has none."""
-    from bco_gym.agents import AGENTS
+    """The agent's free constant (``SCALE_PARAM``, a user agent's too), or None."""
+    from bco_gym.agents import resolve_agent
 
-    return getattr(AGENTS[agent], "SCALE_PARAM", None)
+    return resolve_agent(agent).scale_param
 
 
 def theory_value(env_id: str, env_kwargs: Mapping[str, Any], horizon: int, agent: str) -> Any:

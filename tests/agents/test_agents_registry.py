@@ -4,10 +4,10 @@ entry points (a real dist-info fixture on sys.path), classes and factories."""
 from __future__ import annotations
 
 import sys
-import textwrap
 
 import numpy as np
 import pytest
+from agent_plugins import forget_plugin, install_plugin
 from user_agents import Faulty, Jitter, NotAnAgent, Unnamed, jitter_factory
 
 from bco_gym.agents import (
@@ -46,33 +46,9 @@ def registered():
 @pytest.fixture
 def plugin(tmp_path, monkeypatch):
     """An installed distribution 'plugpkg 0.3.1' declaring two agents, one broken."""
-    package = tmp_path / "plugpkg"
-    package.mkdir()
-    (package / "__init__.py").write_text(
-        textwrap.dedent(
-            '''
-            """A plugin package."""
-            from user_agents import Jitter
-
-            class PlugJitter(Jitter):
-                """Jitter shipped by a plugin."""
-                name = "plugjitter"
-            '''
-        )
-    )
-    info = tmp_path / "plugpkg-0.3.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plugpkg\nVersion: 0.3.1\n")
-    (info / "top_level.txt").write_text("plugpkg\n")
-    (info / "entry_points.txt").write_text(
-        "[bco_gym.agents]\nplugjitter = plugpkg:PlugJitter\nbrokenplug = plugpkg_gone:Nothing\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_PACKAGES", None)
-    registry.refresh_plugins()
+    install_plugin(tmp_path, monkeypatch)
     yield
-    registry.refresh_plugins()
-    sys.modules.pop("plugpkg", None)
+    forget_plugin()
     monkeypatch.setattr(registry, "_PACKAGES", None)
 
 
