@@ -204,14 +204,28 @@ class DirectionStream:
     def next(self) -> np.ndarray:
         """The next directions of every row, shape (S, *shape) (a read-only view)."""
         if self._position == len(self._chunk):
-            directions, norms = tangent_gaussian_rows(self.set, self.rngs, self.chunk_size)
-            directions /= norms.reshape(norms.shape + (1,) * len(self.set.shape))
-            self._chunk = np.ascontiguousarray(directions.swapaxes(0, 1))
-            self._chunk.flags.writeable = False
-            self._position = 0
+            self._draw()
         directions = self._chunk[self._position]
         self._position += 1
         return directions
+
+    def take(self, count: int) -> np.ndarray:
+        """The directions of the next k rounds, 1 <= k <= ``count``, shape (k, S, *shape):
+        what k calls of :meth:`next` return, stacked (a read-only view; k stops at the end
+        of the current chunk, so the generators are read exactly as :meth:`next` reads them)."""
+        if self._position == len(self._chunk):
+            self._draw()
+        stop = min(len(self._chunk), self._position + max(1, int(count)))
+        directions = self._chunk[self._position : stop]
+        self._position = stop
+        return directions
+
+    def _draw(self) -> None:
+        directions, norms = tangent_gaussian_rows(self.set, self.rngs, self.chunk_size)
+        directions /= norms.reshape(norms.shape + (1,) * len(self.set.shape))
+        self._chunk = np.ascontiguousarray(directions.swapaxes(0, 1))
+        self._chunk.flags.writeable = False
+        self._position = 0
 
 
 def _row_norms(rows: np.ndarray) -> np.ndarray:

@@ -33,6 +33,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from bco_gym.engine.compiled import compiled_plan, play_compiled
 from bco_gym.engine.latency import LatencyHistogram
 from bco_gym.engine.preparation import find_wrapper
 from bco_gym.engine.tally import LossTally
@@ -71,18 +72,21 @@ class Stage:
 
 @dataclass
 class Played:
-    """What a loop hands back: each row's tallied losses and where the time went.
+    """What a loop hands back: each row's tallied losses and where the time went, and
+    each row's comparators when the loop summed them while playing (else None).
 
     ``latency`` holds the per-round times (agent plus env, µs) of one row: a batch's
     round time divided by its S rows, as ``agent_seconds`` and ``env_seconds`` are
     shared among the rows; in the block loop each round of a slice is counted at the
-    slice's time divided by its rounds (they are computed together).
+    slice's time divided by its rounds (they are computed together), and so in a
+    compiled loop each round of a window.
     """
 
     tallies: list[LossTally]
     agent_seconds: float
     env_seconds: float
     latency: LatencyHistogram = field(default_factory=LatencyHistogram)
+    comparators: list[list[Any]] | None = None
 
 
 def observations(stage: Stage, t: int) -> np.ndarray:
@@ -93,7 +97,18 @@ def observations(stage: Stage, t: int) -> np.ndarray:
 def play_lean(
     stage: Stage, agent: Any, *, checkpoints: Sequence[int], progress: bool = False
 ) -> Played:
-    """Round by round for all S rows; agent and losses freshly reset."""
+    """Round by round for all S rows; agent and losses freshly reset. A compiled kernel
+    plays the rounds instead where one applies (:mod:`.compiled`)."""
+    plan = compiled_plan(stage, agent)
+    if plan is not None:
+        bar = progress_bar(stage.horizon, progress)
+        done = play_compiled(
+            stage, plan, checkpoints=checkpoints, advance=lambda k: _advance(bar, k)
+        )
+        _close(bar)
+        return Played(
+            done.tallies, done.agent_seconds, done.env_seconds, done.latency, done.comparators
+        )
     horizon, rows = stage.horizon, stage.rows
     tallies = [LossTally(horizon, checkpoints, sequence=s) for s in stage.losses.sequences]
     buffer = np.empty((rows, min(horizon, LEAN_BUFFER)))

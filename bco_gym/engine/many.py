@@ -225,7 +225,9 @@ def _run_batch(
         for row, seed in enumerate(seeds):
             sequence = envs.losses.sequences[row]
             comparator_start = time.perf_counter()
-            comparators = sequence.comparator(points)
+            comparators = played.comparators[row] if played.comparators else None
+            if comparators is None:
+                comparators = sequence.comparator(points)
             comparator_seconds = time.perf_counter() - comparator_start
             shares = (played.agent_seconds / len(seeds), played.env_seconds / len(seeds))
             results.append(

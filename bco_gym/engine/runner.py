@@ -206,7 +206,9 @@ def _run_recorded(
             stage = single_stage(base)
             played = play(stage, RowAgents([agent]), checkpoints=points, progress=show)
         comparator_start = time.perf_counter()
-        comparators = base.losses.comparator(points)
+        comparators = played.comparators[0] if played.comparators else None
+        if comparators is None:
+            comparators = base.losses.comparator(points)
         comparator_seconds = time.perf_counter() - comparator_start
         return row_result(
             played.tallies[0],

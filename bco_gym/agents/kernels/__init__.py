@@ -1,0 +1,40 @@
+"""Compiled per-round kernels: the updates of fkm, fkm2, bfw, ofw and ogd on linear losses.
+
+Each kernel is a small pure function over arrays that plays a window of rounds of S runs
+(rows) in lockstep, the same arithmetic as the agent's NumPy update in the same order:
+
+* :func:`fkm_rounds` -- FKM (:class:`~bco_gym.agents.fkm.FlaxmanAgent`), one-point or
+  residual: y = x + delta u, g = (eta d/delta) f(y) u, x <- Pi_{K_delta}(x - g);
+* :func:`fkm2_rounds` -- two-point FKM (:class:`~bco_gym.agents.fkm2.FlaxmanTwoPoint`);
+* :func:`bfw_rounds` -- bandit Frank-Wolfe (:class:`~bco_gym.agents.bfw.BanditFrankWolfe`);
+* :func:`ofw_rounds` -- online Frank-Wolfe (:class:`~bco_gym.agents.ofw.OnlineFrankWolfe`);
+* :func:`ogd_rounds` -- projected online gradient descent
+  (:class:`~bco_gym.agents.ogd.OnlineGradientDescent`).
+
+The losses are the linear ones, f_t(x) = <theta_t, x> + sign * offset_t (``sign`` -1 for
+the generated families, ``f = <theta, x - c>``, +1 for :func:`~bco_gym.losses.from_array`),
+read from the loss sequences' own chunks; the exploration directions are the agents' own
+(:class:`~bco_gym.agents.estimators.DirectionStream`): no random number is drawn here.
+The oracles of the built-in sets are inside the kernels (``KIND_*``; a shrunk set
+c + a(K - c) through its base set's oracle, as :class:`~bco_gym.sets.base.ShrunkSet`).
+
+Floating point. Every product, quotient and sum is the NumPy code's, in its order, and a
+row's inner product is NumPy's pairwise summation (:func:`pairwise_sum`), so losses and
+updates are bit for bit those of the NumPy loops, with one exception: the Euclidean
+norm. NumPy takes it from the BLAS dot product (SIMD lanes, fused multiply-adds), whose
+order is the BLAS build's; here it is the pairwise sum of the squares. A norm may then
+differ in its last bit, and so may a projection onto (or an LMO of) the ball and
+everything after it: plays and regret agree with the NumPy loops to about 1e-15
+relative (tested to 1e-12; docs/performance.md).
+
+Feasibility: every play is tested against K (``atol``) before it is evaluated; a kernel
+stops at the first round with a play it cannot accept and returns that round's index, so
+that the caller lets the env's own check decide (raise, or resume with ``trusted``).
+
+numba is an optional dependency (the ``fast`` extra): this package's modules
+:mod:`.oracles` and :mod:`.rounds` import it and are imported only where a compiled
+loop is about to run (:mod:`bco_gym.engine.compiled`); this module holds the constants.
+"""
+
+#: The built-in sets the kernels know (their oracles are in :mod:`.oracles`).
+KIND_BALL, KIND_L1, KIND_BOX, KIND_SIMPLEX = 0, 1, 2, 3

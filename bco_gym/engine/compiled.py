@@ -1,0 +1,419 @@
+"""The compiled lean loop: the per-round agents on linear losses, a window of rounds per call.
+
+:func:`play_lean` (:mod:`.loops`) hands its rounds here when :func:`compiled_plan` finds a
+kernel for them (:mod:`bco_gym.agents.kernels`, numba): the agents fkm, fkm2, bfw, ofw and
+ogd (exact classes, freshly reset; ``estimator`` one-point or residual), on the ball, the
+l1 ball, the box or the simplex (exact classes), against a linear family (``linear``,
+``linear-switching``, ``linear-drift``, ``linear-adversarial``, ``from_array``: every
+family evaluating with ``LinearLoss._evaluate`` or ``ArrayLoss._evaluate``), on an env that
+refuses infeasible plays. Anything else plays the NumPy loop.
+
+A window is at most one chunk of the agent's directions (256 rounds), within one chunk of
+the losses and one checkpoint segment. Per window: the directions are taken from the
+agent's own :class:`~bco_gym.agents.estimators.DirectionStream` (so the agent's generators
+are read as the NumPy loop reads them), the losses' parameters from the S sequences'
+own chunks (:class:`~bco_gym.losses.batch.LossBatch`), and one kernel call plays the
+window for all S rows and writes the (S, k) losses, which go into the rows' tallies.
+Afterwards the agent holds the state the NumPy loop leaves (iterate, sums, round and
+counters).
+
+One pass. For the families whose comparator is :func:`~bco_gym.losses.linear.linear_comparators`
+of the summed vectors (linear and its subclasses), the sums sum_t theta_t are accumulated
+here while the rounds are played, piece by piece as ``LossSequence.prefix_sums`` takes
+them (a chunk of losses within a checkpoint segment), so the comparators are those of
+``comparator(checkpoints)`` bit for bit without generating the adversary a second time.
+
+When. ``BCO_GYM_KERNELS``: "off" never, "on" whenever a kernel applies, "auto" (default)
+when T * S >= :data:`MIN_RUN_ROUNDS` as well: short runs (and the test suite) stay on the
+NumPy loop and never pay the kernels' compile or load time (docs/performance.md).
+Without numba installed (the ``fast`` extra) the NumPy loop plays.
+
+Equality. The kernels' arithmetic is the NumPy code's except the Euclidean norm (BLAS dot
+there, a pairwise sum here; :mod:`bco_gym.agents.kernels`): plays, losses and regret
+agree with the NumPy loops to rounding (tests/engine/test_compiled.py, 1e-12 relative).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bco_gym.engine.latency import LatencyHistogram
+from bco_gym.engine.tally import LossTally
+
+#: Run-rounds (T * S) from which "auto" plays a kernel: below, the NumPy loop is cheaper
+#: than loading the compiled kernels (about 0.1-0.5 s per process from numba's cache).
+MIN_RUN_ROUNDS = 200_000
+#: The environment variable that switches the kernels: "auto" (default), "on" or "off".
+SWITCH = "BCO_GYM_KERNELS"
+MODES = ("auto", "on", "off")
+#: Rounds per window when the agent draws no directions (ofw, ogd).
+WINDOW = 256
+
+
+@dataclass
+class KernelPlan:
+    """What a kernel needs to play a run: the agent, its oracle, the env's check."""
+
+    agent: Any  # the BatchAgent (a single agent is its batch of one)
+    name: str  # the agent's kernel: "fkm", "fkm2", "bfw", "ofw" or "ogd"
+    oracle: tuple[Any, ...]  # the agent's set (K or K_delta) for kernels.project/lmo
+    check: tuple[Any, ...]  # the env's K and atol for kernels.inside
+    sign: float  # -1: <theta, x> - offset (generated families); +1: from_array
+    one_pass: bool  # accumulate the comparator's summed vectors while playing
+    weights: Callable[[int, int], np.ndarray] | None = field(default=None)
+
+
+def kernel_mode() -> str:
+    """``BCO_GYM_KERNELS`` ("auto" when unset); ValueError naming a value not allowed."""
+    mode = os.environ.get(SWITCH, "auto").strip().lower() or "auto"
+    if mode not in MODES:
+        raise ValueError(f"{SWITCH}={mode!r} is not allowed; allowed: {', '.join(MODES)}")
+    return mode
+
+
+def numba_available() -> bool:
+    """Whether numba is installed (the ``fast`` extra)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def compiled_plan(stage: Any, agent: Any) -> KernelPlan | None:
+    """A kernel plan for this stage and (batched) agent, or None (the NumPy loop plays)."""
+    mode = kernel_mode()
+    if mode == "off" or (mode == "auto" and stage.horizon * stage.rows < MIN_RUN_ROUNDS):
+        return None
+    agent = _batch_agent(agent)
+    if agent is None or stage.feasibility.project or not numba_available():
+        return None
+    name = _agent_kernel(agent, stage)
+    check = _set_check(stage.feasibility.set, stage.feasibility.atol)
+    sign = _loss_sign(stage)
+    if name is None or check is None or sign is None or agent.set.shape != check[2].shape:
+        return None
+    oracle = _oracle(_agent_set(agent, name))
+    if oracle is None:
+        return None
+    from bco_gym.losses.linear import LinearLoss
+
+    first = type(stage.losses.sequences[0])
+    one_pass = (
+        first.comparator is LinearLoss.comparator
+        and first.summed_vectors is LinearLoss.summed_vectors
+    )
+    weights = None
+    if name in ("bfw", "ofw"):
+        weights = _weights(0.4 if name == "bfw" else 0.5)
+    return KernelPlan(agent, name, oracle, check, sign, one_pass, weights)
+
+
+@dataclass
+class CompiledPlay:
+    """What :func:`play_compiled` hands back (the loops wrap it as ``Played``)."""
+
+    tallies: list[LossTally]
+    agent_seconds: float
+    env_seconds: float
+    latency: LatencyHistogram  # each round of a window at the window's time / its rounds
+    comparators: list[list[Any]] | None  # per row, when summed in the same pass
+
+
+def play_compiled(
+    stage: Any,
+    plan: KernelPlan,
+    *,
+    checkpoints: Sequence[int],
+    advance: Callable[[int], None] | None = None,
+) -> CompiledPlay:
+    """Play all T rounds of the S rows with the plan's kernel (module docstring)."""
+    from bco_gym.agents.kernels import rounds as kernels
+
+    runner = _Runner(stage, plan, kernels)
+    horizon, chunk_size = stage.horizon, stage.losses.chunk_size
+    stops = list(checkpoints)
+    tallies = [LossTally(horizon, stops, sequence=s) for s in stage.losses.sequences]
+    sums = _ComparatorSums(stage, stops) if plan.one_pass else None
+    agent_seconds = env_seconds = 0.0
+    latency = LatencyHistogram()
+    stop_index, t = 0, 0
+    while t < horizon:
+        while stops[stop_index] <= t:
+            stop_index += 1
+        index, offset = divmod(t, chunk_size)
+        room = min(stops[stop_index], (index + 1) * chunk_size) - t
+        tick = time.perf_counter()
+        params = stage.losses._chunk(index)  # the S sequences' chunk, stacked (rounds, S, ...)
+        drawn = time.perf_counter()
+        values = runner.window(t, params, offset, room)
+        played = time.perf_counter()
+        count = values.shape[1]
+        for tally, row_values in zip(tallies, values, strict=True):
+            tally.add(row_values)
+        if sums is not None:
+            sums.after(t + count, index)
+        done = time.perf_counter()
+        agent_seconds += played - drawn
+        env_seconds += (drawn - tick) + (done - played)
+        latency.add((done - tick) * 1e6 / (count * stage.rows), weight=count)
+        if advance is not None:
+            advance(count)
+        t += count
+    runner.finish()
+    comparators = sums.comparators() if sums is not None else None
+    return CompiledPlay(tallies, agent_seconds, env_seconds, latency, comparators)
+
+
+class _Runner:
+    """The agent's arrays and one kernel call per window (rounds t, ..., t + k - 1)."""
+
+    def __init__(self, stage: Any, plan: KernelPlan, kernels: Any):
+        self.stage, self.plan, self.kernels = stage, plan, kernels
+        agent = plan.agent
+        self.agent = agent
+        self.points = np.array(agent._points, dtype=float, order="C")
+        rows, dim = self.points.shape
+        self.work = np.empty((6, dim))  # rows 0-3 the oracles', 4-5 the rounds'
+        self.two_point = plan.name == "fkm2"
+        self.plays = np.empty((rows, 2, dim) if self.two_point else (rows, dim))
+        self.losses = np.empty((rows, WINDOW))
+        self.residual = agent.params.get("estimator") == "residual"
+        self.previous = (
+            agent._residuals.previous if hasattr(agent, "_residuals") else np.zeros(rows)
+        )
+        if plan.name == "bfw":
+            self.sums = (agent._estimate_sum, agent._linear, agent._gradient)
+        elif plan.name == "ofw":
+            self.sums = (agent._gradient_sum, agent._linear, agent._gradient)
+
+    def window(self, t: int, params: dict[str, np.ndarray], offset: int, room: int) -> np.ndarray:
+        """Play rounds t, ... (at most ``room``, within the agent's directions): (S, k)."""
+        plan, agent = self.plan, self.agent
+        directions = None
+        if plan.name in ("fkm", "fkm2", "bfw"):
+            directions = agent._directions.take(min(room, WINDOW))
+            count = len(directions)
+        else:
+            count = min(room, WINDOW)
+        theta = params["theta"][offset : offset + count]
+        shifts = params["offset"][offset : offset + count]
+        losses = self.losses[:, :count]
+        weights = plan.weights(t, count) if plan.weights is not None else None
+        first, trusted = 0, -1
+        while first < count:
+            first = self._call(directions, theta, shifts, weights, losses, first, trusted)
+            if first < count:
+                self._env_check(t + first)
+                trusted = first
+        return losses
+
+    def _call(self, directions, theta, shifts, weights, losses, first, trusted) -> int:  # type: ignore[no-untyped-def]
+        k, plan, agent, params = self.kernels, self.plan, self.agent, self.agent.params
+        common = (plan.oracle, plan.check)
+        if plan.name == "fkm":
+            return k.fkm_rounds(
+                self.points, directions, theta, shifts, plan.sign,
+                params["smoothing_radius"], agent._estimate_scale, self.residual, self.previous,
+                *common, self.plays, losses, first, trusted, self.work,
+            )  # fmt: skip
+        if plan.name == "fkm2":
+            eta_d = params["step_size"] * agent._dimension
+            return k.fkm2_rounds(
+                self.points, directions, theta, shifts, plan.sign, params["smoothing_radius"],
+                eta_d, *common, self.plays, losses, first, trusted, self.work,
+            )  # fmt: skip
+        if plan.name == "bfw":
+            return k.bfw_rounds(
+                self.points, directions, theta, shifts, plan.sign, params["smoothing_radius"],
+                agent._estimate_scale, params["step_size"], self.residual, self.previous,
+                weights, *self.sums, agent._anchor, *common, self.plays, losses, first,
+                trusted, self.work,
+            )  # fmt: skip
+        if plan.name == "ofw":
+            return k.ofw_rounds(
+                self.points, theta, shifts, plan.sign, params["step_size"], weights,
+                *self.sums, agent._anchor, *common, losses, first, trusted, self.work,
+            )  # fmt: skip
+        return k.ogd_rounds(
+            self.points, theta, shifts, plan.sign, params["step_size"], *common, losses,
+            first, trusted, self.work,
+        )  # fmt: skip
+
+    def _env_check(self, t: int) -> None:
+        """A play the kernel would not accept: the env's own check decides (and raises)."""
+        stage = self.stage
+        if self.two_point:
+            from bco_gym.envs.vector import pair_round
+
+            feasibility = stage.feasibility
+            pair_round(
+                feasibility.set,
+                stage.losses,
+                self.plays.copy(),
+                t,
+                feasibility.atol,
+                feasibility.on_infeasible,
+                feasibility.name_rows,
+            )
+        else:
+            plays = self.plays if self.plan.name in ("fkm", "bfw") else self.points
+            stage.feasibility.round(plays.copy(), t)
+
+    def finish(self) -> None:
+        """Leave the agent as the NumPy loop leaves it after T rounds."""
+        agent, horizon = self.agent, self.stage.horizon
+        agent._points = self.points
+        agent._round += horizon
+        counter = "lmo_calls" if self.plan.name in ("bfw", "ofw") else "projections"
+        agent._counters[counter] = agent._counters[counter] + horizon
+
+
+class _ComparatorSums:
+    """sum_{t < T'} theta_t of every row at each checkpoint, summed as ``prefix_sums`` does."""
+
+    def __init__(self, stage: Any, stops: list[int]):
+        self.sequences = stage.losses.sequences
+        self.chunk_size = stage.losses.chunk_size
+        self.stops = stops
+        self.start = 0  # the first round of the piece not summed yet
+        self.totals: list[np.ndarray | None] = [None] * len(self.sequences)
+        self.found: list[list[np.ndarray]] = [[] for _ in self.sequences]
+
+    def after(self, end: int, index: int) -> None:
+        """Rounds up to ``end`` (in chunk ``index``) were played: sum a finished piece."""
+        at_stop = end in self.stops
+        if not (at_stop or end % self.chunk_size == 0):
+            return
+        base = index * self.chunk_size
+        part = slice(self.start - base, end - base)
+        for row, sequence in enumerate(self.sequences):
+            piece = sequence.chunk(index)["theta"][part].sum(0)
+            total = self.totals[row]
+            self.totals[row] = np.array(piece, dtype=float) if total is None else total + piece
+            if at_stop:
+                self.found[row].append(self.totals[row].copy())  # type: ignore[union-attr]
+        self.start = end
+
+    def comparators(self) -> list[list[Any]]:
+        from bco_gym.losses.linear import linear_comparators
+
+        return [
+            linear_comparators(sequence.set, self.stops, found)
+            for sequence, found in zip(self.sequences, self.found, strict=True)
+        ]
+
+
+# -- eligibility ------------------------------------------------------------------------------
+def _batch_agent(agent: Any) -> Any:
+    """The BatchAgent behind the loops' agent (a RowAgents of one is its single agent)."""
+    from bco_gym.agents.batch import BatchAgent
+    from bco_gym.engine.rows import RowAgents
+
+    if isinstance(agent, RowAgents):
+        agent = agent.agents[0] if len(agent.agents) == 1 else None
+    if not isinstance(agent, BatchAgent) or agent._round != 0:
+        return None
+    return agent
+
+
+def _agent_kernel(agent: Any, stage: Any) -> str | None:
+    """The kernel's name for this agent class and feedback, or None."""
+    from bco_gym.agents.bfw import BanditFrankWolfe
+    from bco_gym.agents.fkm import FlaxmanAgent
+    from bco_gym.agents.fkm2 import FlaxmanTwoPoint
+    from bco_gym.agents.ofw import OnlineFrankWolfe
+    from bco_gym.agents.ogd import OnlineGradientDescent
+
+    kinds = {
+        FlaxmanAgent: ("fkm", "bandit"),
+        BanditFrankWolfe: ("bfw", "bandit"),
+        FlaxmanTwoPoint: ("fkm2", "two-point"),
+        OnlineFrankWolfe: ("ofw", "full"),
+        OnlineGradientDescent: ("ogd", "full"),
+    }
+    found = kinds.get(type(agent))
+    if found is None:
+        return None
+    feedback = "full" if stage.full_feedback else "two-point" if stage.two_point else "bandit"
+    return found[0] if feedback == found[1] else None
+
+
+def _agent_set(agent: Any, name: str) -> Any:
+    """The set whose oracle the agent calls: K_delta (fkm, fkm2, bfw) or K (ofw, ogd)."""
+    if name in ("fkm", "fkm2", "bfw"):
+        return agent.set.shrink(agent.params["smoothing_radius"])
+    return agent.set
+
+
+def _base_kind(convex_set: Any) -> tuple[int, float, np.ndarray, np.ndarray] | None:
+    """(kind, radius, low, high) of a built-in set the kernels know, or None."""
+    from bco_gym.agents import kernels as kinds
+    from bco_gym.sets import Hypercube, L1Ball, L2Ball, Simplex
+
+    if len(convex_set.shape) != 1:
+        return None
+    n = convex_set.shape[0]
+    empty = np.zeros(n)
+    if type(convex_set) is L2Ball:
+        return kinds.KIND_BALL, float(convex_set.radius), empty, empty
+    if type(convex_set) is L1Ball:
+        return kinds.KIND_L1, float(convex_set.radius), empty, empty
+    if type(convex_set) is Simplex:
+        return kinds.KIND_SIMPLEX, 1.0, empty, empty
+    if type(convex_set) is Hypercube:
+        low = np.ascontiguousarray(convex_set.low, dtype=float)
+        high = np.ascontiguousarray(convex_set.high, dtype=float)
+        return kinds.KIND_BOX, 0.0, low, high
+    return None
+
+
+def _oracle(convex_set: Any) -> tuple[Any, ...] | None:
+    """The kernels' oracle tuple: (kind, radius, low, high, scale, centre, centred, shrunk)."""
+    from bco_gym.sets.base import ShrunkSet
+
+    shrunk = type(convex_set) is ShrunkSet
+    base = convex_set.base if shrunk else convex_set
+    found = _base_kind(base)
+    if found is None:
+        return None
+    center = np.ascontiguousarray(base.center, dtype=float)
+    scale = float(convex_set.scale) if shrunk else 1.0
+    return (*found, scale, center, not np.any(center), shrunk)
+
+
+def _set_check(convex_set: Any, atol: float) -> tuple[Any, ...] | None:
+    """The kernels' check tuple of the env's set: (kind, radius, low, high, atol)."""
+    found = _base_kind(convex_set)
+    return None if found is None else (*found, float(atol))
+
+
+def _loss_sign(stage: Any) -> float | None:
+    """-1.0 for families evaluating <theta, x> - offset, +1.0 for arrays, else None."""
+    from bco_gym.losses.arrays import ArrayLoss
+    from bco_gym.losses.linear import LinearLoss
+
+    losses = stage.losses
+    kind = type(losses.sequences[0])
+    if not losses.stacked:
+        return None
+    if stage.full_feedback and kind._gradient not in (LinearLoss._gradient, ArrayLoss._gradient):
+        return None
+    if kind._evaluate is LinearLoss._evaluate:
+        return -1.0
+    if kind._evaluate is ArrayLoss._evaluate:
+        return 1.0
+    return None
+
+
+def _weights(exponent: float) -> Callable[[int, int], np.ndarray]:
+    """sigma_t = min(1, 2 t^(-exponent)) of the rounds t+1, ..., t+k, as the agents take it."""
+    from bco_gym.agents.schedules import decaying_step
+
+    def weights(t: int, count: int) -> np.ndarray:
+        return np.array([decaying_step(s, 2.0, exponent) for s in range(t + 1, t + count + 1)])
+
+    return weights

@@ -1,0 +1,219 @@
+"""The compiled per-round kernels (bco_gym/agents/kernels, bco_gym/engine/compiled.py).
+
+What is checked, against the NumPy code they replace:
+
+* the reductions and oracles: numba's pairwise sum is NumPy's reduction bit for bit; the
+  projections and LMOs of the ball, l1 ball, box and simplex (and their shrunk sets)
+  equal the sets' own, bit for bit except the ball's norm (1e-15);
+* whole runs: every kernel agent on every kernel set plays what the NumPy lean loop and
+  the Gymnasium loop play, to 1e-12 relative on the losses and the final regret (the
+  documented exception: the ball's norm), bit for bit on the box, the simplex and the
+  l1 ball; ``run_many`` row i is ``run`` of seed i bit for bit; the comparators summed
+  in the same pass are ``comparator()``'s bit for bit;
+* the dispatch: short runs stay on the NumPy loop in "auto"; a play outside K goes to
+  the env's own check, which raises; a bad ``BCO_GYM_KERNELS`` is refused by name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from bco_gym.agents import make_agent
+from bco_gym.engine import compiled
+from bco_gym.engine.loops import play_lean
+from bco_gym.engine.runner import single_stage
+from bco_gym.errors import InfeasibleActionError
+from bco_gym.experiment import run, run_many
+from bco_gym.sets import Hypercube, L1Ball, L2Ball, Simplex
+
+HORIZON = 600
+ENVS = ("BCO-Ball-v0", "BCO-L1Ball-v0", "BCO-Hypercube-v0", "BCO-Simplex-v0")
+#: (agent, feedback, agent_kwargs): every kernel and estimator.
+AGENTS = (
+    ("fkm", "bandit", {}),
+    ("fkm", "bandit", {"estimator": "residual"}),
+    ("bfw", "bandit", {}),
+    ("bfw", "bandit", {"estimator": "residual"}),
+    ("fkm2", "two-point", {}),
+    ("ofw", "full", {}),
+    ("ogd", "full", {}),
+)
+
+
+@pytest.fixture
+def kernels_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(compiled.SWITCH, "on")
+
+
+def _relative(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+
+# -- reductions and oracles -------------------------------------------------------------------
+def test_pairwise_sum_is_numpys_reduction() -> None:
+    from bco_gym.agents.kernels.oracles import pairwise_sum
+
+    rng = np.random.default_rng(0)
+    for n in [*range(1, 140), 255, 256, 1000, 4099]:
+        values = rng.standard_normal(n) * 10.0 ** rng.uniform(-4, 4, n)
+        rows = np.stack([values, values[::-1]])
+        assert pairwise_sum(values, 0, n) == np.add.reduce(values) == rows.sum(axis=1)[0]
+
+
+@pytest.mark.parametrize(
+    "convex_set",
+    [L2Ball(7, 1.5), L1Ball(9, 2.0), Hypercube(-1.0, [1.0, 2.0, 0.5, 3.0, 1.0]), Simplex(6)],
+    ids=repr,
+)
+@pytest.mark.parametrize("delta", [None, 0.3, 1.0])
+def test_oracles_equal_the_sets(convex_set, delta) -> None:  # type: ignore[no-untyped-def]
+    from bco_gym.agents.kernels.oracles import lmo, project
+
+    target = convex_set if delta is None else convex_set.shrink(delta * convex_set.inner_radius)
+    oracle = compiled._oracle(target)
+    assert oracle is not None
+    rng = np.random.default_rng(1)
+    work, out = np.empty((4, convex_set.dim)), np.empty(convex_set.dim)
+    exact = not isinstance(convex_set, L2Ball)
+    for scale in (0.01, 0.5, 3.0, 50.0):
+        for _ in range(20):
+            x = convex_set.center + scale * rng.standard_normal(convex_set.dim)
+            project(oracle, x, out, work)
+            expected = target.project(x)
+            if exact:
+                assert np.array_equal(out, expected)
+            else:
+                np.testing.assert_allclose(out, expected, rtol=1e-15, atol=1e-15)
+            lmo(oracle, x - convex_set.center, out, work)
+            expected = target.lmo(x - convex_set.center)
+            if exact:
+                assert np.array_equal(out, expected)
+            else:
+                np.testing.assert_allclose(out, expected, rtol=1e-15, atol=1e-15)
+
+
+# -- whole runs -------------------------------------------------------------------------------
+@pytest.mark.parametrize("env_id", ENVS)
+@pytest.mark.parametrize("agent, feedback, agent_kwargs", AGENTS, ids=lambda v: str(v))
+def test_kernel_runs_equal_the_numpy_and_gym_loops(
+    monkeypatch: pytest.MonkeyPatch, env_id, agent, feedback, agent_kwargs
+) -> None:  # type: ignore[no-untyped-def]
+    options = {
+        "horizon": HORIZON,
+        "seed": 5,
+        "env_kwargs": {"feedback": feedback},
+        "agent_kwargs": agent_kwargs,
+    }
+    monkeypatch.setenv(compiled.SWITCH, "on")
+    fast = run(env_id, agent, **options)
+    many = run_many(env_id, agent, [5, 6], **{k: v for k, v in options.items() if k != "seed"})
+    monkeypatch.setenv(compiled.SWITCH, "off")
+    lean = run(env_id, agent, **options)
+    gym = run(env_id, agent, fast=False, **options)
+    assert lean.same_outcome(gym)  # the NumPy loops, bit for bit (as before)
+    assert many[0].same_outcome(fast)  # one kernel: a batch of one and a batch agree exactly
+    assert fast.stats == lean.stats and fast.lmo_calls == lean.lmo_calls
+    assert (
+        fast.projections == lean.projections == (HORIZON if agent in ("fkm", "fkm2", "ogd") else 0)
+    )
+    if env_id == "BCO-Ball-v0":  # the documented exception: the Euclidean norm's last bit
+        assert _relative(fast.round_losses, lean.round_losses) <= 1e-12
+        assert abs(fast.regret[-1] - lean.regret[-1]) <= 1e-12 * abs(lean.regret[-1])
+    else:
+        assert fast.same_outcome(lean)
+
+
+def test_a_batch_plays_each_row_as_its_own_run(kernels_on) -> None:  # type: ignore[no-untyped-def]
+    seeds = [11, 3, 11, 40]
+    many = run_many("BCO-Simplex-v0", "bfw", seeds, horizon=500)
+    for seed, result in zip(seeds, many, strict=True):
+        assert result.same_outcome(run("BCO-Simplex-v0", "bfw", horizon=500, seed=seed))
+
+
+@pytest.mark.parametrize(
+    "loss", ["linear", "linear-switching", "linear-drift", "linear-adversarial"]
+)
+def test_one_pass_comparators_equal_the_second_pass(kernels_on, loss) -> None:  # type: ignore[no-untyped-def]
+    import gymnasium as gym
+
+    env = gym.make("BCO-Ball-v0", horizon=700, loss=loss)
+    env.reset(seed=2)
+    base = env.unwrapped
+    agent = make_agent("fkm", base.problem)
+    agent.reset(seed=9)
+    checkpoints = [1, 100, 256, 257, 512, 700]
+    played = play_lean(single_stage(base), _rows(agent), checkpoints=checkpoints)
+    assert played.comparators is not None
+    for found, expected in zip(
+        played.comparators[0], base.losses.comparator(checkpoints), strict=True
+    ):
+        assert found.horizon == expected.horizon and found.value == expected.value
+        assert np.array_equal(found.point, expected.point)
+
+
+def test_from_array_losses_play_through_the_kernel(kernels_on) -> None:  # type: ignore[no-untyped-def]
+    from bco_gym.envs import BanditConvexEnv
+    from bco_gym.losses import from_array
+
+    rng = np.random.default_rng(4)
+    thetas, offsets = rng.standard_normal((900, 5)), rng.standard_normal(900)
+    convex_set = Hypercube(-1.0, 1.0, n=5)
+    results = {}
+    for mode in ("on", "off"):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(compiled.SWITCH, mode)
+            env = BanditConvexEnv(convex_set, from_array(convex_set, thetas, offsets))
+            results[mode] = run(env, "fkm", seed=1)
+    assert results["on"].same_outcome(results["off"])
+
+
+# -- dispatch ---------------------------------------------------------------------------------
+def _rows(agent):  # type: ignore[no-untyped-def]
+    from bco_gym.engine.rows import RowAgents
+
+    return RowAgents([agent])
+
+
+def test_auto_keeps_short_runs_on_the_numpy_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gymnasium as gym
+
+    monkeypatch.delenv(compiled.SWITCH, raising=False)
+    for horizon, expected in ((1000, False), (compiled.MIN_RUN_ROUNDS, True)):
+        env = gym.make("BCO-Ball-v0", horizon=horizon)
+        env.reset(seed=0)
+        agent = make_agent("fkm", env.unwrapped.problem)
+        agent.reset(seed=0)
+        plan = compiled.compiled_plan(single_stage(env.unwrapped), _rows(agent))
+        assert (plan is not None) == expected
+
+
+def test_agents_and_sets_without_a_kernel_play_numpy(kernels_on) -> None:  # type: ignore[no-untyped-def]
+    import gymnasium as gym
+
+    for env_id, name in (("BCO-NuclearBall-v0", "fkm"), ("BCO-Ball-v0", "random")):
+        env = gym.make(env_id, horizon=50)
+        env.reset(seed=0)
+        agent = make_agent(name, env.unwrapped.problem)
+        agent.reset(seed=0)
+        assert compiled.compiled_plan(single_stage(env.unwrapped), _rows(agent)) is None
+
+
+def test_a_bad_switch_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(compiled.SWITCH, "fastest")
+    with pytest.raises(ValueError, match=r"BCO_GYM_KERNELS='fastest'.*allowed: auto, on, off"):
+        compiled.kernel_mode()
+
+
+def test_a_play_outside_the_set_goes_to_the_envs_check(kernels_on) -> None:  # type: ignore[no-untyped-def]
+    import gymnasium as gym
+
+    env = gym.make("BCO-Ball-v0", horizon=300)
+    env.reset(seed=0)
+    agent = make_agent("fkm", env.unwrapped.problem)
+    agent.reset(seed=0)
+    agent._points[:] = 5.0  # an iterate far outside K: its first play is refused
+    with pytest.raises(InfeasibleActionError, match="round 0"):
+        play_lean(single_stage(env.unwrapped), _rows(agent), checkpoints=[300])
