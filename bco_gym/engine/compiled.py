@@ -180,7 +180,6 @@ class _Runner:
         self.work = np.empty((6, dim))  # rows 0-3 the oracles', 4-5 the rounds'
         self.two_point = plan.name == "fkm2"
         self.plays = np.empty((rows, 2, dim) if self.two_point else (rows, dim))
-        self.losses = np.empty((rows, WINDOW))
         self.residual = agent.params.get("estimator") == "residual"
         self.previous = (
             agent._residuals.previous if hasattr(agent, "_residuals") else np.zeros(rows)
@@ -201,7 +200,7 @@ class _Runner:
             count = min(room, WINDOW)
         theta = params["theta"][offset : offset + count]
         shifts = params["offset"][offset : offset + count]
-        losses = self.losses[:, :count]
+        losses = np.empty((len(self.points), count))  # new: the tallies may keep views
         weights = plan.weights(t, count) if plan.weights is not None else None
         first, trusted = 0, -1
         while first < count:
