@@ -55,6 +55,9 @@ SWITCH = "BCO_GYM_KERNELS"
 MODES = ("auto", "on", "off")
 #: Rounds per window when the agent draws no directions (ofw, ogd).
 WINDOW = 256
+#: Rounds of losses handed to the tallies at a time (their interval-regret trackers cost a
+#: few NumPy calls per span, whatever its length), as the NumPy lean loop's buffer.
+SPAN = 4096
 
 
 @dataclass
@@ -141,19 +144,23 @@ def play_compiled(
     agent_seconds = env_seconds = 0.0
     latency = LatencyHistogram()
     stop_index, t = 0, 0
+    buffer, filled = np.empty((stage.rows, min(horizon, SPAN))), 0
     while t < horizon:
         while stops[stop_index] <= t:
             stop_index += 1
         index, offset = divmod(t, chunk_size)
-        room = min(stops[stop_index], (index + 1) * chunk_size) - t
+        room = min(stops[stop_index], (index + 1) * chunk_size, t + buffer.shape[1] - filled) - t
         tick = time.perf_counter()
         params = stage.losses._chunk(index)  # the S sequences' chunk, stacked (rounds, S, ...)
         drawn = time.perf_counter()
-        values = runner.window(t, params, offset, room)
+        count = runner.window(t, params, offset, room, buffer[:, filled:])
         played = time.perf_counter()
-        count = values.shape[1]
-        for tally, row_values in zip(tallies, values, strict=True):
-            tally.add(row_values)
+        filled += count
+        if filled == buffer.shape[1] or t + count == horizon:
+            for tally, row_values in zip(tallies, buffer[:, :filled], strict=True):
+                tally.add(row_values)
+            # a new buffer: the interval-regret trackers may keep views of what they got
+            buffer, filled = np.empty((stage.rows, min(horizon - t - count, SPAN) or 1)), 0
         if sums is not None:
             sums.after(t + count, index)
         done = time.perf_counter()
@@ -189,8 +196,11 @@ class _Runner:
         elif plan.name == "ofw":
             self.sums = (agent._gradient_sum, agent._linear, agent._gradient)
 
-    def window(self, t: int, params: dict[str, np.ndarray], offset: int, room: int) -> np.ndarray:
-        """Play rounds t, ... (at most ``room``, within the agent's directions): (S, k)."""
+    def window(
+        self, t: int, params: dict[str, np.ndarray], offset: int, room: int, out: np.ndarray
+    ) -> int:
+        """Play rounds t, ..., t + k - 1 (k <= ``room``, within the agent's directions),
+        their losses into out[:, :k]; returns k."""
         plan, agent = self.plan, self.agent
         directions = None
         if plan.name in ("fkm", "fkm2", "bfw"):
@@ -200,7 +210,7 @@ class _Runner:
             count = min(room, WINDOW)
         theta = params["theta"][offset : offset + count]
         shifts = params["offset"][offset : offset + count]
-        losses = np.empty((len(self.points), count))  # new: the tallies may keep views
+        losses = out[:, :count]
         weights = plan.weights(t, count) if plan.weights is not None else None
         first, trusted = 0, -1
         while first < count:
@@ -208,7 +218,7 @@ class _Runner:
             if first < count:
                 self._env_check(t + first)
                 trusted = first
-        return losses
+        return count
 
     def _call(self, directions, theta, shifts, weights, losses, first, trusted) -> int:  # type: ignore[no-untyped-def]
         k, plan, agent, params = self.kernels, self.plan, self.agent, self.agent.params
