@@ -6,6 +6,7 @@ Each figure is built by a ``*_figure`` function that returns a pyplot-free
 intervals over seeds unless a figure says bootstrap.
 
 * :func:`regret_figure` / :func:`plot_regret` -- regret against t (the ``compare`` figure);
+* :func:`regret_curve_figure` -- the plain regret against t (linear axes), per agent;
 * :func:`normalized_regret_figure` -- regret / t^(3/4) and regret / t against t;
 * :func:`paired_difference_figure` -- regret minus a reference agent's on the same seed;
 * :func:`final_regret_figure` / :func:`plot_final_regret` -- final regret dot plot and
@@ -22,6 +23,7 @@ from bco_gym.plotting.curves import (
     normalized_regret_figure,
     paired_difference_figure,
     plot_regret,
+    regret_curve_figure,
     regret_figure,
 )
 from bco_gym.plotting.dots import (
@@ -44,6 +46,7 @@ __all__ = [
     "plot_exponents",
     "plot_final_regret",
     "plot_regret",
+    "regret_curve_figure",
     "regret_figure",
     "save",
     "tuning_figure",

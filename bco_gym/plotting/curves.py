@@ -10,10 +10,14 @@ Every band is the 95% Student-t interval over seeds of the quantity drawn
   regret at t = T only, by B(T) (``RunResult.regret_bound``), so each bound is a short
   dotted tick at t = T in the agent's colour; a bound above the data's range is not
   drawn (it would squash the curves) but written in a note on the axes.
+* :func:`regret_curve_figure` -- the plain curve: mean regret against t on linear
+  axes with its band, one line per agent (the report's first figure per scenario);
 * :func:`normalized_regret_figure` -- regret / t^(3/4) (flat for a T^(3/4) method)
   and regret / t (the average regret per round, flat for random play) against t.
 * :func:`paired_difference_figure` -- for each series, the mean over seeds of
   R_s(t) - R^ref_s(t) against t, the reference (random by default) on the same seed.
+  The per-round panel's y range holds the mean curves and, from t = T/100 on, their
+  bands (the first rounds' bands are wide and uninformative, and would fill it).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import numpy as np
 
 from bco_gym.engine.result import RunResult
 from bco_gym.plotting.style import (
+    FIRST_AGENT,
+    RANDOM_LINE_ZORDER,
     Series,
     legend_outside,
     new_figure,
@@ -64,7 +70,8 @@ def _draw_band(
         mean[shown],
         color=series.color,
         linestyle=series.linestyle,
-        zorder=series.zorder + 0.5,
+        linewidth=1.8 if series.agent == FIRST_AGENT else 1.5,
+        zorder=RANDOM_LINE_ZORDER if series.agent == FIRST_AGENT else series.zorder + 0.5,
         label=series.label,
     )
     if np.isfinite(low).any():
@@ -146,6 +153,23 @@ def plot_regret(
     return save(regret_figure(results, title=title), path)
 
 
+def regret_curve_figure(results: Sequence[RunResult], *, title: str | None = None) -> Any:
+    """Mean regret against t, linear axes, 95% bands: the plain curve of each agent."""
+    series = _nonempty_series(results, "regret_curve_figure")
+    figure = new_figure(10.0, 5.2)
+    axes = figure.subplots()
+    for one in series:
+        t, regrets = _curves(one)
+        _draw_band(axes, one, t, regrets)
+    axes.axhline(0, color="black", linewidth=0.6, zorder=0)
+    axes.set_xlabel("round t")
+    axes.set_ylabel("regret R(t) (mean over seeds, 95% CI)")
+    axes.grid(True, which="major", alpha=0.3)
+    figure.suptitle(title or title_of("Regret against t", results), fontsize="medium")
+    legend_outside(figure, axes)
+    return figure
+
+
 # -- normalised regret ----------------------------------------------------------------------------
 def normalized_regret_figure(results: Sequence[RunResult], *, title: str | None = None) -> Any:
     """Two panels: regret / t^(3/4) and regret / t against t (log t), 95% bands."""
@@ -174,6 +198,14 @@ def _fit_to_means(axes: Any, means: Sequence[float]) -> None:
     low, high = float(np.min(means)), float(np.max(means))
     pad = 0.1 * (high - low) or 1.0
     axes.set_ylim(low - pad, high + pad)
+
+
+def _late_band(t: np.ndarray, values: np.ndarray) -> list[float]:
+    """The finite 95% limits of ``values`` (seeds, points) at t >= T/100."""
+    _, low, high = t_interval(values, axis=0)
+    late = t >= t[-1] / 100
+    limits = np.concatenate([low[late], high[late]])
+    return list(limits[np.isfinite(limits)])
 
 
 # -- paired differences ---------------------------------------------------------------------------
@@ -206,12 +238,16 @@ def paired_difference_figure(
             _draw_band(total, one, t, differences)
             _draw_band(per_round, one, t, differences / t)
             per_round_means += list((differences / t).mean(axis=0))
+            per_round_means += _late_band(t, differences / t)
     per_round.set_xscale("log")
     _fit_to_means(per_round, per_round_means)
     total.set_ylabel(f"regret minus {found}'s, same seed (mean, 95% CI)")
     per_round.set_ylabel(f"(regret minus {found}'s) / t (mean, 95% CI)")
     total.set_title("difference at t (below 0: better)", fontsize="small")
-    per_round.set_title("difference per round, log t (y range: the means')", fontsize="small")
+    per_round.set_title(
+        "difference per round, log t (y range: the means, and the bands from t = T/100)",
+        fontsize="small",
+    )
     for axes in (total, per_round):
         axes.set_xlabel("round t")
         axes.grid(True, which="major", alpha=0.3)

@@ -98,10 +98,10 @@ def final_regret_figure(
             _dot_row(difference_axes, row, differences[:, -1], one)
     _label_rows(regret_axes, series)
     _label_rows(difference_axes, series)
-    regret_axes.set_xlabel("final regret R_T (dots: seeds; diamond: mean, 95% CI)")
+    regret_axes.set_xlabel("final regret R_T\n(dots: seeds; diamond: mean, 95% CI)")
     difference_axes.axvline(0, color="black", linewidth=1, zorder=0.5)
     name = found or reference
-    difference_axes.set_xlabel(f"R_T minus {name}'s R_T, same seed (left of 0: better)")
+    difference_axes.set_xlabel(f"R_T minus {name}'s R_T on the same seed\n(left of 0: better)")
     difference_axes.set_title(
         f"paired difference to {name}" if found else f"no {reference!r} runs to pair with",
         fontsize="small",

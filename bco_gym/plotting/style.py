@@ -5,9 +5,11 @@
 * An agent keeps its colour in every figure (:data:`AGENT_COLORS`; other agents get
   the remaining tab10 colours in order of appearance); a second series of the same
   agent (other constants) gets a lighter shade of it.
-* The random agent is drawn first and lowest (``zorder``), in grey, so that it never
-  covers the others; full-information agents are dashed (hollow markers in dot plots)
-  and their label ends in "(full info)".
+* The random agent is drawn in grey: its band first and lowest (``zorder``), so that it
+  never covers the others' bands, and its mean line dotted and on top, so that an agent
+  whose curve equals random's (BFW capped at the centre on the simplex) does not hide
+  it; full-information agents are dashed (hollow markers in dot plots) and their label
+  ends in "(full info)".
 * Titles name the set and its dimension, the loss family with its parameters, the
   horizon, the number of seeds and the constants (theory, tuned or custom).
 """
@@ -36,6 +38,8 @@ AGENT_COLORS: dict[str, str] = {
 SPARE_COLORS = ("tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
 FIRST_AGENT = "random"
 FULL_INFO_LINESTYLE = "--"
+RANDOM_LINESTYLE = ":"
+RANDOM_LINE_ZORDER = 50.0
 DPI = 120
 MAX_SHADE = 0.6
 SAME_CURVE_TOLERANCE = 1e-9
@@ -159,6 +163,11 @@ def _identical_to(groups: dict[str, list[RunResult]], labels: list[str], index: 
     return ""
 
 
+def _solid_or_dotted(agent: str) -> str:
+    """Random play is dotted: its line, drawn on top, never hides an equal curve below."""
+    return RANDOM_LINESTYLE if agent == FIRST_AGENT else "-"
+
+
 def series_of(results: Iterable[RunResult]) -> list[Series]:
     """The results' series in :func:`_order`; an agent's k-th of n series is shaded lighter.
 
@@ -180,7 +189,7 @@ def series_of(results: Iterable[RunResult]) -> list[Series]:
                 agent=agent,
                 results=group,
                 color=lighter(agent_color(agent, agents), shade),
-                linestyle=FULL_INFO_LINESTYLE if full else "-",
+                linestyle=FULL_INFO_LINESTYLE if full else _solid_or_dotted(agent),
                 zorder=1.0 if agent == FIRST_AGENT else 2.0 + index,
                 full_information=full,
             )

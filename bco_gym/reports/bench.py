@@ -27,14 +27,12 @@ suite, is refused.
 from __future__ import annotations
 
 import csv
-import inspect
 import json
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -159,13 +157,15 @@ def claim_directory(out: Path, suite: str) -> None:
 
 
 # -- running --------------------------------------------------------------------------------------
-def _sweep_failures(directory: Path) -> list[str]:
-    """The failed cells a sweep recorded (where the sweeps record failures)."""
-    try:
-        from bco_gym.sweeps import load_failures  # type: ignore[attr-defined]
-    except ImportError:
-        return []
-    return [str(failure) for failure in load_failures(directory)]
+def _sweep_failures(directory: Path, scenario: Scenario, agents: Sequence[str]) -> list[str]:
+    """The scenario's failed cells among ``agents`` and its seeds, one line each."""
+    from bco_gym.sweeps import load_failures
+
+    return [
+        f"{scenario.name}: {failure.describe()}"
+        for failure in load_failures(directory)
+        if failure.agent in agents and failure.seed in scenario.seeds
+    ]
 
 
 def _run_scenario(
@@ -180,9 +180,6 @@ def _run_scenario(
     from bco_gym.reports.demo import own_horizon
     from bco_gym.sweeps.sweep import sweep
 
-    options: dict[str, Any] = {}
-    if "failures" in inspect.signature(sweep).parameters:
-        options["failures"] = "record"
     directory = out / "runs" / scenario.name
     results = sweep(
         scenario.env_id,
@@ -194,9 +191,9 @@ def _run_scenario(
         env_kwargs=dict(scenario.env_kwargs),
         progress=progress,
         batch_size=batch_size,
-        **options,
+        failures="record",
     )
-    return list(results), _sweep_failures(directory)
+    return list(results), _sweep_failures(directory, scenario, agents)
 
 
 def run_bench(
@@ -444,9 +441,8 @@ def _scenario_lines(
     results = run.results
     lines += [f"Setting: {set_text(results)}; {loss_text(results)}; {run_text(results)}.", ""]
     if ranking is not None:
-        lines += _pairs_part(
-            directory, ranking, f"{index:02d}-{slug(scenario.name)}", scenario.title
-        )
+        stem = f"{index:02d}-{slug(scenario.name)}"
+        lines += _pairs_part(directory, ranking, stem, scenario.title, results)
     for reference in scenario.references:
         lines += _table_part(results, reference)
     return lines

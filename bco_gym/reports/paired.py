@@ -92,10 +92,14 @@ def series_key(result: RunResult) -> tuple[str, str, str, bool]:
 
 
 def series_label(result: RunResult) -> str:
-    """The agent's name, with non-theory constants and "(full info)" where they apply."""
+    """The agent's name, with non-theory constants and "(full info)" where they apply.
+
+    An agent without a scale constant (random, the sb3 agents) run with its defaults
+    has nothing to label: it is named alone.
+    """
     agent, constants, scale, full = series_key(result)
     label = agent
-    if constants != "theory":
+    if constants != "theory" and not (constants == "default" and result.scale_param is None):
         label += f" ({constants}{', ' + scale if scale else ''})"
     return label + (" (full info)" if full else "")
 

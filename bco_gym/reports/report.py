@@ -10,17 +10,18 @@ relatively:
   every pair's paired t-test, Holm's correction across the pairs of the scenario), and
   the overview figure (per scenario, each agent's final regret minus random's on the
   same seeds);
-* per scenario: its text and setting; who beats whom (the ordered groups and the
-  pairwise matrix figure: difference, wins and adjusted p-value of every pair); with
-  several horizons, the exponents table and
+* per scenario: its text and setting; who beats whom (the ordered groups, a "which
+  method when" paragraph generated from them and the costs by
+  :mod:`~bco_gym.reports.advice`, and the pairwise matrix figure: difference, wins and
+  adjusted p-value of every pair); with several horizons, the exponents table and
   figure (fitted slopes, bootstrap band, local slopes) of the series run at two
   horizons or more, the rest at the largest horizon; the paired table against each
   reference (random and FKM by default, where the scenario has them); the warnings
-  the runs raised (a capped theory parameter explains many a tie); the final-regret
-  dot plot, the paired-difference curves, the normalised regret (regret / t^(3/4) and
-  regret / t: the plain log-log regret curves, the ``compare`` figure, hide the
-  differences and are left out), and the tuning figure where an agent ran with
-  several values of its constant.
+  the runs raised (a capped theory parameter explains many a tie); the plain regret
+  against t (linear axes), the final-regret dot plot, the paired-difference curves, the
+  normalised regret (regret / t^(3/4) and regret / t; left out for portfolio losses,
+  whose log-wealth regret has no T^(3/4) claim), and the tuning figure where an agent
+  ran with several values of its constant.
 
 The report depends only on the results and the arguments (no time stamps, PNGs
 without a software tag), so the same results give the same files.
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bco_gym.engine.result import RunResult
+from bco_gym.reports.advice import which_method
 from bco_gym.reports.paired import group_series, paired_columns, paired_table, series_label
 from bco_gym.reports.ranking import Ranking, rank, ranking_text
 from bco_gym.reports.summary import exponent_columns, fit_exponents, render_markdown
@@ -170,7 +172,7 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
     if scenario.description:
         lines += [scenario.description.strip(), ""]
     lines += [f"Setting: {set_text(results)}; {loss_text(results)}; {run_text(results)}.", ""]
-    lines += _pairs_part(directory, rank(final), stem, scenario.title)
+    lines += _pairs_part(directory, rank(final), stem, scenario.title, final)
     if len({r.horizon for r in results}) > 1:
         lines += _exponents_part(directory, results, stem, final[0].horizon)
     for reference in scenario.references:
@@ -180,9 +182,12 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
     return lines
 
 
-def _pairs_part(directory: Path, ranking: Ranking, stem: str, title: str) -> list[str]:
-    """Who beats whom: the ordered groups and, with two agents or more, the matrix."""
+def _pairs_part(
+    directory: Path, ranking: Ranking, stem: str, title: str, results: Sequence[RunResult]
+) -> list[str]:
+    """Who beats whom: the ordered groups, which method when, and the pairwise matrix."""
     lines = ["### Who beats whom", "", f"Ordered groups: {ranking_text(ranking)}.", ""]
+    lines += [which_method(ranking, results), ""]
     if len(ranking.labels) < 2:
         return lines
     from bco_gym.plotting import pairwise_figure, save
@@ -245,6 +250,7 @@ def _figures_part(
         final_regret_figure,
         normalized_regret_figure,
         paired_difference_figure,
+        regret_curve_figure,
         save,
         tuning_figure,
     )
@@ -252,6 +258,7 @@ def _figures_part(
     labels = group_series(final)
     present = [ref for ref in references if any(k.split(" ")[0] == ref for k in labels)]
     figures = [
+        ("regret", "Regret against t", regret_curve_figure(final)),
         (
             "final",
             "Final regret per seed and paired differences",
@@ -266,9 +273,10 @@ def _figures_part(
         )
         for reference in present
     ]
-    figures.append(
-        ("normalized", "Regret / t^(3/4) and regret / t", normalized_regret_figure(final))
-    )
+    if not _log_wealth(final):
+        figures.append(
+            ("normalized", "Regret / t^(3/4) and regret / t", normalized_regret_figure(final))
+        )
     if _has_tuning(final):
         figures.append(("tuning", "Final regret against the scale constant", tuning_figure(final)))
     lines = ["### Figures", ""]
@@ -276,6 +284,12 @@ def _figures_part(
         written = save(figure, directory / f"{stem}-{name}.png")
         lines += [f"![{caption}]({written.name})", ""]
     return lines
+
+
+def _log_wealth(results: Sequence[RunResult]) -> bool:
+    """Portfolio losses: the regret is a log-wealth ratio, for which no T^(3/4) rate is
+    claimed; regret / t^(3/4) would suggest one, so that figure is left out."""
+    return any(str(r.loss.get("name", "")).startswith("portfolio") for r in results)
 
 
 def _has_tuning(results: Sequence[RunResult]) -> bool:

@@ -74,7 +74,11 @@ def test_regret_figure_content(results):
     assert legend_labels(figure) == LABELS  # the bounds (>= 1000) are above the data
     lines = data_lines(axes)
     assert [line.get_label() for line in lines] == LABELS
-    assert lines[0].get_zorder() < min(line.get_zorder() for line in lines[1:])
+    # random: band lowest, line dotted and on top (it hides no equal curve below it)
+    assert lines[0].get_zorder() > max(line.get_zorder() for line in lines[1:])
+    assert lines[0].get_linestyle() == ":"
+    band_orders = [band.get_zorder() for band in bands(axes)]
+    assert band_orders[0] == min(band_orders)
     assert lines[3].get_linestyle() == "--" and lines[1].get_linestyle() == "-"
     assert len(bands(axes)) == 4
     np.testing.assert_allclose(
@@ -135,7 +139,8 @@ def test_paired_difference_against_fkm_draws_random_first(results):
         "bbcg",
         "ofw (full info)",
     ]
-    assert lines[1].get_zorder() < min(line.get_zorder() for line in lines[2:])
+    assert lines[1].get_linestyle() == ":"  # random, dotted on top of the others
+    assert lines[1].get_zorder() > max(line.get_zorder() for line in lines[2:])
 
 
 def test_a_series_hidden_under_an_identical_one_says_so(results):
@@ -159,12 +164,16 @@ def test_a_series_hidden_under_an_identical_one_says_so(results):
     assert "fkm" in legend_labels(normalized_regret_figure(apart))
 
 
-def test_the_per_round_panel_is_scaled_to_the_means(results):
+def test_the_per_round_panel_is_scaled_to_the_means_and_late_bands(results):
+    """y range: the mean curves and the bands from t = T/100 on, padded by 10% each side."""
     per_round = paired_difference_figure(results).axes[1]
     means = [np.asarray(line.get_ydata()) for line in data_lines(per_round)]
+    limits = [value for band in bands(per_round) for value in band.get_paths()[0].vertices[:, 1]]
+    values = [v for m in means for v in m] + limits  # here T/100 = 1: every band counts
     low, high = per_round.get_ylim()
-    assert low <= min(m.min() for m in means) and max(m.max() for m in means) <= high
-    assert high - low <= 1.2 * (max(m.max() for m in means) - min(m.min() for m in means)) + 1e-9
+    span = max(values) - min(values)
+    assert low == pytest.approx(min(values) - 0.1 * span)
+    assert high == pytest.approx(max(values) + 0.1 * span)
 
 
 def test_final_regret_figure_is_a_dot_plot_with_intervals(results):

@@ -189,3 +189,39 @@ def test_quick_v1_end_to_end_from_the_cli(tmp_path, capsys):
     )
     assert cell_files(out) == before
     assert (out / "report.md").read_text() == text
+
+
+SIMPLEX = Scenario(
+    name="tiny-simplex",
+    title="3-simplex",
+    env_id="BCO-Simplex-v0",
+    agents=("bbcg", "random"),
+    horizon=100,
+    seeds=(0, 1),
+    env_kwargs={"n": 3},
+)
+
+
+def test_a_failing_user_agent_fails_its_cells_alone(tmp_path, monkeypatch, capsys):
+    """Jitter plays off the simplex's affine hull: its cells there fail, the rest finish."""
+    monkeypatch.setitem(SUITES, "tiny-failing", (TINY[1], SIMPLEX))
+    out = tmp_path / "bench"
+    with pytest.warns(UserWarning, match="cells failed"):
+        outcome = bench.run_bench(["user_agents:Jitter"], out, suite="tiny-failing", progress=False)
+    assert len(outcome.failures) == 2
+    for seed, line in enumerate(outcome.failures):
+        assert line.startswith(f"tiny-simplex: agent 'user_agents:Jitter' seed {seed} ")
+        assert "failed in round 0" in line and "not in Simplex" in line
+    agents = {(r.scenario, r.agent) for r in outcome.rows}
+    assert ("tiny-drift", "user_agents:Jitter") in agents  # it ran where it could
+    assert ("tiny-simplex", "user_agents:Jitter") not in agents
+    assert ("tiny-simplex", "bbcg") in agents
+    text = (out / "report.md").read_text()
+    failed = text[text.index("## Failed cells") : text.index("## Scores across")]
+    assert failed.count("- tiny-simplex: agent 'user_agents:Jitter'") == 2
+    code = main(
+        ["bench", "--agents", "user_agents:Jitter", "--suite", "tiny-failing", "--out", str(out)]
+    )
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "2 cell(s) failed" in err and "seed 1" in err

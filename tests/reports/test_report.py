@@ -135,6 +135,7 @@ def test_the_figures_are_rendered_pngs(tmp_path):
     assert links == [
         "headline.png",
         "01-tiny-pairs.png",
+        "01-tiny-regret.png",
         "01-tiny-final.png",
         "01-tiny-paired-random.png",
         "01-tiny-normalized.png",
@@ -151,7 +152,7 @@ def test_the_same_results_give_the_same_files(tmp_path, monkeypatch):
     second = write_report(tmp_path / "b" / "report.md", scenario, command=COMMAND)
     assert first.read_text() == second.read_text()
     images = sorted(first.parent.glob("*.png"))
-    assert len(images) == 6  # headline, pairs, final, paired-random, paired-fkm, normalized
+    assert len(images) == 7  # headline, pairs, regret, final, paired-random, -fkm, normalized
     for image in images:
         assert image.read_text() == (second.parent / image.name).read_text(), image.name
 

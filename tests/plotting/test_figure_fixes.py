@@ -1,0 +1,76 @@
+"""The report's figure fixes: labels inside the canvas, bands that leave the means
+readable, random visible over an equal curve, the plain regret curve."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from synthetic_results import FINALS, comparison, synthetic_result
+
+from bco_gym.plotting import final_regret_figure, paired_difference_figure, regret_curve_figure
+from bco_gym.reports.paired import t_interval
+
+
+def inside_canvas(figure, artist):
+    figure.canvas.draw()
+    box = artist.get_window_extent(renderer=figure.canvas.get_renderer())
+    width, height = figure.canvas.get_width_height()
+    return box.x0 >= 0 and box.y0 >= 0 and box.x1 <= width and box.y1 <= height
+
+
+def test_the_final_regret_figure_keeps_its_x_labels_inside_the_canvas():
+    long_name = [dataclasses.replace(r, agent="random") for r in comparison(("random",))]
+    results = long_name + comparison(("bbcg", "fkm", "ofw"))
+    figure = final_regret_figure(results)
+    for axes in figure.axes[:2]:
+        assert inside_canvas(figure, axes.xaxis.label), axes.xaxis.label.get_text()
+
+
+def test_the_plain_regret_curve_is_the_mean_with_its_band():
+    results = comparison()
+    figure = regret_curve_figure(results)
+    axes = figure.axes[0]
+    assert axes.get_xscale() == "linear" and axes.get_yscale() == "linear"
+    lines = {
+        line.get_label(): line for line in axes.get_lines() if not line.get_label().startswith("_")
+    }
+    np.testing.assert_allclose(
+        lines["bbcg"].get_ydata(), np.mean(FINALS["bbcg"]) * np.array([0.01, 0.1, 1.0])
+    )
+    assert "Regret against t" in figure.get_suptitle()
+    assert lines["random"].get_linestyle() == ":"
+
+
+def test_random_stays_visible_over_an_agent_with_the_same_curve():
+    same = [dataclasses.replace(r, agent="bfw") for r in comparison(("random",))]
+    nudged = [dataclasses.replace(r, regret=r.regret * (1 + 1e-6)) for r in same]
+    figure = paired_difference_figure(comparison(("random", "fkm")) + nudged, "fkm")
+    lines = {
+        l.get_label(): l for l in figure.axes[0].get_lines() if not l.get_label().startswith("_")
+    }
+    assert lines["random"].get_zorder() > lines["bfw"].get_zorder()
+    assert lines["random"].get_linestyle() == ":" and lines["bfw"].get_linestyle() == "-"
+
+
+def test_the_per_round_panel_is_not_filled_by_early_bands():
+    """Huge spread in the first rounds, small at the end: the early band is clipped."""
+    checkpoints = (1, 10, 100, 1000, 10_000)
+    results = []
+    rng = np.random.default_rng(0)
+    for seed in range(4):
+        early = rng.normal(0, 50)  # per-round differences of +-50 at t = 1
+        base = np.array([5.0, 30.0, 200.0, 1500.0, 12_000.0])
+        results.append(synthetic_result("random", seed, base, checkpoints=checkpoints))
+        ours = base + np.array([early, early, -10.0, -100.0, -1000.0 + seed])
+        results.append(synthetic_result("bbcg", seed, ours, checkpoints=checkpoints))
+    figure = paired_difference_figure(results, "random")
+    low, high = figure.axes[1].get_ylim()
+    differences = np.array(
+        [o.regret - r.regret for r, o in zip(results[::2], results[1::2], strict=True)]
+    )
+    _, early_low, early_high = t_interval(differences[:, 0])
+    _, late_low, late_high = t_interval(differences[:, -1] / 10_000)
+    assert high - low < (early_high - early_low) / 4  # the early band is clipped ...
+    assert low < late_low < late_high < high  # ... the late one shown whole
+    assert low <= differences[:, 0].mean() <= high  # and every mean
