@@ -28,6 +28,10 @@ CASES = {
         ["--horizon", "300", "--servers", "4", "--features", "3"],
         ["from_array on Simplex(n=4), T = 300", "from_function on Ellipsoid", "bbcg:", "gap"],
     ),
+    "your_own_agent.py": (
+        ["--horizon", "300", "--seeds", "3"],
+        ["minus bbcg on the same seeds", "minus fkm", "leader (default, c_delta=1)", "/3 seeds"],
+    ),
     "compare_agents.py": (
         ["--horizon", "200", "--seeds", "2", "--agents", "bbcg,random"],
         ["regret (mean ± std)", "figure:"],

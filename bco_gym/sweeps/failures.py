@@ -35,7 +35,7 @@ class CellFailure:
             failing round is ``round`` in 0-based numbering); None when the failure
             came before the agent was built.
         error: the exception as "Type: message".
-        cell: the cell's dict (:meth:`~bco_gym.sweeps.sweep.Cell.to_dict`).
+        cell: the cell as a dict (``Cell.to_dict()``).
     """
 
     key: str
