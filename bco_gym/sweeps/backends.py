@@ -12,7 +12,8 @@ depend on the batch size or on the backend:
   ``if __name__ == "__main__":`` guard), a batch per task;
 * ``ray``: plain Ray tasks, one CPU each, a batch per task; ``ray.init(address=...)``
   joins a cluster (whose workers must have bco_gym installed), otherwise a local
-  instance with ``os.cpu_count()`` CPUs is started and shut down afterwards.
+  instance with ``os.cpu_count()`` CPUs is started (its workers' ``PYTHONPATH`` is
+  this process's ``sys.path``) and shut down afterwards.
 
 Workers receive cells, whose agent is a name or an import path (a string), never a
 pickled agent: a worker resolves it itself (:func:`~bco_gym.agents.resolve_agent`), so
@@ -297,6 +298,7 @@ def _run_ray(
                 num_cpus=os.cpu_count() or 1,
                 include_dashboard=False,
                 logging_level="WARNING",
+                runtime_env=_local_runtime_env(),
             )
     driver = os.getpid() if started_here and not ray_address else None
     try:
@@ -315,6 +317,15 @@ def _run_ray(
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _local_runtime_env() -> dict[str, Any]:
+    """A local Ray instance's workers import from this process's ``sys.path`` (as the
+    process pool's spawned workers do), so an agent's import path resolves there too."""
+    import sys
+
+    paths = [entry for entry in sys.path if entry and os.path.isdir(entry)]
+    return {"env_vars": {"PYTHONPATH": os.pathsep.join(paths)}}
 
 
 def import_ray() -> Any:

@@ -21,8 +21,10 @@ def _sweep(out, agents, **kwargs):
     return sweep(ENV, agents, 40, [0, 1, 2], out=out, env_kwargs=SETTINGS, progress=False, **kwargs)
 
 
-@pytest.mark.parametrize("backend", ["serial", "process"])
+@pytest.mark.parametrize("backend", ["serial", "process", "ray"])
 def test_a_user_agent_by_import_path_runs_on_each_backend_as_run(tmp_path, backend):
+    """Workers get the path (tests/support is on sys.path only through conftest: the
+    spawned pool and the local Ray instance import it from the driver's sys.path)."""
     results = _sweep(tmp_path / backend, ["user_agents:Jitter", "random"], backend=backend)
     assert [r.agent for r in results] == ["user_agents:Jitter"] * 3 + ["random"] * 3
     for result in results[:3]:
