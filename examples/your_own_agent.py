@@ -41,7 +41,8 @@ class EstimatedLeader(Agent):
     """Follow the leader on one-point gradient estimates, exploring a shrinking sphere.
 
     x_t = c + (1 - delta/r) (lmo(sum_{s<t} g_s) - c); play y_t = x_t + delta u_t, u_t
-    uniform on the unit sphere; g_t = (d / delta) f_t(y_t) u_t. delta = c_delta r T^(-1/4).
+    uniform on the unit sphere of aff(K) - c (dimension d); g_t = (d / delta) f_t(y_t) u_t;
+    delta = c_delta r T^(-1/4).
     """
 
     name = "leader"
@@ -50,8 +51,6 @@ class EstimatedLeader(Agent):
 
     def __init__(self, problem: Any, c_delta: float = 1.0):
         super().__init__(problem)
-        if problem.set.aff_dim != problem.set.dim:
-            raise ValueError(f"{self.name} needs a full-dimensional set, got {problem.set!r}")
         if not 0 < c_delta <= problem.horizon**0.25:
             raise ValueError(f"c_delta={c_delta!r} must be in (0, T^(1/4)] (delta <= r)")
         delta = c_delta * self.set.inner_radius * problem.horizon**-0.25
@@ -64,20 +63,20 @@ class EstimatedLeader(Agent):
         center, delta = self.set.center, self.params["delta"]
         leader = self.set.lmo(self.estimates) if self._round else center
         self.stats["lmo_calls"] += bool(self._round)
-        direction = self.rng.standard_normal(self.set.shape)
+        direction = self.set.tangent(self.rng.standard_normal(self.set.shape))  # in aff(K)
         self.direction = direction / np.linalg.norm(direction)
         shrink = 1.0 - delta / self.set.inner_radius
         return center + shrink * (leader - center) + delta * self.direction
 
     def _update(self, loss: float, info: Any) -> None:
-        self.estimates += (self.set.dim / self.params["delta"]) * loss * self.direction
+        self.estimates += (self.set.aff_dim / self.params["delta"]) * loss * self.direction
 
 
 def main() -> None:
     from bco_gym.experiment import paired_table, run_many
 
     parser = argparse.ArgumentParser(description="A new agent against BBCG and FKM.")
-    parser.add_argument("--env", default="BCO-Ball-v0", help="a full-dimensional BCO env id")
+    parser.add_argument("--env", default="BCO-Ball-v0", help="a BCO env id")
     parser.add_argument("--horizon", type=int, default=20_000, help="T, the number of rounds")
     parser.add_argument("--seeds", type=int, default=8, help="seeds 0..K-1, shared by all")
     parser.add_argument("--loss", default=None, help="the env's loss family (default its own)")
