@@ -163,6 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench(commands)
     plot = commands.add_parser("plot", help="re-draw figures and tables from a sweep directory")
     plot.add_argument("directory", type=Path, help="a directory written by compare/exponents")
+    plot.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="write the tables and the figure here (default: into the sweep directory; a "
+        "read-only sweep is only printed)",
+    )
     plot.set_defaults(handler=command_plot)
     listing = commands.add_parser("list", help="show env ids, agent names and loss families")
     listing.set_defaults(handler=command_list)

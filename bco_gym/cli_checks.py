@@ -297,10 +297,97 @@ def _one_line(error: BaseException) -> str:
 
 # -- tuned constants ------------------------------------------------------------------------
 def load_tuned_checked(path: Path) -> Any:
-    """The tuning in ``path`` (a file written by ``bco-gym tune``), else UsageError."""
+    """The tuning in ``path`` (a file written by ``bco-gym tune``), else UsageError.
+
+    Beyond the file's format, every entry is checked: a known agent, the parameter its
+    ``SCALE_PARAM`` (the one constant ``tune`` tunes), a finite positive number.
+    """
     from bco_gym.sweeps.tuning import load_tuned
 
     try:
-        return load_tuned(path)
+        tuning = load_tuned(path)
     except ValueError as error:
         raise UsageError(f"--tuned: {_one_line(error)}") from None
+    for agent, constant in tuning.constants.items():
+        _check_tuned_entry(path, agent, constant)
+    return tuning
+
+
+def _check_tuned_entry(path: Path, agent: str, constant: Any) -> None:
+    import math
+
+    from bco_gym.agents.registry import resolve_agent
+
+    where = f"--tuned {str(path)!r}: agent {agent!r}"
+    try:
+        spec = resolve_agent(agent)
+    except (ValueError, TypeError, ImportError) as error:
+        raise UsageError(f"{where} is not an agent: {_one_line(error)}") from None
+    if spec.scale_param is None:
+        raise UsageError(f"{where} has no free constant (SCALE_PARAM is None); nothing to tune")
+    if constant.param != spec.scale_param:
+        raise UsageError(
+            f"{where}: param {constant.param!r} is not its scale parameter "
+            f"{spec.scale_param!r} (the one constant `bco-gym tune` tunes)"
+        )
+    if not (math.isfinite(constant.value) and constant.value > 0):
+        raise UsageError(f"{where}: {constant.param}={constant.value!r} must be finite and > 0")
+
+
+# -- sweeps of another command --------------------------------------------------------------
+def check_sweep_kind(path: Path, command: str, flag: str = "--out") -> Path:
+    """``path`` unless it holds a sweep of another kind than ``command`` writes, else
+    UsageError: the tuning runs of ``tune`` (every cell's constants labelled "custom")
+    and the sweeps of ``compare``/``exponents`` (constants from theory, defaults or a
+    tuned file) never share a directory, so ``plot`` never tables one beside the other.
+    A directory without a readable manifest is left to the other checks."""
+    from bco_gym.sweeps.store import SweepStore
+
+    if not (path / "manifest.json").is_file():
+        return path
+    try:
+        cells = SweepStore(path).read_manifest()["spec"]["cells"]
+    except ValueError:
+        return path
+    tuning = bool(cells) and all(cell.get("constants") == "custom" for cell in cells)
+    if command == "tune" and cells and not tuning:
+        labels = sorted({str(cell.get("constants")) for cell in cells})
+        raise UsageError(
+            f"{flag} {str(path)!r} holds a compare or exponents sweep (constants "
+            f"{', '.join(labels)}), not tuning runs; give tune a directory of its own"
+        )
+    if command != "tune" and tuning:
+        raise UsageError(
+            f"{flag} {str(path)!r} holds the tuning runs of `bco-gym tune`, not a "
+            f"{command} sweep; pick another directory"
+        )
+    return path
+
+
+def check_grid(
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    horizon: int,
+    agents: Sequence[str],
+    grid: Sequence[float],
+) -> None:
+    """UsageError unless every agent with a scale constant builds, with finite parameters,
+    at both ends of ``tune``'s grid (nothing is played)."""
+    import gymnasium as gym
+
+    from bco_gym.agents import make_agent
+    from bco_gym.agents.registry import resolve_agent
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = gym.make(env_id, horizon=horizon, **env_kwargs)
+    try:
+        for agent in agents:
+            param = resolve_agent(agent).scale_param
+            for value in (grid[0], grid[-1]) if param else ():
+                try:
+                    _check_agent(make_agent, agent, env, {param: value})
+                except UsageError as error:
+                    raise UsageError(f"--grid {grid[0]:g}:{grid[-1]:g}: {error}") from None
+    finally:
+        env.close()

@@ -28,10 +28,12 @@ from bco_gym.cli_checks import (
     check_cell_count,
     check_command_directory,
     check_env_id,
+    check_grid,
     check_input_directory,
     check_instance,
     check_output_directory,
     check_output_file,
+    check_sweep_kind,
     claim_command_directory,
     load_tuned_checked,
 )
@@ -251,6 +253,7 @@ def _sweep_agents(
     from bco_gym.sweeps.store import DirectoryLock
 
     check_output_directory(out, outputs=outputs)
+    check_sweep_kind(out, args.command)
     check_cell_count(len(agents) * len(horizons) * len(args.seeds))
     env_kwargs = env_kwargs_for(agents, args.env_kwargs)
     overrides, labels = tuned_overrides(
@@ -319,10 +322,12 @@ def command_tune(args: argparse.Namespace) -> int:
     out = check_output_file(args.out)
     sweep_dir = args.sweep_dir or out.with_name(out.stem + "_runs")
     check_output_directory(sweep_dir, "--sweep-dir")
+    check_sweep_kind(sweep_dir, "tune", "--sweep-dir")
     check_cell_count(len(agents) * args.points * len(args.tune_seeds))
     grid = log_grid(*args.grid, args.points)
     env_kwargs = env_kwargs_for(agents, args.env_kwargs)
     check_instance(args.env, env_kwargs, args.horizon, agents, {})
+    check_grid(args.env, env_kwargs, args.horizon, agents, grid)
     announce_feedback(agents, args.env_kwargs)
     with DirectoryLock(sweep_dir):
         tuning = tune(
@@ -453,6 +458,8 @@ def print_tuning(args: argparse.Namespace, tuning: Any, grid: Sequence[float]) -
 
 
 def command_plot(args: argparse.Namespace) -> int:
+    """Print a sweep's table; write the tables and the figure into the sweep directory, or
+    into ``--out`` when given. A read-only sweep without ``--out`` is only printed."""
     from bco_gym.experiment import load_sweep
     from bco_gym.sweeps.store import DirectoryLock, SweepStore
 
@@ -465,12 +472,24 @@ def command_plot(args: argparse.Namespace) -> int:
     if len(results) < total:
         _warn(f"{total - len(results)} of {total} cells are not computed yet; showing the rest")
     several = len({r.horizon for r in results}) > 1
-    check_output_directory(directory, outputs=EXPONENT_OUTPUTS if several else COMPARE_OUTPUTS)
+    report = report_exponents if several else report_compare
+    outputs = EXPONENT_OUTPUTS if several else COMPARE_OUTPUTS
+    out = args.out
+    if out is not None and out.resolve() != directory.resolve():
+        check_command_directory(out, "plot", outputs=outputs)
+        claim_command_directory(out, "plot")
+        report(results, out)
+        return 0
+    if not os.access(directory, os.W_OK | os.X_OK):
+        report(results, None)
+        _warn(
+            f"{str(directory)!r} is read-only: printed the table, wrote nothing (give --out "
+            "DIR to write the tables and the figure there)"
+        )
+        return 0
+    check_output_directory(directory, "plot", outputs=outputs)
     with DirectoryLock(directory):
-        if several:
-            report_exponents(results, directory)
-        else:
-            report_compare(results, directory)
+        report(results, directory)
     return 0
 
 
@@ -563,8 +582,9 @@ def _write_figure(draw: Any, path: Path) -> str:
     return str(path)
 
 
-def report_compare(results: Sequence[Any], out: Path) -> None:
-    """Print the compare table; write table.md, table.csv and regret.png into ``out``."""
+def report_compare(results: Sequence[Any], out: Path | None) -> None:
+    """Print the compare table; write table.md, table.csv and regret.png into ``out``
+    (nothing when ``out`` is None)."""
     from bco_gym.reports.summary import (
         compare_columns,
         render_csv,
@@ -583,6 +603,8 @@ def report_compare(results: Sequence[Any], out: Path) -> None:
         )
     )
     print(render_text(header, body))
+    if out is None:
+        return
     out = Path(out)
     _write_text(out / "table.md", render_markdown(header, body) + "\n")
     _write_text(out / "table.csv", render_csv(rows))
@@ -596,8 +618,9 @@ def report_compare(results: Sequence[Any], out: Path) -> None:
     print(f"wrote {out / 'table.md'}, {out / 'table.csv'}, {figure}")
 
 
-def report_exponents(results: Sequence[Any], out: Path) -> None:
-    """Print the exponents table; write exponents.md, exponents.csv and exponents.png."""
+def report_exponents(results: Sequence[Any], out: Path | None) -> None:
+    """Print the exponents table; write exponents.md, exponents.csv and exponents.png
+    into ``out`` (nothing when ``out`` is None)."""
     from bco_gym.reports.summary import (
         exponent_columns,
         fit_exponents,
@@ -615,6 +638,8 @@ def report_exponents(results: Sequence[Any], out: Path) -> None:
         )
     )
     print(render_text(header, body))
+    if out is None:
+        return
     out = Path(out)
     _write_text(out / "exponents.md", render_markdown(header, body) + "\n")
     _write_text(out / "exponents.csv", render_csv(fits))

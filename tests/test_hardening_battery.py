@@ -30,6 +30,7 @@ from bco_gym.envs import BanditConvexEnv
 from bco_gym.errors import InfeasibleActionError, InvalidLossError, LossCheckError
 from bco_gym.losses import from_array, from_function
 from bco_gym.sets import Hypercube, L2Ball, Simplex
+from bco_gym.wrappers import BoxActionAdapter, RegretRecorder
 
 
 def _cli(argv, capsys):
@@ -484,3 +485,214 @@ def test_batched_agents_refuse_bad_losses(loss, message):
     agent.act(observations)
     with pytest.raises(ValueError, match=re.escape(message)):
         agent.update(loss, {})
+
+
+# -- constants: every scale constant, grid bound and tuned value gives finite parameters ----------
+@pytest.mark.parametrize(
+    ("name", "feedback", "value"),
+    [
+        ("fkm", "bandit", 1e-300),
+        ("fkm", "bandit", 1e308),
+        ("bbcg", "bandit", 1e-300),
+        ("bbcg", "bandit", 1e-320),
+        ("ogd", "full", 1e-320),
+        ("ogd", "full", 1e308),
+        ("fkm2", "two-point", 1e308),
+        ("bbcg2", "two-point", 1e-320),
+    ],
+)
+def test_an_extreme_scale_constant_is_refused_when_the_agent_is_built(name, feedback, value):
+    env = gym.make("BCO-Ball-v0", n=3, horizon=100, feedback=feedback)
+    with pytest.raises(ValueError, match=re.escape(f"agent {name!r} with c={value!r}: ")):
+        make_agent(name, env, c=value)
+
+
+@pytest.mark.parametrize(("name", "value"), [("fkm", 1e300), ("bbcg", 1e300), ("bfw", 1e-300)])
+def test_a_large_but_representable_constant_builds_with_finite_parameters(name, value):
+    agent = make_agent(name, gym.make("BCO-Ball-v0", n=3, horizon=100), c=value)
+    floats = [v for v in agent.params.values() if isinstance(v, float)]
+    assert all(np.isfinite(floats)) and agent.params["c"] == value
+    bound = agent.regret_bound()
+    assert bound is None or np.isfinite(bound)
+
+
+BALL3 = ["--env", "BCO-Ball-v0", "--env-kwargs", '{"n": 3}']
+
+CLI_CONSTANTS_REFUSED = [
+    (["run", *BALL3, "--agent", "fkm", "--agent-kwargs", '{"c": 1e-300}'], "agent 'fkm' with"),
+    (["run", *BALL3, "--agent", "fkm", "--agent-kwargs", '{"c": 1e308}'], "c=1e+308"),
+    (["run", *BALL3, "--agent", "bbcg", "--agent-kwargs", '{"c": 1e-320}'], "regret bound"),
+    (["tune", *BALL3, "--agents", "fkm", "--grid", "1e-300:1e300"], "--grid 1e-300:1e+300"),
+    (["tune", *BALL3, "--agents", "fkm,bbcg", "--grid", "1:1e308"], "c=1e+308"),
+    (["tune", *BALL3, "--agents", "bbcg", "--grid", "1e-320:1"], "agent 'bbcg' with"),
+]
+
+
+@pytest.mark.parametrize(("argv", "expected"), CLI_CONSTANTS_REFUSED)
+def test_extreme_constants_exit_2_with_one_line(tmp_path, capsys, monkeypatch, argv, expected):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _cli([*argv, "--horizon", "50"], capsys)
+    assert code == 2 and expected in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # refused before anything is written
+
+
+def _tuned_file(path: Path, **entry) -> Path:
+    constant = {
+        "param": "c",
+        "value": 1.0,
+        "mean_regret": 3.0,
+        "theory_value": 1.7,
+        "grid": [0.1, 1.0],
+        "scores": [4.0, 3.0],
+    }
+    agent = entry.pop("agent", "fkm")
+    constant.update(entry)
+    document = {
+        "format": "bco_gym-tuned-constants/1",
+        "env_id": "BCO-Ball-v0",
+        "env_kwargs": {"n": 3},
+        "horizon": 50,
+        "tune_seeds": [100],
+        "constants": {agent: constant},
+        "skipped": {},
+    }
+    path.write_text(json.dumps(document))
+    return path
+
+
+TUNED_REFUSED = [
+    ({"param": "step_size"}, "param 'step_size' is not its scale parameter 'c'"),
+    ({"param": "smoothing_radius"}, "is not its scale parameter"),
+    ({"value": "0.5"}, "constant of 'fkm' is '0.5' (str), not a number"),
+    ({"value": True}, "is True (bool), not a number"),
+    ({"value": None}, "is None (NoneType), not a number"),
+    ({"value": [1.0]}, "(list), not a number"),
+    ({"value": 0}, "not a positive number"),
+    ({"value": 1e308}, "c=1e+308"),
+    ({"agent": "zzz"}, "agent 'zzz' is not an agent"),
+    ({"agent": "random", "param": "c"}, "agent 'random' has no free constant"),
+]
+
+
+@pytest.mark.parametrize(("entry", "expected"), TUNED_REFUSED)
+def test_tuned_entries_are_validated(tmp_path, capsys, monkeypatch, entry, expected):
+    monkeypatch.chdir(tmp_path)
+    tuned = _tuned_file(tmp_path / "tuned.json", **entry)
+    argv = ["compare", *BALL3, "--agents", "fkm,random", "--horizon", "50", "--seeds", "2"]
+    code, _, err = _cli([*argv, "--tuned", tuned, "--out", tmp_path / "out"], capsys)
+    assert code == 2 and expected in err, err
+    assert not (tmp_path / "out").exists()
+
+
+# -- result directories: kinds of sweeps, read-only sweeps, faults ------------------------------
+@pytest.fixture(scope="module")
+def sweeps(tmp_path_factory):
+    """A finished compare sweep and a finished tuning sweep (tiny), made once."""
+    root = tmp_path_factory.mktemp("sweeps")
+    compare = root / "compare"
+    argv = ["compare", *BALL3, "--agents", "fkm,random", "--horizon", "30", "--seeds", "2"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(__import__("sys").modules, "matplotlib", None)  # tables only: fast
+        assert main([*argv, "--out", str(compare), "--quiet"]) == 0
+        tuned = root / "tuned.json"
+        tune = ["tune", *BALL3, "--agents", "fkm", "--horizon", "30", "--tune-seeds", "100"]
+        assert (
+            main([*tune, "--grid", "0.5:2", "--points", "2", "--out", str(tuned), "--quiet"]) == 0
+        )
+    return {"compare": compare, "tune": root / "tuned_runs", "tuned": tuned}
+
+
+def test_tune_refuses_a_sweep_dir_holding_a_compare_sweep(sweeps, tmp_path, capsys):
+    before = _tree(sweeps["compare"])
+    tune = ["tune", *BALL3, "--agents", "fkm", "--horizon", "30", "--tune-seeds", "100"]
+    argv = [*tune, "--grid", "0.5:2", "--points", "2", "--out", tmp_path / "t.json"]
+    code, _, err = _cli([*argv, "--sweep-dir", sweeps["compare"]], capsys)
+    assert code == 2 and "holds a compare or exponents sweep" in err
+    assert _tree(sweeps["compare"]) == before and not (tmp_path / "t.json").exists()
+
+
+def test_compare_refuses_an_out_holding_tuning_runs(sweeps, capsys):
+    before = _tree(sweeps["tune"])
+    argv = ["compare", *BALL3, "--agents", "fkm,random", "--horizon", "30", "--seeds", "2"]
+    code, _, err = _cli([*argv, "--out", sweeps["tune"]], capsys)
+    assert code == 2 and "holds the tuning runs of `bco-gym tune`" in err
+    assert _tree(sweeps["tune"]) == before
+
+
+def test_plot_prints_a_read_only_sweep_and_writes_nothing(sweeps, capsys, monkeypatch):
+    before = _tree(sweeps["compare"])
+    real_access = os.access
+    read_only = str(sweeps["compare"])
+    monkeypatch.setattr(
+        os, "access", lambda p, mode: False if str(p) == read_only else real_access(p, mode)
+    )
+    code, out, err = _cli(["plot", sweeps["compare"]], capsys)
+    assert code == 0 and "fkm" in out and "random" in out
+    assert "is read-only: printed the table, wrote nothing" in err and "--out" in err
+    assert _tree(sweeps["compare"]) == before
+
+
+def test_plot_writes_to_out_when_given(sweeps, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
+    before = _tree(sweeps["compare"])
+    code, out, _ = _cli(["plot", sweeps["compare"], "--out", tmp_path / "figures"], capsys)
+    assert code == 0 and "fkm" in out
+    assert {p.name for p in (tmp_path / "figures").iterdir()} >= {"table.md", "table.csv"}
+    assert _tree(sweeps["compare"]) == before
+    foreign = _layout(tmp_path / "foreign", {"notes.txt": "mine"})
+    code, _, err = _cli(["plot", sweeps["compare"], "--out", foreign], capsys)
+    assert code == 2 and "was not written by `bco-gym plot`" in err
+
+
+# -- wrappers ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("BCO-Ball-v0", {"n": 3}),
+        ("BCO-Simplex-v0", {"n": 3}),
+        ("BCO-Hypercube-v0", {"n": 2}),
+        ("BCO-L1Ball-v0", {"n": 3}),
+    ],
+)
+def test_box_action_adapter_refuses_a_two_point_env_when_built(env_id, kwargs):
+    env = gym.make(env_id, feedback="two-point", **kwargs)
+    with pytest.raises(ValueError, match=r"feedback='two-point' \(its actions are pairs"):
+        BoxActionAdapter(env)
+    adapted = BoxActionAdapter(gym.make(env_id, **kwargs))  # one point per action: fine
+    adapted.reset(seed=0)
+    *_, info = adapted.step(adapted.action_space.sample())
+    assert np.isfinite(info["loss"])
+
+
+def test_box_action_adapter_refuses_a_second_adapter():
+    with pytest.raises(ValueError, match="already has one"):
+        BoxActionAdapter(RegretRecorder(BoxActionAdapter(gym.make("BCO-Ball-v0", n=3))))
+
+
+@pytest.mark.parametrize("wrapper", [BoxActionAdapter, RegretRecorder])
+def test_wrappers_refuse_an_env_that_is_not_a_bco_env(wrapper):
+    with pytest.raises(TypeError, match="needs a bco_gym env"):
+        wrapper(gym.make("CartPole-v1"))
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        (np.zeros(2), "action of shape (2,), expected (3,)"),
+        (np.full(3, np.nan), "action has non-finite entries"),
+        ("x", "action 'x' has dtype <U1"),
+        (np.zeros(3, dtype=bool), "has dtype bool"),
+    ],
+)
+def test_box_action_adapter_refuses_bad_box_actions(action, message):
+    env = BoxActionAdapter(gym.make("BCO-Simplex-v0", n=3, horizon=5))
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        env.step(action)
+
+
+def test_box_action_adapter_clips_actions_outside_the_box_onto_k():
+    env = BoxActionAdapter(gym.make("BCO-Simplex-v0", n=3, horizon=5))
+    env.reset(seed=0)
+    np.testing.assert_array_equal(env.action(np.full(3, 5.0)), env.action(np.ones(3)))
+    assert Simplex(3).contains(env.action(np.array([5.0, -7.0, 0.3])))

@@ -239,6 +239,34 @@ class Agent(abc.ABC):
         """Release resources (worker threads); the agent stays usable after ``reset``."""
         return None
 
+    def check_parameters(self) -> None:
+        """ValueError unless every float parameter and the regret bound are finite.
+
+        A scale constant far from its default (``c=1e300``, ``c=1e-320``) can give
+        parameters or a theorem's bound beyond float64; :func:`make_agent` calls this so
+        that such a constant is refused when the agent is built, naming what overflowed.
+        """
+        owner = type(self).__name__
+        for key, value in self.params.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{owner}: parameter {key}={value!r} is not finite in float64")
+        try:
+            bound = self.regret_bound()
+        except (OverflowError, ZeroDivisionError) as error:
+            raise ValueError(
+                f"{owner}: the regret bound at {self._shown_params()} overflows float64 ({error})"
+            ) from None
+        if bound is not None and not math.isfinite(bound):
+            raise ValueError(
+                f"{owner}: the regret bound at {self._shown_params()} is {bound!r}, not a "
+                "finite number"
+            )
+
+    def _shown_params(self) -> str:
+        return ", ".join(
+            f"{key}={value!r}" for key, value in self.params.items() if isinstance(value, float)
+        )
+
     # -- validation -------------------------------------------------------------------
     def _check_can_update(self, info: dict[str, Any] | None) -> None:
         if self._pending_block:

@@ -84,20 +84,31 @@ class AgentSpec:
         """The agent for ``problem`` (batched with ``batch_size`` S, which needs
         ``batched``), with ``overrides`` checked against ``options``."""
         self.check_overrides(overrides)
-        if batch_size is None:
-            agent = self.factory(problem, **overrides)
-        elif not self.batched:
+        if batch_size is not None and not self.batched:
             raise ValueError(
                 f"agent {self.name!r} has no batched form (got batch_size={batch_size}); "
                 "run_many plays it as one single agent per seed"
             )
-        else:
-            agent = self.factory(problem, batch_size=batch_size, **overrides)
+        rows = {} if batch_size is None else {"batch_size": batch_size}
+        try:
+            agent = self.factory(problem, **rows, **overrides)
+        except OverflowError as error:  # a constant so large or small that float64 overflows
+            raise ValueError(
+                f"agent {self.name!r} with {_shown(overrides)}: its parameters overflow "
+                f"float64 ({error}); give a constant nearer the default"
+            ) from None
         if not isinstance(agent, Agent):
             raise TypeError(
                 f"agent {self.name!r}: the factory {self.import_path} returned "
                 f"{type(agent).__name__}, not a bco_gym.agents.Agent"
             )
+        try:
+            agent.check_parameters()
+        except ValueError as error:
+            raise ValueError(
+                f"agent {self.name!r} with {_shown(overrides)}: {error}; give a constant "
+                "nearer the default"
+            ) from None
         return agent
 
     def labelled(self, agent: Agent) -> AgentSpec:
@@ -423,3 +434,8 @@ def _distribution_version(factory: Any) -> str | None:
         except importlib.metadata.PackageNotFoundError:
             continue
     return None
+
+
+def _shown(overrides: Mapping[str, Any]) -> str:
+    """``overrides`` as ``key=value`` pairs (the defaults when there are none)."""
+    return ", ".join(f"{key}={value!r}" for key, value in overrides.items()) or "its defaults"

@@ -86,7 +86,7 @@ def smoothing_radius_for(
             reason = (
                 f"c*T^(-{exponent:g}) = {delta:.3g} reaches the inner radius r={r:.3g}; it "
                 f"stays below r once T > (c/r)^(1/{exponent:g}) = "
-                f"{(scale / r) ** (1.0 / exponent):.3g} (here T={horizon})"
+                f"{_power(scale / r, 1.0 / exponent):.3g} (here T={horizon})"
             )
         else:
             reason = f"smoothing_radius={delta:g} equals the inner radius r={r:.3g}"
@@ -98,6 +98,14 @@ def smoothing_radius_for(
         )
         delta = r
     return delta
+
+
+def _power(base: float, exponent: float) -> float:
+    """base ** exponent, inf where float64 overflows (for messages)."""
+    try:
+        return base**exponent
+    except OverflowError:
+        return math.inf
 
 
 def _first_caller_outside_agents() -> int:

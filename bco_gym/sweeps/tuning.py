@@ -186,7 +186,12 @@ def load_tuned(path: str | os.PathLike) -> Tuning:
 def _tuning_from(document: dict[str, Any]) -> Tuning:
     constants = {}
     for agent, entry in _typed(document["constants"], dict, "constants").items():
-        value = float(entry["value"])
+        raw = entry["value"]
+        if isinstance(raw, bool) or not isinstance(raw, int | float):
+            raise ValueError(
+                f"constant of {agent!r} is {raw!r} ({type(raw).__name__}), not a number"
+            )
+        value = float(raw)
         if not (np.isfinite(value) and value > 0):
             raise ValueError(f"constant of {agent!r} is {value!r}, not a positive number")
         constants[str(agent)] = TunedConstant(

@@ -33,7 +33,9 @@ class BoxActionAdapter(gym.ActionWrapper):
     K, to step the env without the adapter: handed one, the adapter warns.
 
     Args:
-        env: a BCO env (``env.unwrapped.problem.set`` is K).
+        env: a BCO env (``env.unwrapped.problem.set`` is K) with one point per action:
+            ``feedback="two-point"`` envs (pairs of points) and envs already wrapped in a
+            BoxActionAdapter are refused with a ValueError.
         vertex_tolerance: the simplex map's reach, see above.
 
     Example:
@@ -50,6 +52,22 @@ class BoxActionAdapter(gym.ActionWrapper):
             raise TypeError(
                 f"BoxActionAdapter needs a bco_gym env (whose env.unwrapped.problem is the BCO "
                 f"problem, e.g. gym.make('BCO-Simplex-v0')); got {env!r}"
+            )
+        inner = env
+        while isinstance(inner, gym.Wrapper):
+            if isinstance(inner, BoxActionAdapter):
+                raise ValueError(
+                    f"BoxActionAdapter over {env!r}, which already has one: its actions are "
+                    "box actions already, a second adapter would map points of K as if they "
+                    "were; wrap the env once"
+                )
+            inner = inner.env
+        if problem.feedback == "two-point":
+            raise ValueError(
+                f"BoxActionAdapter maps one box action to one point of K, but {env!r} has "
+                f"feedback='two-point' (its actions are pairs of points, shape "
+                f"{(2, *problem.set.shape)}); make the env with feedback='bandit' (or 'full') "
+                "to train an RL policy through the adapter"
             )
         self.box_map: BoxMap = box_map(problem.set, vertex_tolerance)
         self.action_space = gym.spaces.Box(-1.0, 1.0, problem.set.shape, np.float32)

@@ -73,7 +73,7 @@ def test_evaluating_on_tuning_seeds_is_refused(tmp_path):
     [
         ({"constants": None}, "constants is NoneType, expected dict"),
         ({"constants": {"bbcg": {"param": "c"}}}, "KeyError 'value'"),
-        ({"constants": {"bbcg": {"param": "c", "value": "big"}}}, "could not convert"),
+        ({"constants": {"bbcg": {"param": "c", "value": "big"}}}, r"'big' \(str\), not a number"),
         ({"constants": {"bbcg": {"param": "c", "value": 0.0}}}, "not a positive number"),
         ({"tune_seeds": [1, -2]}, r"tune_seeds \[1, -2\] are not non-negative"),
         ({"horizon": "100"}, "horizon='100' must be a positive integer"),
