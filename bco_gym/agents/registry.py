@@ -130,12 +130,15 @@ class AgentSpec:
             )
 
     def describe(self) -> dict[str, Any]:
-        """What a result records: name, import path, version and source (JSON)."""
+        """What a result records: name, import path, version, source, feedback and
+        regret exponent (JSON), so reports read them without importing the agent."""
         return {
             "name": self.name,
             "import_path": self.import_path,
             "version": self.version,
             "source": self.source,
+            "feedback": self.feedback,
+            "regret_exponent": self.regret_exponent,
         }
 
 

@@ -69,7 +69,8 @@ class RunResult:
     best point of each segment). Results saved before these fields read back as None.
 
     ``agent_spec`` records where the agent came from (``name``, ``import_path``, the
-    ``version`` of its distribution, ``source``: see
+    ``version`` of its distribution, ``source``) and what it declares (``feedback``,
+    ``regret_exponent``): see
     :class:`~bco_gym.agents.registry.AgentSpec`); ``loss["digest"]`` identifies the
     loss sequence (:meth:`~bco_gym.losses.base.LossSequence.digest`): results pair
     only when their digests agree.

@@ -72,10 +72,13 @@ def is_full_information(result: RunResult) -> bool:
     """
     if result.problem.get("feedback") != "full":
         return False
-    from bco_gym.agents import AGENTS
+    recorded = result.agent_spec.get("feedback")  # from the agent's spec (results since 0.1)
+    if recorded is not None:
+        return recorded == "full"
+    from bco_gym.agents import find_agent
 
-    agent = AGENTS.get(result.agent)
-    return agent is None or getattr(agent, "feedback", "bandit") == "full"
+    spec = find_agent(result.agent)
+    return spec is None or spec.feedback == "full"
 
 
 def scale_text(result: RunResult) -> str:

@@ -136,3 +136,16 @@ def test_function_losses_are_digested_by_qualified_name_and_constants():
     assert run(env_of(_value), "random", seed=4).loss["digest"] == first
     assert run(env_of(_other_value), "random", seed=0).loss["digest"] != first
     assert run(env_of(_value, lipschitz=2.0), "random", seed=0).loss["digest"] != first
+
+
+def test_results_record_the_specs_feedback_so_reports_label_user_agents_right():
+    from bco_gym.reports.paired import is_full_information, series_label
+
+    for agent in (Jitter, "ogd"):
+        results = run_many(ENV, agent, [0], horizon=30, env_kwargs={**SMALL, "feedback": "full"})
+        expected = "full" if agent == "ogd" else "bandit"
+        assert results[0].agent_spec["feedback"] == expected
+        assert is_full_information(results[0]) == (agent == "ogd")
+    assert series_label(results[0]).endswith("(full info)")
+    jitter = run(ENV, Jitter, horizon=30, seed=0, env_kwargs={**SMALL, "feedback": "full"})
+    assert series_label(jitter) == "jitter" and jitter.agent_spec["regret_exponent"] == 1.0
