@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import sys
 from pathlib import Path
 
 import gymnasium as gym
@@ -31,6 +33,9 @@ from bco_gym.errors import InfeasibleActionError, InvalidLossError, LossCheckErr
 from bco_gym.losses import from_array, from_function
 from bco_gym.sets import Hypercube, L2Ball, Simplex
 from bco_gym.wrappers import BoxActionAdapter, RegretRecorder
+
+# Extreme constants cap the smoothing radius at r, which warns; the cases check the refusal.
+pytestmark = pytest.mark.filterwarnings("ignore:.*reaches the inner radius:UserWarning")
 
 
 def _cli(argv, capsys):
@@ -592,7 +597,7 @@ def sweeps(tmp_path_factory):
     compare = root / "compare"
     argv = ["compare", *BALL3, "--agents", "fkm,random", "--horizon", "30", "--seeds", "2"]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(__import__("sys").modules, "matplotlib", None)  # tables only: fast
+        patch.setitem(sys.modules, "matplotlib", None)  # tables only: fast
         assert main([*argv, "--out", str(compare), "--quiet"]) == 0
         tuned = root / "tuned.json"
         tune = ["tune", *BALL3, "--agents", "fkm", "--horizon", "30", "--tune-seeds", "100"]
@@ -633,7 +638,7 @@ def test_plot_prints_a_read_only_sweep_and_writes_nothing(sweeps, capsys, monkey
 
 
 def test_plot_writes_to_out_when_given(sweeps, tmp_path, capsys, monkeypatch):
-    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
     before = _tree(sweeps["compare"])
     code, out, _ = _cli(["plot", sweeps["compare"], "--out", tmp_path / "figures"], capsys)
     assert code == 0 and "fkm" in out
@@ -696,3 +701,170 @@ def test_box_action_adapter_clips_actions_outside_the_box_onto_k():
     env.reset(seed=0)
     np.testing.assert_array_equal(env.action(np.full(3, 5.0)), env.action(np.ones(3)))
     assert Simplex(3).contains(env.action(np.array([5.0, -7.0, 0.3])))
+
+
+# -- portfolio data -------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"dataset": "zzz"}, "dataset='zzz' is not allowed; allowed: nyse_o"),
+        ({"dataset": 3}, "dataset=3 is not allowed"),
+        ({"dataset": "nyse_o", "horizon": 10**9}, "past the end of dataset 'nyse_o'"),
+        ({"dataset": "nyse_o", "loss": "linear"}, "unknown keyword(s) 'loss'"),
+        ({"dataset": "nyse_o", "n": 5}, "unknown keyword(s) 'n'"),
+    ],
+)
+def test_portfolio_refuses_bad_kwargs(kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        gym.make("BCO-Portfolio-v0", **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        (np.zeros(36), "sum of entries 0 (1 - 1), expected 1"),
+        (np.ones(36), "sum of entries 36"),
+        (-np.ones(36) / 36, "entry 0 is -0.0278, expected >= 0"),
+        (np.full(36, np.nan), "non-finite entries"),
+        (np.ones(35) / 35, "action of shape (35,)"),
+    ],
+)
+def test_portfolio_refuses_actions_off_the_simplex(action, message):
+    env = gym.make("BCO-Portfolio-v0", dataset="nyse_o", horizon=20)
+    env.reset(seed=0)
+    with pytest.raises(InfeasibleActionError, match=re.escape(message)):
+        env.step(action)
+
+
+def test_portfolio_loss_is_minus_the_log_return_of_the_day():
+    env = gym.make("BCO-Portfolio-v0", dataset="nyse_o", horizon=3)
+    env.reset(seed=0)
+    uniform = np.full(36, 1 / 36)
+    _, reward, *_ = env.step(uniform)
+    first = env.unwrapped.losses.losses(0, uniform[np.newaxis])[0]
+    assert -reward == first and np.isfinite(first)
+
+
+# -- two-point feedback ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        (np.zeros(3), "two-point action of shape (3,), expected (2, 3)"),
+        (np.zeros((3, 3)), "two-point action of shape (3, 3)"),
+        (np.zeros((2, 2)), "two-point action of shape (2, 2)"),
+        (np.array([[0, 0, 0], [2, 0, 0]]), "point 1 of the two-point action: round 0"),
+        (np.array([[np.nan, 0, 0], [0, 0, 0]]), "point 0 of the two-point action"),
+        (np.zeros((2, 3), dtype=bool), "dtype bool"),
+    ],
+)
+def test_two_point_env_refuses_bad_pairs(action, message):
+    env = gym.make("BCO-Ball-v0", n=3, feedback="two-point")
+    env.reset(seed=0)
+    with pytest.raises(InfeasibleActionError, match=re.escape(message)):
+        env.step(action)
+
+
+@pytest.mark.parametrize(
+    ("name", "feedback"), [("fkm2", "bandit"), ("bbcg2", "full"), ("fkm", "two-point")]
+)
+def test_two_point_agents_and_envs_must_match(name, feedback):
+    env = gym.make("BCO-Ball-v0", n=3, feedback=feedback)
+    with pytest.raises(ValueError, match=f"this problem has feedback='{feedback}'"):
+        make_agent(name, env)
+
+
+def test_two_point_loss_is_the_mean_of_both_points():
+    env = gym.make("BCO-Ball-v0", n=3, feedback="two-point")
+    env.reset(seed=0)
+    pair = np.array([[0.5, 0, 0], [0, -0.5, 0]])
+    _, reward, _, _, info = env.step(pair)
+    assert info["losses"].shape == (2,) and -reward == info["loss"]
+    assert info["loss"] == pytest.approx(info["losses"].mean(), rel=1e-15)
+
+
+# -- result directories under faults ---------------------------------------------------------------
+def _first_cell(directory: Path) -> Path:
+    return sorted((directory / "cells").glob("*.json"))[0]
+
+
+def _truncate(path: Path, size: int) -> None:
+    path.write_bytes(path.read_bytes()[:size])
+
+
+def _replace_by_directory(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+FAULTS = {
+    "truncated cell json": (lambda d: _truncate(_first_cell(d), 50), "is unreadable or not JSON"),
+    "empty cell json": (lambda d: _truncate(_first_cell(d), 0), "is unreadable or not JSON"),
+    "cell json a list": (lambda d: _first_cell(d).write_text("[1, 2]"), "is not a format-2 result"),
+    "oversized cell json": (
+        lambda d: _first_cell(d).write_text(" " * (17 * 2**20)),
+        "more than the 16777216 allowed",
+    ),
+    "truncated npz": (
+        lambda d: _truncate(_first_cell(d).with_suffix(".npz"), 40),
+        "do not match their digest",
+    ),
+    "garbage npz": (
+        lambda d: _first_cell(d).with_suffix(".npz").write_bytes(b"x" * 100),
+        "do not match their digest",
+    ),
+    "missing npz": (lambda d: _first_cell(d).with_suffix(".npz").unlink(), "its arrays file"),
+    "cell json a symlink": (lambda d: _symlink_first_cell(d), "Too many levels of symbolic"),
+    "truncated manifest": (
+        lambda d: _truncate(d / "manifest.json", 30),
+        "manifest.json' is unreadable",
+    ),
+    "manifest a directory": (
+        lambda d: _replace_by_directory(d / "manifest.json"),
+        "is not a regular file",
+    ),
+    "cells a file": (
+        lambda d: (shutil.rmtree(d / "cells"), (d / "cells").write_text("x")),
+        "cells' is not a directory (a symlink or a file)",
+    ),
+    "table.md a directory": (
+        lambda d: _replace_by_directory(d / "table.md"),
+        "table.md is a directory; cannot write it",
+    ),
+}
+
+
+def _symlink_first_cell(directory: Path) -> None:
+    cell = _first_cell(directory)
+    cell.unlink()
+    cell.symlink_to("/etc/hostname")
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_plot_refuses_a_damaged_sweep_naming_the_file_and_writes_nothing(
+    sweeps, tmp_path, capsys, monkeypatch, fault
+):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    damage, expected = FAULTS[fault]
+    directory = tmp_path / "sweep"
+    shutil.copytree(sweeps["compare"], directory, symlinks=True)
+    damage(directory)
+    before = _tree(directory)
+    code, _, err = _cli(["plot", directory], capsys)
+    assert code == 2 and expected in err and str(directory) in err, err
+    assert _tree(directory) == before
+
+
+def test_compare_recomputes_a_truncated_cell_bit_for_bit(sweeps, tmp_path, capsys, monkeypatch):
+    from bco_gym.experiment import load_sweep
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    directory = tmp_path / "sweep"
+    shutil.copytree(sweeps["compare"], directory)
+    original = load_sweep(directory)
+    _truncate(_first_cell(directory), 50)
+    argv = ["compare", *BALL3, "--agents", "fkm,random", "--horizon", "30", "--seeds", "2"]
+    code, _, err = _cli([*argv, "--out", directory, "--quiet"], capsys)
+    assert code == 0 and "CorruptCellWarning: recomputing cell" in err
+    again = load_sweep(directory)
+    assert len(again) == len(original)
+    assert all(a.same_outcome(b) for a, b in zip(again, original, strict=True))
