@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.base import ConvexSet, separating
 from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_radius, check_size
 from bco_gym.sets.simplex import project_onto_simplex, project_rows_onto_simplex
 
@@ -136,6 +136,14 @@ class L2Ball(_CenteredBall):
     def inner_radius(self) -> float:
         return self.radius
 
+    def separation(self, x: np.ndarray, atol: float = 0.0) -> tuple[np.ndarray, float] | None:
+        """None if ||x|| <= radius + atol, else (x/||x||, radius): <x/||x||, z> <= ||z||."""
+        point = self._check_array(x, "point")
+        norm = euclidean_norm(point)
+        if norm <= self.radius + atol:
+            return None
+        return separating(point / norm, self.radius, point, atol)
+
     def lmo(self, direction: np.ndarray) -> np.ndarray:
         g = self._check_array(direction, "direction")
         norm = euclidean_norm(g)
@@ -204,6 +212,17 @@ class L1Ball(_CenteredBall):
     @property
     def inner_radius(self) -> float:
         return self.radius / np.sqrt(self.n)
+
+    def separation(self, x: np.ndarray, atol: float = 0.0) -> tuple[np.ndarray, float] | None:
+        """None if ||x||_1 <= radius + atol, else the facet through x's orthant:
+        a = s/||s|| with s = sign(x) (<s, z> <= ||z||_1 <= radius on K), b = radius/||s||.
+        """
+        point = self._check_array(x, "point")
+        signs = np.sign(point)
+        scale = math.sqrt(float(signs.dot(signs)))
+        if float(np.abs(point).sum()) <= self.radius + atol or scale == 0.0:
+            return None
+        return separating(signs / scale, self.radius / scale, point, atol)
 
     def lmo(self, direction: np.ndarray) -> np.ndarray:
         g = self._check_array(direction, "direction")

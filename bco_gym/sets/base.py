@@ -37,6 +37,14 @@ from bco_gym.sets.checks import (
 )
 
 
+def separating(
+    normal: np.ndarray, offset: float, x: np.ndarray, atol: float
+) -> tuple[np.ndarray, float] | None:
+    """(normal, offset) if <normal, x> > offset + atol as evaluated in floats, else None
+    (x is on the hyperplane up to rounding, so within ``atol`` of K there)."""
+    return (normal, offset) if float(normal @ x) > offset + atol else None
+
+
 class ConvexSet(abc.ABC):
     """A compact convex set K with a linear minimization oracle.
 
@@ -194,6 +202,21 @@ class ConvexSet(abc.ABC):
         raise NotImplementedError(
             f"{type(self).__name__} has no Euclidean projection; projection-free agents "
             "('bbcg', 'bfw', 'ofw', 'random') do not need one, while 'fkm' and 'ogd' do."
+        )
+
+    @property
+    def has_separation(self) -> bool:
+        """Whether :meth:`separation` is available for this set."""
+        return type(self).separation is not ConvexSet.separation
+
+    def separation(self, x: np.ndarray, atol: float = 0.0) -> tuple[np.ndarray, float] | None:
+        """A separating hyperplane: None when x is in K (every constraint within ``atol``),
+        else ``(a, b)`` with ||a|| = 1, <a, z> <= b for every z in K and <a, x> > b + atol
+        (the most violated of the set's constraints, scaled to a unit normal).
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no separation oracle; the ball, L1 ball, box and "
+            "simplex have one"
         )
 
     def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:

@@ -105,6 +105,21 @@ class Hypercube(ConvexSet):
         """Entrywise clipping, for a point or a batch alike."""
         return np.clip(points, self.low, self.high)
 
+    def separation(self, x: np.ndarray, atol: float = 0.0) -> tuple[np.ndarray, float] | None:
+        """None if every entry is within its bounds (within ``atol``); else the most
+        violated bound: (e_i, high_i) when x_i > high_i, (-e_i, -low_i) when x_i < low_i."""
+        point = self._check_array(x, "point")
+        excess = np.maximum(self.low - point, point - self.high)
+        i = int(np.argmax(excess))
+        if excess[i] <= atol:
+            return None
+        normal = np.zeros(self.n)
+        if point[i] > self.high[i]:
+            normal[i] = 1.0
+            return normal, float(self.high[i])
+        normal[i] = -1.0
+        return normal, float(-self.low[i])
+
     def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
         x = np.asarray(x)
         if x.shape != self.shape:

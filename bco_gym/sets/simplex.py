@@ -14,9 +14,11 @@ equals the single oracle's answer bit for bit).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.base import ConvexSet, separating
 from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, all_finite, check_size, off_by
 
 
@@ -121,6 +123,25 @@ class Simplex(ConvexSet):
 
     def _project_rows(self, points: np.ndarray) -> np.ndarray:
         return project_rows_onto_simplex(points)
+
+    def separation(self, x: np.ndarray, atol: float = 0.0) -> tuple[np.ndarray, float] | None:
+        """None if x >= -atol and |sum x - 1| <= atol*sqrt(n); else the most violated
+        constraint as a unit normal: (-e_i, 0) for x_i < 0, (+-1/sqrt(n), +-1/sqrt(n)) for
+        sum x > 1 or < 1 (violations compared as distances to the constraint's plane)."""
+        point = self._check_array(x, "point")
+        root = math.sqrt(self.n)
+        i = int(np.argmin(point))
+        below = -float(point[i])  # distance to {x_i = 0} when negative
+        surplus = (float(point.sum()) - 1.0) / root  # signed distance to {sum x = 1}
+        if max(below, abs(surplus)) <= atol:
+            return None
+        normal = np.zeros(self.n)
+        if below >= abs(surplus):
+            normal[i] = -1.0
+            return normal, 0.0
+        sign = 1.0 if surplus > 0 else -1.0
+        normal[:] = sign / root
+        return separating(normal, sign / root, point, atol)
 
     def violation(self, x: np.ndarray, atol: float = DEFAULT_ATOL) -> str | None:
         x = np.asarray(x)
