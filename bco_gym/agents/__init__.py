@@ -36,6 +36,7 @@ from bco_gym.agents.registry import (
     unregister,
 )
 from bco_gym.agents.sb3 import SB3_AGENTS, SB3Agent
+from bco_gym.agents.separation import SeparationBanditGD
 from bco_gym.problem import Problem
 
 #: make_agent names -> agent classes.
@@ -50,6 +51,7 @@ AGENTS: dict[str, type[Agent]] = {
         RandomAgent,
         FlaxmanTwoPoint,
         BlockBanditCG2,
+        SeparationBanditGD,
     )
 }
 # stable-baselines3 agents: importing them is free; building one needs the `rl` extra.
@@ -136,6 +138,7 @@ __all__ = [
     "OnlineGradientDescent",
     "RandomAgent",
     "SB3Agent",
+    "SeparationBanditGD",
     "available_agents",
     "find_agent",
     "make_agent",

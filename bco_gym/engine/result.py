@@ -26,6 +26,7 @@ THEORY_EXPONENTS: dict[str, float] = {
     "random": 1.0,
     "fkm2": 1 / 2,
     "bbcg2": 3 / 4,
+    "so-bgd": 3 / 4,
 }
 
 

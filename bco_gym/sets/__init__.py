@@ -19,6 +19,10 @@ vectorised for the simplex, the balls, the box and the flow polytope's LMO (one 
 programme for all rows), a stacked SVD for the nuclear ball (its LMO agrees with the
 ARPACK one to about 1e-12, see ``nuclear``), row by row for Birkhoff's LMO and the QP
 projections, and by a row loop for a user-defined set.
+
+Separation oracles, ``separation(x)`` (None for x in K, else a unit normal a and offset b
+with <a, z> <= b on K and <a, x> > b: the most violated constraint, O(n)), for
+``L2Ball``, ``L1Ball``, ``Hypercube`` and ``Simplex`` (``has_separation`` says which).
 """
 
 from bco_gym.sets.balls import L1Ball, L2Ball

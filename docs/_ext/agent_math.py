@@ -70,6 +70,22 @@ With :math:`x_1 = c` and :math:`\nabla_t = \nabla f_t(x_t)` (full information):
 
    x_{t+1} = \Pi_K\big(x_t - \eta \nabla_t\big) \quad\text{(one projection)}.
 """,
+    "so-bgd": r"""
+With :math:`x_1 = c`, :math:`u_t` uniform on the unit sphere of :math:`V` and only the
+separation oracle of :math:`K` (no projection, no LMO):
+
+.. math::
+
+   y_t = x_t + \delta u_t \quad\text{(played)}, \qquad
+   g_t = \frac{d}{\delta} f_t(y_t)\, u_t, \qquad z = x_t - \eta\, g_t,
+
+then, while the oracle of :math:`K_\delta` separates :math:`z` with a normal :math:`a`,
+:math:`z \leftarrow z - \delta\, P_V a / \|P_V a\|` (each step brings :math:`z` closer
+to every point of :math:`K_{2\delta}` by :math:`\delta^2` in squared distance), and
+:math:`x_{t+1} = z`. For every interval :math:`I`,
+:math:`\mathbb{E}[\mathcal{R}(I)] \le 2R^2/\eta + \eta |I| (dM/\delta)^2/2 +
+(3 + 2R/r)\,\delta G |I|` (our derivation, in the class docstring).
+""",
     "random": r"""
 .. math::
 

@@ -30,6 +30,7 @@ CORE = [
     "random",
     "fkm2",
     "bbcg2",
+    "so-bgd",
 ]  # the sb3-* agents are tested in tests/rl
 
 
@@ -49,6 +50,7 @@ def test_registry_names_and_classes():
         "random": 1.0,
         "fkm2": 0.5,
         "bbcg2": 0.75,
+        "so-bgd": 0.75,
     }
 
 
