@@ -15,6 +15,8 @@ intervals over seeds unless a figure says bootstrap.
 * :func:`tuning_figure` -- final regret against each agent's scale constant;
 * :func:`pairwise_figure` -- who beats whom: every pair's paired difference, wins and
   Holm-adjusted p-value (the report's matrix per scenario);
+* :func:`interval_regret_figure` -- the largest regret over the intervals of each
+  length against the length (adaptive regret, changing environments);
 * :func:`exponents_figure` / :func:`plot_exponents` -- regret against T, the fitted
   exponents with their bootstrap band, and the local slopes (the ``exponents`` figure).
 """
@@ -33,12 +35,14 @@ from bco_gym.plotting.dots import (
     tuning_figure,
 )
 from bco_gym.plotting.exponents import exponents_figure, plot_exponents
+from bco_gym.plotting.intervals import interval_regret_figure
 from bco_gym.plotting.pairs import pairwise_figure
 from bco_gym.plotting.style import save
 
 __all__ = [
     "exponents_figure",
     "final_regret_figure",
+    "interval_regret_figure",
     "normalized_regret_figure",
     "overview_figure",
     "paired_difference_figure",

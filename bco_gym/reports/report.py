@@ -39,7 +39,13 @@ from bco_gym.engine.result import RunResult
 from bco_gym.reports.advice import which_method
 from bco_gym.reports.paired import group_series, paired_columns, paired_table, series_label
 from bco_gym.reports.ranking import Ranking, rank, ranking_text
-from bco_gym.reports.summary import exponent_columns, fit_exponents, render_markdown
+from bco_gym.reports.summary import (
+    changing_columns,
+    changing_rows,
+    exponent_columns,
+    fit_exponents,
+    render_markdown,
+)
 
 DEFAULT_REFERENCES = ("random", "fkm")
 READING_GUIDE = (
@@ -177,6 +183,7 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
         lines += _exponents_part(directory, results, stem, final[0].horizon)
     for reference in scenario.references:
         lines += _table_part(final, reference)
+    lines += _changing_part(directory, final, stem)
     lines += _warnings_part(results)
     lines += _figures_part(directory, final, stem, scenario.references)
     return lines
@@ -226,6 +233,28 @@ def _table_part(final: list[RunResult], reference: str) -> list[str]:
     if not any(row.reference for row in rows):
         return [f"### Paired against {reference}", "", f"No {reference} runs here.", ""]
     return [f"### Paired against {reference}", "", render_markdown(*paired_columns(rows)), ""]
+
+
+def _changing_part(directory: Path, final: list[RunResult], stem: str) -> list[str]:
+    """Static, adaptive, dynamic (and switching) regret per agent, who wins on each, and
+    the interval-regret figure; nothing for families without interval regrets."""
+    if not final or any(r.adaptive_regret is None for r in final):
+        return []
+    from bco_gym.plotting import interval_regret_figure, save
+
+    rows = changing_rows(final)
+    header, body, winners = changing_columns(rows)
+    figure = save(interval_regret_figure(final), directory / f"{stem}-intervals.png")
+    return [
+        "### Static, adaptive and dynamic regret",
+        "",
+        render_markdown(header, body),
+        "",
+        f"Lowest mean on each yardstick: {winners}.",
+        "",
+        f"![Largest interval regret against interval length]({figure.name})",
+        "",
+    ]
 
 
 def _warnings_part(results: list[RunResult]) -> list[str]:

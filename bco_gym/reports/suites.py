@@ -99,6 +99,27 @@ STANDARD_V1: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        name="ball-switching",
+        title="10-ball, switching mean (linear-switching, 5 segments)",
+        env_id="BCO-Ball-v0",
+        agents=(*BANDIT, "so-bgd"),
+        horizon=100_000,
+        seeds=tuple(range(8)),
+        env_kwargs={"loss": "linear-switching", "loss_kwargs": {"segments": 5}},
+        description=(
+            "The mean loss direction jumps to a fresh random direction at the start of "
+            "each of 5 equal segments (every 20,000 rounds). The best fixed point is the "
+            "wrong yardstick here: the adaptive regret (the worst regret over the dyadic "
+            "cover of intervals, each against its own best point), the switching regret "
+            "(against the best point of each segment) and the dynamic regret (against "
+            "each round's minimiser, noise included) say how well an agent follows the "
+            "change. Learners that accumulate every past gradient (BBCG, BFW: "
+            "follow-the-regularised-leader) must first undo the old segments' sum; "
+            "gradient descent (FKM, and so-bgd with separation-oracle steps instead of "
+            "projections) restarts from where it stands."
+        ),
+    ),
+    Scenario(
         name="ball-adversarial",
         title="10-ball, follow-the-leader trap (linear-adversarial)",
         env_id="BCO-Ball-v0",

@@ -26,6 +26,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from bco_gym.engine.result import THEORY_EXPONENTS, RunResult
+from bco_gym.reports.paired import group_series
 
 SCALING_EXPONENT = 3 / 4
 
@@ -46,6 +47,8 @@ class AgentSummary:
     lmo_per_round: float
     projections_per_round: float
     rounds_per_second: float
+    adaptive_mean: float | None = None
+    dynamic_mean: float | None = None
 
     @property
     def scaled_regret(self) -> float:
@@ -121,9 +124,18 @@ def summarize(results: Iterable[RunResult]) -> list[AgentSummary]:
                 lmo_per_round=sum(r.lmo_calls for r in group) / rounds,
                 projections_per_round=sum(r.projections for r in group) / rounds,
                 rounds_per_second=rounds / spent if spent > 0 else math.inf,
+                adaptive_mean=_mean_or_none([r.adaptive_regret for r in group]),
+                dynamic_mean=_mean_or_none([r.dynamic_regret for r in group]),
             )
         )
     return rows
+
+
+def _mean_or_none(values: Sequence[float | None]) -> float | None:
+    """The mean over seeds, or None when a seed has no value (a non-linear family)."""
+    if not values or any(v is None for v in values):
+        return None
+    return float(np.mean(np.asarray(values, dtype=float)))
 
 
 def fit_exponent(
@@ -273,6 +285,8 @@ def compare_columns(rows: Sequence[AgentSummary]) -> tuple[list[str], list[list[
         "seeds",
         "regret (mean ± std)",
         "regret/T^(3/4)",
+        "adaptive",
+        "dynamic",
         "bound",
         "LMO/round",
         "proj/round",
@@ -280,10 +294,15 @@ def compare_columns(rows: Sequence[AgentSummary]) -> tuple[list[str], list[list[
     ]
     means = format_column([row.regret_mean for row in rows], 4)
     stds = format_column([row.regret_std for row in rows], 3)
-    numbers = [
-        format_column([getattr(row, name) for row in rows])
-        for name in ("scaled_regret", "regret_bound", "lmo_per_round", "projections_per_round")
-    ]
+    names = (
+        "scaled_regret",
+        "adaptive_mean",
+        "dynamic_mean",
+        "regret_bound",
+        "lmo_per_round",
+        "projections_per_round",
+    )
+    numbers = [format_column([getattr(row, name) for row in rows]) for name in names]
     body = [
         [
             row.agent,
@@ -298,6 +317,65 @@ def compare_columns(rows: Sequence[AgentSummary]) -> tuple[list[str], list[list[
         for i, row in enumerate(rows)
     ]
     return header, body
+
+
+@dataclass(frozen=True)
+class ChangingSummary:
+    """One agent's regrets on the yardsticks of a changing environment, over seeds.
+
+    Each value is (mean, std) over the seeds; ``switching`` is None without segments.
+    """
+
+    label: str
+    seeds: int
+    static: tuple[float, float]
+    adaptive: tuple[float, float]
+    dynamic: tuple[float, float]
+    switching: tuple[float, float] | None
+
+
+def changing_rows(results: Iterable[RunResult]) -> list[ChangingSummary]:
+    """One :class:`ChangingSummary` per series (agent, constants) of results whose
+    adaptive and dynamic regrets are known (:mod:`bco_gym.losses.intervals`)."""
+    rows = []
+    for label, group in group_series(results).items():
+        switching = [r.interval_regret.get("switching_regret") for r in group]
+        rows.append(
+            ChangingSummary(
+                label=label,
+                seeds=len(group),
+                static=_mean_std([r.final_regret for r in group]),
+                adaptive=_mean_std([float(r.adaptive_regret) for r in group]),
+                dynamic=_mean_std([float(r.dynamic_regret) for r in group]),
+                switching=None if None in switching else _mean_std(switching),
+            )
+        )
+    return rows
+
+
+def changing_columns(
+    rows: Sequence[ChangingSummary],
+) -> tuple[list[str], list[list[str]], str]:
+    """Header, cells and the sentence naming the lowest mean on each yardstick."""
+    yardsticks = [("static", "static regret"), ("adaptive", "adaptive regret")]
+    yardsticks.append(("dynamic", "dynamic regret"))
+    if all(row.switching is not None for row in rows):
+        yardsticks.append(("switching", "switching regret"))
+    header = ["agent", "seeds", *(f"{title} (mean ± std)" for _, title in yardsticks)]
+    columns = []
+    for name, _ in yardsticks:
+        means = format_column([getattr(row, name)[0] for row in rows], 4)
+        stds = format_column([getattr(row, name)[1] for row in rows], 3)
+        columns.append([f"{m} ± {s}" for m, s in zip(means, stds, strict=True)])
+    body = [
+        [row.label, str(row.seeds), *(column[i] for column in columns)]
+        for i, row in enumerate(rows)
+    ]
+    winners = "; ".join(
+        f"{title}: {min(rows, key=lambda row: getattr(row, name)[0]).label}"
+        for name, title in yardsticks
+    )
+    return header, body, winners
 
 
 def exponent_columns(fits: Sequence[ExponentFit]) -> tuple[list[str], list[list[str]]]:

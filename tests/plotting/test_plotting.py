@@ -317,3 +317,21 @@ def test_missing_matplotlib_names_the_extra(tmp_path, tiny_results, monkeypatch,
 def test_nothing_to_draw_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="no results"):
         plot_regret([], tmp_path / "x.png")
+
+
+def test_interval_regret_figure_draws_each_agents_maxima_per_length():
+    from bco_gym.engine.many import run_many
+    from bco_gym.plotting import interval_regret_figure
+
+    kwargs = {"n": 3, "loss": "linear-switching", "loss_kwargs": {"segments": 2}}
+    results = run_many("BCO-Ball-v0", "random", [0, 1], horizon=64, env_kwargs=kwargs)
+    figure = interval_regret_figure(results)
+    (axes,) = figure.axes
+    line = axes.get_lines()[0]
+    means = np.mean([r.interval_regret["max_interval_regret"] for r in results], axis=0)
+    shown = means > 0
+    assert np.allclose(line.get_ydata(), means[shown])
+    assert np.allclose(line.get_xdata(), np.array([1, 2, 4, 8, 16, 32, 64])[shown])
+    quadratic = run_many("BCO-Ball-v0", "random", [0], horizon=8, env_kwargs={"loss": "quadratic"})
+    with pytest.raises(ValueError, match="linear losses only"):
+        interval_regret_figure(quadratic)
