@@ -250,7 +250,10 @@ def _changing_part(directory: Path, final: list[RunResult], stem: str) -> list[s
         "",
         render_markdown(header, body),
         "",
-        f"Lowest mean on each yardstick: {winners}.",
+        f"Lowest mean on each yardstick: {winners}. The static, switching and dynamic "
+        "comparators do not depend on the agent, so on one seed two agents' regrets differ "
+        "by the same amount (their cumulative losses') on all three, which always rank "
+        "alike; the adaptive regret, a maximum over intervals, can rank them differently.",
         "",
         f"![Largest interval regret against interval length]({figure.name})",
         "",

@@ -113,10 +113,8 @@ STANDARD_V1: tuple[Scenario, ...] = (
             "cover of intervals, each against its own best point), the switching regret "
             "(against the best point of each segment) and the dynamic regret (against "
             "each round's minimiser, noise included) say how well an agent follows the "
-            "change. Learners that accumulate every past gradient (BBCG, BFW: "
-            "follow-the-regularised-leader) must first undo the old segments' sum; "
-            "gradient descent (FKM, and so-bgd with separation-oracle steps instead of "
-            "projections) restarts from where it stands."
+            "change. so-bgd is bandit gradient descent with separation-oracle steps "
+            "instead of projections, whose regret bound holds on every interval."
         ),
     ),
     Scenario(
