@@ -62,6 +62,15 @@ class _Nodes:
             self.gap[part],
         )
 
+    def copy(self) -> _Nodes:
+        return _Nodes(
+            self.index.copy(),
+            self.theta.copy(),
+            self.constant.copy(),
+            self.played.copy(),
+            self.gap.copy(),
+        )
+
     @staticmethod
     def join(first: _Nodes, second: _Nodes) -> _Nodes:
         return _Nodes(
@@ -157,7 +166,10 @@ class IntervalRegret:
         return [np.array(sorted(w), dtype=np.int64) for w in wanted]
 
     def update(self, thetas: np.ndarray, constants: np.ndarray, played: np.ndarray) -> None:
-        """Add the next ``len(played)`` rounds: theta_t (m, dim), b_t (m,), f_t(y_t) (m,)."""
+        """Add the next ``len(played)`` rounds: theta_t (m, dim), b_t (m,), f_t(y_t) (m,).
+
+        Nothing fed is kept by reference: the caller may overwrite its arrays afterwards.
+        """
         count = len(played)
         if count == 0:
             return
@@ -179,7 +191,7 @@ class IntervalRegret:
                 regret = nodes.gap
             self._record(level, nodes, regret)
             if level == self.levels - 1:
-                self._top.append(nodes)
+                self._top.append(nodes.copy())
                 break
             nodes = self._pair(level, nodes)
             if not len(nodes):
@@ -214,7 +226,8 @@ class IntervalRegret:
         if start:
             raise RuntimeError("IntervalRegret: a right half arrived without its left (bug)")
         pairs = len(nodes) // 2
-        self._open[level] = nodes.take(slice(2 * pairs, None)) if len(nodes) % 2 else None
+        # the open block is copied: the caller may reuse the arrays it fed
+        self._open[level] = nodes.take(slice(2 * pairs, None)).copy() if len(nodes) % 2 else None
         left, right = nodes.take(slice(0, 2 * pairs, 2)), nodes.take(slice(1, 2 * pairs, 2))
         return _Nodes(
             left.index // 2,

@@ -6,8 +6,9 @@ seeds 0..K-1), as one resumable sweep per scenario under ``<out>/runs/<scenario>
 re-run with more agents computes only the new cells. Then it writes, in ``<out>``:
 
 * ``scores.csv`` -- one row per run: ``suite, scenario, agent, seed, horizon, regret,
-  score`` with score = final regret / random's on the same scenario and seed
-  (:mod:`~bco_gym.reports.scores`);
+  score, adaptive_regret, dynamic_regret`` with score = final regret / random's on the
+  same scenario and seed (:mod:`~bco_gym.reports.scores`); the last two empty where the
+  loss family has no exact interval comparators (:mod:`bco_gym.losses.intervals`);
 * ``report.md`` -- a verdict per given agent (the scenarios where it is separated from
   bbcg and from fkm, better or worse, by the all-pairs ranking of
   :mod:`~bco_gym.reports.ranking`: paired t-tests, Holm's correction per scenario); the
@@ -250,6 +251,8 @@ def write_scores(path: Path, rows: Sequence[ScoreRow]) -> Path:
                     row.horizon,
                     repr(row.regret),
                     "" if math.isnan(row.score) else repr(row.score),
+                    "" if row.adaptive_regret is None else repr(row.adaptive_regret),
+                    "" if row.dynamic_regret is None else repr(row.dynamic_regret),
                 ]
             )
     return path

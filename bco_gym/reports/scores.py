@@ -63,9 +63,21 @@ class ScoreRow:
     horizon: int
     regret: float
     score: float
+    adaptive_regret: float | None = None
+    dynamic_regret: float | None = None
 
 
-COLUMNS = ("suite", "scenario", "agent", "seed", "horizon", "regret", "score")
+COLUMNS = (
+    "suite",
+    "scenario",
+    "agent",
+    "seed",
+    "horizon",
+    "regret",
+    "score",
+    "adaptive_regret",
+    "dynamic_regret",
+)
 
 
 def score_rows(suite: str, scenario: str, results: Sequence[RunResult]) -> list[ScoreRow]:
@@ -84,6 +96,8 @@ def score_rows(suite: str, scenario: str, results: Sequence[RunResult]) -> list[
                 horizon=result.horizon,
                 regret=float(result.final_regret),
                 score=float(score),
+                adaptive_regret=result.adaptive_regret,
+                dynamic_regret=result.dynamic_regret,
             )
         )
     return rows

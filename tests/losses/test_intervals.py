@@ -87,6 +87,23 @@ def test_the_result_does_not_depend_on_how_rounds_are_split():
     assert all(r == results[0] for r in results)
 
 
+def test_a_reused_buffer_does_not_change_the_result():
+    convex_set, horizon = L2Ball(3), 45
+    thetas, constants, played = random_game(convex_set, horizon, 9)
+    whole = IntervalRegret(convex_set, horizon, segments=[0, 20])
+    whole.update(thetas, constants, played)
+    reused = IntervalRegret(convex_set, horizon, segments=[0, 20])
+    buffers = (np.empty((7, 3)), np.empty(7), np.empty(7))
+    for start in range(0, horizon, 7):  # odd spans leave open blocks at every level
+        stop = min(horizon, start + 7)
+        for buffer, source in zip(buffers, (thetas, constants, played), strict=True):
+            buffer[: stop - start] = source[start:stop]
+        reused.update(*(buffer[: stop - start] for buffer in buffers))
+        for buffer in buffers:
+            buffer.fill(np.nan)  # the caller overwrites its buffers
+    assert reused.result().as_dict() == whole.result().as_dict()
+
+
 def test_dyadic_pieces_tile_the_interval():
     for start in range(0, 40):
         for stop in range(start + 1, 41):

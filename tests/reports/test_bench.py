@@ -72,7 +72,17 @@ def test_scores_are_regret_over_randoms_on_the_same_seed(tmp_path, tiny_suite):
     out = tmp_path / "bench"
     outcome = bench.run_bench(["bfw"], out, suite=tiny_suite, progress=False)
     rows = read_scores(out)
-    assert list(rows[0]) == ["suite", "scenario", "agent", "seed", "horizon", "regret", "score"]
+    assert list(rows[0]) == [
+        "suite",
+        "scenario",
+        "agent",
+        "seed",
+        "horizon",
+        "regret",
+        "score",
+        "adaptive_regret",
+        "dynamic_regret",
+    ]
     assert len(rows) == len(outcome.rows) == 18
     random = {
         (r["scenario"], r["seed"]): float(r["regret"]) for r in rows if r["agent"] == "random"
@@ -83,9 +93,10 @@ def test_scores_are_regret_over_randoms_on_the_same_seed(tmp_path, tiny_suite):
         assert float(row["score"]) == pytest.approx(expected, rel=1e-15)
         assert int(row["horizon"]) == (300 if row["scenario"] == "tiny-ball" else 200)
     results = {(r.agent, r.seed): r for r in outcome.runs[0].results}
-    assert (
-        float(rows[0]["regret"]) == results[(rows[0]["agent"], int(rows[0]["seed"]))].final_regret
-    )
+    first = results[(rows[0]["agent"], int(rows[0]["seed"]))]
+    assert float(rows[0]["regret"]) == first.final_regret
+    assert float(rows[0]["adaptive_regret"]) == first.adaptive_regret  # linear losses: exact
+    assert float(rows[0]["dynamic_regret"]) == first.dynamic_regret
 
 
 def test_the_report_has_verdicts_aggregates_figures_and_scenarios(tmp_path, tiny_suite):
