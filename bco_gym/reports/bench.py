@@ -374,12 +374,20 @@ def _aggregate_table(stats: Aggregates, total: int) -> list[str]:
             found = stats.improvements.get((agent, reference))
             cells.append("-" if found is None else _interval(found))
         body.append(cells)
-    methods = sorted({e.method for d in stats.estimates.values() for e in d.values()} - {"none"})
+    by_method: dict[str, list[str]] = {}
+    for agent in order:
+        by_method.setdefault(stats.estimates[agent]["iqm"].method, []).append(agent)
+    names = {"rliable": "rliable", "bco_gym": "bco_gym's own stratified bootstrap"}
+    parts = [
+        f"{names[method]} for {', '.join(agents)}"
+        for method, agents in by_method.items()
+        if method in names
+    ]
     note = (
-        f"Intervals: {BOOTSTRAP_REPS:,} stratified-bootstrap resamples; IQM and mean by "
-        + " and ".join("rliable" if m == "rliable" else "bco_gym's bootstrap" for m in methods)
-        + " (rliable where installed and the scenarios hold equally many runs), P(<) by "
-        "bco_gym's bootstrap."
+        f"Intervals from {BOOTSTRAP_REPS:,} stratified-bootstrap resamples. IQM and mean: "
+        + "; ".join(parts)
+        + " (rliable where it is installed and the agent's scenarios hold equally many "
+        "runs). P(<): bco_gym's own."
     )
     return [render_markdown(header, body), "", note, ""]
 

@@ -75,10 +75,17 @@ def is_full_information(result: RunResult) -> bool:
     recorded = result.agent_spec.get("feedback")  # from the agent's spec (results since 0.1)
     if recorded is not None:
         return recorded == "full"
-    from bco_gym.agents import find_agent
+    return _agent_feedback(result.agent) == "full"
 
-    spec = find_agent(result.agent)
-    return spec is None or spec.feedback == "full"
+
+def _agent_feedback(agent: str) -> str:
+    """The feedback ``agent`` (a name or import path) needs; "bandit" if it no longer resolves."""
+    from bco_gym.agents.registry import resolve_agent
+
+    try:
+        return resolve_agent(agent).feedback
+    except (ValueError, TypeError, ImportError):
+        return "bandit"
 
 
 def scale_text(result: RunResult) -> str:

@@ -17,9 +17,10 @@ A's and B's own paired differences D_s = R^A_s(T) - R^B_s(T) over their common s
 
 The separated pairs form a partial order (with common seeds the mean differences are
 transitive, so it has no cycle). :func:`ordered_groups` shows it as ordered groups:
-the largest set of agents on which it is a weak order -- groups whose members are
-pairwise not separated, every member of a group separated from (better than) every
-member of each later group -- and the agents left out with their own relations. With
+the set of agents on which it is a weak order -- groups whose members are pairwise
+not separated, every member of a group separated from (better than) every member of
+each later group -- that states the most separated pairs, and the agents left out
+with their own relations. With
 a single seed, or two runs with equal differences on every seed, nothing is separated.
 
 References: S. Holm, "A simple sequentially rejective multiple test procedure",
@@ -40,7 +41,7 @@ from bco_gym.engine.result import RunResult
 from bco_gym.reports.paired import LEVEL, group_series, paired_differences, t_interval
 
 ALPHA = 0.05
-EXHAUSTIVE_LIMIT = 12  # agents; beyond, the largest weak-order subset is found greedily
+EXHAUSTIVE_LIMIT = 12  # agents; beyond, a weak-order subset is found greedily
 
 
 @dataclass(frozen=True)
@@ -208,21 +209,27 @@ def _weak_order_groups(ranking: Ranking, members: Sequence[str]) -> list[list[st
     return groups
 
 
+def _shown_pairs(groups: Sequence[Sequence[str]]) -> int:
+    """How many separated pairs the ordered groups state (every pair across groups)."""
+    sizes = [len(group) for group in groups]
+    return sum(a * b for a, b in itertools.combinations(sizes, 2))
+
+
 def _largest_weak_order(ranking: Ranking) -> list[list[str]]:
     labels = list(ranking.labels)
     if len(labels) <= EXHAUSTIVE_LIMIT:
-        best: tuple[tuple[int, int], list[list[str]]] | None = None
+        best: tuple[tuple[int, int, int], list[list[str]]] | None = None
         for size in range(len(labels), 0, -1):
             for members in itertools.combinations(labels, size):
                 groups = _weak_order_groups(ranking, members)
                 if groups is None:
                     continue
-                # Among subsets of one size: the one that tells most apart (most groups).
-                key = (len(groups), -sum(labels.index(m) for m in members))
+                # The most separated pairs stated, then the most agents, then the lowest.
+                key = (_shown_pairs(groups), size, -sum(labels.index(m) for m in members))
                 if best is None or key > best[0]:
                     best = (key, groups)
-            if best is not None:
-                return best[1]
+        assert best is not None  # any single agent is a weak order
+        return best[1]
     members = list(labels)
     while (groups := _weak_order_groups(ranking, members)) is None:
         # Drop the agent in most pairs that break a weak order (not separated from
@@ -244,11 +251,12 @@ def _largest_weak_order(ranking: Ranking) -> list[list[str]]:
 def ordered_groups(ranking: Ranking) -> tuple[tuple[tuple[str, ...], ...], tuple[str, ...]]:
     """(groups, left out): the partial order of the separated pairs as ordered groups.
 
-    The groups are the largest set of agents on which the order is a weak order (ties
-    broken toward more groups, then toward lower regrets): agents in one group are
-    pairwise not separated; every agent of a group beats every agent of each later
-    group. Agents that fit no such place (e.g. a noisy agent not separated from two
-    agents that are separated from each other) are left out, by mean.
+    The groups are the set of agents on which the order is a weak order that states the
+    most separated pairs (every pair across two groups; ties broken toward more agents,
+    then toward lower regrets): agents in one group are pairwise not separated; every
+    agent of a group beats every agent of each later group. Agents that fit no such
+    place (e.g. a noisy agent not separated from two agents that are separated from
+    each other) are left out, by mean, and shown with their own relations.
     """
     groups = _largest_weak_order(ranking)
     placed = {label for group in groups for label in group}

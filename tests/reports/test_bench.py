@@ -236,3 +236,9 @@ def test_a_failing_user_agent_fails_its_cells_alone(tmp_path, monkeypatch, capsy
     assert code == 1
     err = capsys.readouterr().err
     assert "2 cell(s) failed" in err and "seed 1" in err
+
+
+def test_the_explore_commit_agent_of_the_readme_scores_below_random(tmp_path, tiny_suite):
+    outcome = bench.run_bench(["explore_commit:ExploreCommit"], tmp_path / "b", suite=tiny_suite)
+    scores = [r.score for r in outcome.rows if r.agent == "explore_commit:ExploreCommit"]
+    assert len(scores) == 5 and max(scores) < 1.0  # it learns on i.i.d. and slow drift

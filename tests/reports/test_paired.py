@@ -207,3 +207,12 @@ def test_two_arrays_are_refused_as_a_pair_and_two_equal_arrays_accepted():
     assert rows["bbcg"].difference_mean == pytest.approx(
         bbcg.final_regret - array_run("random", thetas).final_regret, abs=1e-12
     )
+
+
+def test_a_user_agent_on_a_full_information_env_is_not_labelled_full_information():
+    user = synthetic_result("user_agents:Jitter", 0, (1, 2, 3), feedback="full")
+    ofw = synthetic_result("ofw", 0, (1, 2, 3), feedback="full")
+    gone = synthetic_result("nowhere.module:Agent", 0, (1, 2, 3), feedback="full")
+    assert series_label(user) == "user_agents:Jitter"
+    assert series_label(ofw) == "ofw (full info)"
+    assert series_label(gone) == "nowhere.module:Agent"  # no longer importable: as bandit
