@@ -11,6 +11,7 @@ import pytest
 
 from bco_gym.cli import main
 from bco_gym.reports import bench
+from bco_gym.reports.bench_report import verdict
 from bco_gym.reports.suites import SUITES, Scenario
 
 TINY = (
@@ -130,7 +131,7 @@ def test_the_verdict_follows_the_holm_ranking():
         for seed, v in enumerate(values + 0.01 * rng.standard_normal(6))
     ]
     ranked = {"one": rank(results), "two": rank([r for r in results if r.agent != "fkm"])}
-    line = bench.verdict("mine", ranked)
+    line = verdict("mine", ranked)
     assert line == (
         "**mine** (2 scenarios): against bbcg: worse in one, two (0 not separated); "
         "against fkm: better in one (0 not separated)"
