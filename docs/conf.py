@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -23,6 +22,10 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 served from the built site (_static/mathjax/), not from a CDN: the pages
+    # read offline show typeset mathematics. The package sets mathjax_path and copies the
+    # scripts and fonts when the build finishes.
+    "sphinx-mathjax-offline",
     "sphinx.ext.doctest",
     "sphinx.ext.viewcode",
     "bco_pages",
@@ -69,13 +72,3 @@ html_theme = "furo"
 html_title = f"bco_gym {release}"
 html_static_path: list[str] = []
 html_theme_options = {"navigation_with_keys": True}
-
-# Mathematics is typeset by MathJax, loaded from its CDN by default (readers online see it
-# rendered; offline, the TeX source shows). To serve it from the built site instead, point
-# BCO_DOCS_MATHJAX at the es5 directory of MathJax 3 (e.g. from `npm pack mathjax@3`).
-local_mathjax = os.environ.get("BCO_DOCS_MATHJAX")
-if local_mathjax:
-    if not (Path(local_mathjax) / "tex-mml-chtml.js").is_file():
-        raise FileNotFoundError(f"BCO_DOCS_MATHJAX={local_mathjax} holds no tex-mml-chtml.js")
-    html_static_path.append(local_mathjax)  # its contents land in _static/
-    mathjax_path = "tex-mml-chtml.js"
