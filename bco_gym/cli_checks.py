@@ -287,8 +287,7 @@ def projection_message(agent: str, problem: Any) -> str:
 
 def _needs_qp(problem: Any) -> bool:
     """Whether the set's projection is the optional QP one (absent: Clarabel is missing)."""
-    name = type(getattr(problem.set, "base", problem.set)).__name__
-    return name in ("BirkhoffPolytope", "FlowPolytope")
+    return getattr(getattr(problem.set, "base", problem.set), "projection_extra", None) == "qp"
 
 
 def _one_line(error: BaseException) -> str:

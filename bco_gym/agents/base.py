@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from bco_gym.problem import Problem
+from bco_gym.sets.base import projection_hint
 
 SCALAR_LOSS_FORMS = "a real number: a Python float or int, a NumPy scalar or a 0-d array"
 
@@ -117,10 +118,12 @@ class Agent(abc.ABC):
                 "play; make the env with the matching feedback."
             )
         if self.requires_projection and not problem.set.has_projection:
+            hint = projection_hint(problem.set)
             raise ValueError(
                 f"{type(self).__name__} ('{self.name}') needs a Euclidean projection, which "
-                f"{problem.set!r} does not provide; use a projection-free agent "
-                "('bbcg', 'bfw', 'ofw')."
+                f"{problem.set!r} does not provide; "
+                + (f"{hint}, or " if hint else "")
+                + "use a projection-free agent ('bbcg', 'bfw', 'ofw')."
             )
         self.problem = problem
         self.set = problem.set

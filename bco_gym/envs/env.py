@@ -19,7 +19,7 @@ from bco_gym.envs.spaces import ConvexSetSpace
 from bco_gym.errors import InvalidLossError
 from bco_gym.losses import LossSequence, make_losses
 from bco_gym.problem import FEEDBACKS, Problem
-from bco_gym.sets.base import ConvexSet
+from bco_gym.sets.base import ConvexSet, projection_hint
 from bco_gym.sets.checks import DEFAULT_ATOL
 
 RENDER_MODES = ("rgb_array",)
@@ -145,9 +145,10 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
         ):
             raise ValueError(f"horizon={horizon!r} is not allowed; expected an integer >= 1")
         if on_infeasible == "project" and not convex_set.has_projection:
+            hint = projection_hint(convex_set)
             raise ValueError(
                 f"on_infeasible='project' needs a Euclidean projection, which {convex_set!r} "
-                "does not provide; use on_infeasible='raise'"
+                f"does not provide; {hint + ', or ' if hint else ''}use on_infeasible='raise'"
             )
         self.set = convex_set
         self.losses = _loss_sequence(losses, convex_set, loss_kwargs)

@@ -70,6 +70,9 @@ class ConvexSet(abc.ABC):
     """
 
     shape: tuple[int, ...]
+    #: the optional extra of bco_gym that provides ``project`` when it is missing (the
+    #: QP projections of the flow and Birkhoff polytopes need ``qp``), or None.
+    projection_extra: str | None = None
 
     # -- geometry -------------------------------------------------------------------
     @property
@@ -472,3 +475,19 @@ class ShrunkSet(ConvexSet):
         low, high = self.base.bounds()
         c = self.base.center
         return c + self.scale * (low - c), c + self.scale * (high - c)
+
+
+def projection_hint(convex_set: ConvexSet) -> str:
+    """How to obtain the missing projection onto ``convex_set``, or "" when none helps.
+
+    A set whose projection comes with an optional extra (``projection_extra``; a shrunk
+    set asks its ``base``) and lacks it now: "install the QP solver: pip install
+    'bco_gym[qp]' (or clarabel)". Errors about a missing projection add it.
+    """
+    if convex_set.has_projection:
+        return ""
+    base = getattr(convex_set, "base", convex_set)
+    extra = getattr(base, "projection_extra", None)
+    if extra != "qp":
+        return ""
+    return "install the QP solver: pip install 'bco_gym[qp]' (or clarabel)"

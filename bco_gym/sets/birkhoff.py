@@ -53,6 +53,8 @@ class BirkhoffPolytope(ConvexSet):
     random permutation matrices and w ~ Dirichlet(1, ..., 1) (n + 1 weights).
     """
 
+    projection_extra = "qp"  # the projection is a QP (Clarabel), the optional extra
+
     def __init__(self, n: int = 5):
         self.n = check_size(n, "n", "BirkhoffPolytope", 2, " (B_1 is the single point [[1]])")
         self.shape = (self.n, self.n)

@@ -83,6 +83,8 @@ class FlowPolytope(ConvexSet):
         path_count: the number of s-t paths (an exact int).
     """
 
+    projection_extra = "qp"  # the projection is a QP (Clarabel), the optional extra
+
     def __init__(self, edges: Iterable[Sequence[Hashable]], source: Hashable, sink: Hashable):
         self.edges = _normalise_edges(edges)
         self.source = _check_node(source, "source")
