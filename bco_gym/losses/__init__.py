@@ -14,7 +14,8 @@ Families (``FAMILIES``: name -> class; each class says on which sets it is defin
 * ``assignment``: <C_t, X> (Birkhoff polytope).
 
 Beyond the families: :class:`PortfolioDataLoss` (-log <r_t, x> on a real price data set,
-``gym.make("BCO-Portfolio-v0", dataset=...)``) with :func:`wealth`; and the user's own
+``gym.make("BCO-Portfolio-v0", dataset=...)``) with :func:`wealth` (exp(-loss) entry by
+entry: a run's wealth curve) and :func:`final_wealth` (a run's final wealth); and the user's own
 losses, :func:`from_array` (linear, <theta_t, x> + b_t from an array or memmap, exact
 comparator) and :func:`from_function` (convex callables, certified Frank-Wolfe
 comparator). These three have a finite ``horizon``; ``BanditConvexEnv(K, losses)``
@@ -34,7 +35,7 @@ from bco_gym.losses.completion import CompletionLoss
 from bco_gym.losses.costs import AssignmentLoss, CongestionLoss, EdgeCostLoss
 from bco_gym.losses.functions import FunctionLoss, from_function
 from bco_gym.losses.linear import LinearLoss, LinearSwitchingLoss
-from bco_gym.losses.market import PortfolioDataLoss, wealth
+from bco_gym.losses.market import PortfolioDataLoss, final_wealth, wealth
 from bco_gym.losses.portfolio import PortfolioLoss
 from bco_gym.losses.quadratic import QuadraticLoss
 from bco_gym.losses.regression import RegressionLoss
@@ -114,6 +115,7 @@ __all__ = [
     "QuadraticLoss",
     "RegressionLoss",
     "families_for",
+    "final_wealth",
     "from_array",
     "from_function",
     "make_losses",

@@ -79,7 +79,8 @@ class ArrayLoss(LossSequence):
         return {"name": self.name, "horizon": self.horizon}
 
     def __repr__(self) -> str:
-        return f"ArrayLoss({self.set!r}, horizon={self.horizon})"
+        thetas = f"{type(self.thetas).__name__} of shape {self.thetas.shape}"
+        return f"ArrayLoss({self.set!r}, thetas={thetas}, horizon={self.horizon})"
 
     def digest(self) -> str:
         """SHA-256 (hex) of the data: the set, the shape, theta_t (as float64) and b_t, read

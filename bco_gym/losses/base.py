@@ -131,6 +131,19 @@ class LossSequence(abc.ABC):
             }
         )
 
+    def __repr__(self) -> str:
+        """The class, the set and the parameters: ``LinearLoss(Simplex(n=3), mean_norm=0.5,
+        noise=0.5)``; a finite sequence shows its horizon."""
+        fields = self._repr_fields()
+        if self.horizon is not None and "horizon" not in fields:
+            fields["horizon"] = self.horizon
+        shown = ", ".join([repr(self.set), *(f"{key}={value!r}" for key, value in fields.items())])
+        return f"{type(self).__name__}({shown})"
+
+    def _repr_fields(self) -> dict[str, Any]:
+        """The parameters the repr shows (default: ``describe()`` less the name)."""
+        return {key: value for key, value in self.describe().items() if key != "name"}
+
     # -- the sequence ---------------------------------------------------------------------
     def reset(self, rng: np.random.Generator) -> None:
         """Fix the whole sequence from one draw of ``rng`` (the env's ``np_random``)."""

@@ -133,6 +133,9 @@ class LossBatch:
         self._chunk_index = -1
         self._params: Params = {}
 
+    def __repr__(self) -> str:
+        return f"LossBatch({self.size} x {self.sequences[0]!r})"
+
     def __len__(self) -> int:
         return self.size
 

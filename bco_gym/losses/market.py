@@ -42,8 +42,34 @@ ROUND_UP = 1.0 + 16 * np.finfo(float).eps
 
 
 def wealth(cumulative_loss: float | np.ndarray) -> float | np.ndarray:
-    """exp(-cumulative loss): the wealth (from 1) of a portfolio whose summed loss is given."""
+    """exp(-cumulative loss), entry by entry: the wealth (from 1) of a portfolio whose
+    summed loss is given.
+
+    A number gives a number; an array gives an array of the same shape. So
+    ``wealth(result.cumulative_loss)`` is the wealth *curve* of a run, one value per
+    checkpoint (``result.checkpoints``); its last entry, :func:`final_wealth`, is the
+    run's final wealth.
+    """
     return np.exp(-np.asarray(cumulative_loss, dtype=float))[()]
+
+
+def final_wealth(run: Any) -> float:
+    """The wealth (from 1) at the end of a run: exp(-sum_t f_t(x_t)) after its last round.
+
+    Args:
+        run: a run's result (anything with a ``cumulative_loss`` curve whose last entry is
+            at the horizon, such as a ``RunResult``), or a cumulative-loss curve itself
+            (a number or a 1-d array; its last entry counts).
+
+    Raises ValueError for an empty curve or one of more than one dimension.
+    """
+    curve = np.asarray(getattr(run, "cumulative_loss", run), dtype=float)
+    if curve.ndim > 1 or curve.size == 0:
+        raise ValueError(
+            f"final_wealth: expected a run's cumulative-loss curve (a number or a 1-d "
+            f"array with at least one entry), got shape {curve.shape}"
+        )
+    return float(np.exp(-curve.reshape(-1)[-1]))
 
 
 def dataset_shape(dataset: str) -> tuple[int, int]:
@@ -97,6 +123,9 @@ class PortfolioDataLoss(PortfolioLoss):
     def bound(self) -> float:
         low, high = self.relatives.min(axis=1), self.relatives.max(axis=1)
         return float(max(np.max(np.abs(np.log(low))), np.max(np.abs(np.log(high))))) * ROUND_UP
+
+    def _repr_fields(self) -> dict[str, Any]:
+        return {"dataset": self.dataset, "horizon": self.horizon, "assets": self.n}
 
     def describe(self) -> dict[str, Any]:
         """Name, data set, horizon, assets, and the best constantly rebalanced portfolio's

@@ -194,3 +194,31 @@ def test_an_episode_pays_log_wealth_and_does_not_depend_on_the_seed():
     np.testing.assert_allclose(runs[0], np.log(relatives @ np.full(25, 1 / 25)), rtol=1e-13)
     assert runs[0] == runs[1] == runs[2]
     assert wealth(-sum(runs[0])) == pytest.approx(np.prod(relatives.mean(axis=1)), rel=1e-12)
+
+
+def test_final_wealth_of_a_run_is_the_last_entry_of_its_wealth_curve():
+    from bco_gym.agents.base import Agent
+    from bco_gym.experiment import run
+    from bco_gym.losses import final_wealth
+
+    class Uniform(Agent):
+        name = "uniform"
+
+        def _reset(self) -> None:
+            pass
+
+        def _act(self) -> np.ndarray:
+            return self.set.center
+
+        def _update(self, loss, info) -> None:
+            pass
+
+    env = gym.make("BCO-Portfolio-v0", dataset="sp500", horizon=40)
+    result = run(env, Uniform(env.unwrapped.problem), seed=0)
+    curve = wealth(result.cumulative_loss)
+    assert curve.shape == result.cumulative_loss.shape  # the curve, one per checkpoint
+    assert final_wealth(result) == curve[-1] == final_wealth(result.cumulative_loss)
+    relatives = _relatives_here("sp500")[:40]
+    assert final_wealth(result) == pytest.approx(np.prod(relatives.mean(axis=1)), rel=1e-12)
+    with pytest.raises(ValueError, match=r"final_wealth: .*got shape \(0,\)"):
+        final_wealth(np.array([]))
