@@ -184,3 +184,17 @@ def test_table_cells_do_not_open_lists():
     assert catalog_pages.no_list("D. Garber and B. Kretzu") == r"D\. Garber and B. Kretzu"
     assert catalog_pages.rate(0.75) == ":math:`O(T^{3/4})`"
     assert catalog_pages.number(32561.7) == "32,560" and catalog_pages.number(0.0104) == "0.0104"
+
+
+def test_mathjax_is_served_from_the_built_site_not_a_cdn():
+    """The pages load MathJax from _static/ (sphinx-mathjax-offline), so the mathematics
+    is typeset when the site is read offline; the package ships the script it names."""
+    import importlib
+
+    conf = (DOCS / "conf.py").read_text()
+    assert '"sphinx-mathjax-offline"' in conf
+    assert not re.search(r"^\s*mathjax_path\s*=", conf, re.MULTILINE)  # no CDN override
+    offline = importlib.import_module("sphinx-mathjax-offline")
+    static = Path(offline.__file__).parent / "static" / "mathjax"
+    assert (static / "tex-chtml.js").is_file()
+    assert (static / "output" / "chtml" / "fonts" / "woff-v2").is_dir()
