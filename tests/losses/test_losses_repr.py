@@ -30,7 +30,7 @@ def test_family_repr_shows_class_set_and_parameters(family):
 
 
 def test_array_function_and_batch_reprs():
-    thetas = np.zeros((5, 3))
+    thetas = np.arange(15.0).reshape(5, 3)
     assert repr(from_array(Simplex(3), thetas)) == (
         "ArrayLoss(Simplex(n=3), thetas=ndarray of shape (5, 3), horizon=5)"
     )
