@@ -4,7 +4,8 @@ Runs benchmarks 0-6 (each module's ``measure``) and the set-oracle table of
 ``bench_sets.py``, prints each figure beside its target, and writes
 ``benchmarks/out/<name>.json`` (machine-readable rows and raw measurements),
 ``benchmarks/out/summary.md`` (the markdown table) and ``benchmarks/out/scaling.png``.
-About ten minutes on a 2-core machine; ``--quick`` shrinks every horizon (a smoke test
+51 minutes without benchmark 0 on the shared 2-core machine at load 12-22 (interleaved
+repeats); ``--quick`` shrinks every horizon (a smoke test
 of the scripts, not a measurement).
 
 Run:  python benchmarks/run_all.py [--quick] [--only 0,2,...]
