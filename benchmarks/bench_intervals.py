@@ -3,7 +3,7 @@
 ``run("BCO-Ball-v0", agent, loss="linear-switching")`` computes, beside the static regret,
 the adaptive, dynamic and switching regret (:mod:`bco_gym.losses.intervals`: about 2T
 linear minimisations over the dyadic cover, batched per level, O(log T) memory). The
-"without" side runs the same call with the tracker's ``add`` replaced by a no-op; the
+"without" side runs the same call with the tracker's ``add`` and ``fields`` replaced by no-ops; the
 ratio of their CPU times is what the metrics add to a whole run. Measured for BBCG (the
 block loop, the cheapest agent per round, where the metrics weigh most) and FKM (the
 per-round loop).
@@ -33,15 +33,18 @@ KWARGS = {"n": 10, "loss": "linear-switching", "loss_kwargs": {"segments": 5}}
 
 def one_run(agent: str, horizon: int, with_metrics: bool):
     def play() -> float | None:
-        original = metrics.ChangingTracker.add
+        tracker = metrics.ChangingTracker
+        original = tracker.add, tracker.fields
         if not with_metrics:
-            metrics.ChangingTracker.add = lambda self, played: None
+            tracker.add = lambda self, played: None
+            tracker.fields = lambda self: {}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 result = run("BCO-Ball-v0", agent, horizon=horizon, seed=0, env_kwargs=KWARGS)
         finally:
-            metrics.ChangingTracker.add = original
+            tracker.add, tracker.fields = original
+        assert (result.adaptive_regret is None) != with_metrics
         return result.final_regret
 
     return play

@@ -40,18 +40,41 @@ class ChangingTracker:
             if self.reason is not None
             else IntervalRegret(sequence.set, horizon, sequence.segment_starts(horizon))
         )
-        self._fed = 0
+        self.horizon = int(horizon)
+        self._fed = 0  # rounds handed to the IntervalRegret (a chunk boundary, or T)
+        self._buffer = np.empty(0 if self.regret is None else sequence.chunk_size)
+        self._buffered = 0  # rounds waiting in the buffer, from round self._fed on
 
     def add(self, played: np.ndarray) -> None:
-        """The next ``len(played)`` rounds' losses f_t(y_t)."""
-        if self.regret is None or not len(played):
+        """The next ``len(played)`` rounds' losses f_t(y_t).
+
+        They wait in a buffer until a chunk of the loss sequence is complete (or the
+        horizon is reached): the chunk's linear terms are then read once, whatever the
+        lengths of the spans the loop hands over, and the chunk is usually the one the
+        loop has just evaluated (the sequence's cached chunk).
+        """
+        if self.regret is None:
             self._fed += len(played)
             return
-        first = self._fed
-        for start, stop, params, part in self.sequence.chunks(first, first + len(played)):
+        played = np.asarray(played, dtype=float)
+        size = len(self._buffer)
+        while len(played):
+            end = min(self.horizon, (self._fed // size + 1) * size)  # this chunk's end
+            room = end - self._fed - self._buffered
+            piece, played = played[:room], played[room:]
+            self._buffer[self._buffered : self._buffered + len(piece)] = piece
+            self._buffered += len(piece)
+            if self._fed + self._buffered == end:
+                self._flush()
+
+    def _flush(self) -> None:
+        """Feed the buffered rounds (one chunk) to the IntervalRegret."""
+        first, stop = self._fed, self._fed + self._buffered
+        assert self.regret is not None
+        for start, end, params, part in self.sequence.chunks(first, stop):
             thetas, constants = self.sequence.linear_terms(params, part)
-            self.regret.update(thetas, constants, played[start - first : stop - first])
-        self._fed += len(played)
+            self.regret.update(thetas, constants, self._buffer[start - first : end - first])
+        self._fed, self._buffered = stop, 0
 
     def fields(self) -> dict[str, Any]:
         """``adaptive_regret``, ``dynamic_regret`` and ``interval_regret`` of a result."""
