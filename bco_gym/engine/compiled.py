@@ -1,6 +1,6 @@
 """The compiled lean loop: the per-round agents on linear losses, a window of rounds per call.
 
-:func:`play_lean` (:mod:`.loops`) hands its rounds here when :func:`compiled_plan` finds a
+:func:`~bco_gym.engine.loops.play_lean` hands its rounds here when :func:`compiled_plan` finds a
 kernel for them (:mod:`bco_gym.agents.kernels`, numba): the agents fkm, fkm2, bfw, ofw and
 ogd (exact classes, freshly reset; ``estimator`` one-point or residual), on the ball, the
 l1 ball, the box or the simplex (exact classes), against a linear family (``linear``,
@@ -8,7 +8,8 @@ l1 ball, the box or the simplex (exact classes), against a linear family (``line
 family evaluating with ``LinearLoss._evaluate`` or ``ArrayLoss._evaluate``), on an env that
 refuses infeasible plays. Anything else plays the NumPy loop.
 
-A window is at most one chunk of the agent's directions (256 rounds), within one chunk of
+A window is at most one chunk of the agent's directions (up to 4096 rounds, drawn in the
+order and with the values of the NumPy loop's 256-round chunks), within one chunk of
 the losses and one checkpoint segment. Per window: the directions are taken from the
 agent's own :class:`~bco_gym.agents.estimators.DirectionStream` (so the agent's generators
 are read as the NumPy loop reads them), the losses' parameters from the S sequences'
@@ -55,6 +56,10 @@ SWITCH = "BCO_GYM_KERNELS"
 MODES = ("auto", "on", "off")
 #: Rounds per window when the agent draws no directions (ofw, ogd).
 WINDOW = 256
+#: Floats of directions an agent draws at a time in a compiled run (all rows): its
+#: ``DirectionStream`` draws chunks of up to 4096 rounds instead of 256, fewer NumPy
+#: calls for the same normals in the same order (the directions are the same bits).
+DIRECTION_FLOATS = 1 << 20
 #: Rounds of losses handed to the tallies at a time (their interval-regret trackers cost a
 #: few NumPy calls per span, whatever its length), as the NumPy lean loop's buffer.
 SPAN = 4096
@@ -191,6 +196,10 @@ class _Runner:
         self.previous = (
             agent._residuals.previous if hasattr(agent, "_residuals") else np.zeros(rows)
         )
+        stream = getattr(agent, "_directions", None)
+        if stream is not None and len(stream._chunk) == 0:  # nothing drawn yet
+            rounds = DIRECTION_FLOATS // (rows * dim)
+            stream.chunk_size = int(min(4096, max(stream.chunk_size, rounds)))
         if plan.name == "bfw":
             self.sums = (agent._estimate_sum, agent._linear, agent._gradient)
         elif plan.name == "ofw":
@@ -204,7 +213,7 @@ class _Runner:
         plan, agent = self.plan, self.agent
         directions = None
         if plan.name in ("fkm", "fkm2", "bfw"):
-            directions = agent._directions.take(min(room, WINDOW))
+            directions = agent._directions.take(room)
             count = len(directions)
         else:
             count = min(room, WINDOW)

@@ -217,3 +217,20 @@ def test_a_play_outside_the_set_goes_to_the_envs_check(kernels_on) -> None:  # t
     agent._points[:] = 5.0  # an iterate far outside K: its first play is refused
     with pytest.raises(InfeasibleActionError, match="round 0"):
         play_lean(single_stage(env.unwrapped), _rows(agent), checkpoints=[300])
+
+
+@pytest.mark.parametrize(
+    "convex_set", [L2Ball(10), Simplex(10), L2Ball(300), Simplex(700)], ids=repr
+)
+def test_longer_direction_chunks_draw_the_same_directions(convex_set) -> None:  # type: ignore[no-untyped-def]
+    from bco_gym.agents.estimators import DirectionStream
+
+    def directions(chunk_size: int) -> np.ndarray:
+        rngs = [np.random.default_rng(seed) for seed in (3, 4)]
+        stream = DirectionStream(convex_set, rngs, chunk_size=chunk_size)
+        taken = [stream.take(1500)]
+        while sum(map(len, taken)) < 1500:
+            taken.append(stream.take(1500))
+        return np.concatenate(taken)[:1500]
+
+    assert np.array_equal(directions(256), directions(compiled.DIRECTION_FLOATS // 20))
