@@ -197,8 +197,11 @@ def test_a_second_writer_is_refused_naming_the_holder(tmp_path):
     assert len(small_sweep(tmp_path)) == 4  # the kernel released the lock
 
 
+# The NumPy loop (BCO_GYM_KERNELS=off): a worker compiling numba kernels holds the GIL in
+# LLVM for seconds, and its parent-watch thread would only act once that is done.
 KILLED_SWEEP = """
-import sys
+import os, sys
+os.environ["BCO_GYM_KERNELS"] = "off"
 from bco_gym.experiment import sweep
 if __name__ == "__main__":
     sweep("BCO-Ball-v0", "fkm", 10**7, 2, out=sys.argv[1], env_kwargs={"n": 3},
