@@ -34,7 +34,7 @@ and result included). Rounds per second of CPU time, the three measured in turns
 regrets are shown too: the Gaussian streams differ, so they agree in distribution, not
 bit for bit. Without PyNOL the rows say so.
 
-Run:  python benchmarks/bench_peer.py [--horizon 20000] [--pynol-horizon 100000]
+Run:  python benchmarks/bench_peer.py [--horizon 20000] [--pynol-horizon 100000] [--peer-only]
 """
 
 from __future__ import annotations
@@ -401,7 +401,14 @@ def main() -> None:
     parser.add_argument("--horizon", type=int, default=HORIZON)
     parser.add_argument("--pynol-horizon", type=int, default=PYNOL_HORIZON)
     parser.add_argument("--seeds", type=int, default=PYNOL_SEEDS)
+    parser.add_argument("--peer-only", action="store_true", help="only PyNOL against FKM (rows 0c)")
     args = parser.parse_args()
+    if args.peer_only:
+        rows = pynol_peer(args.pynol_horizon, args.seeds)
+        print(table(rows))
+        print(json.dumps(rows[0].detail, indent=1, default=str))
+        write_json("peer_pynol", rows)
+        return
     rows, raw = measure_all(args.horizon, args.pynol_horizon, args.seeds)
     print(table(rows))
     for label, values in raw.items():

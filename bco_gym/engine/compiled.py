@@ -48,9 +48,10 @@ import numpy as np
 from bco_gym.engine.latency import LatencyHistogram
 from bco_gym.engine.tally import LossTally
 
-#: Run-rounds (T * S) from which "auto" plays a kernel: below, the NumPy loop is cheaper
-#: than loading the compiled kernels (about 0.1-0.5 s per process from numba's cache).
-MIN_RUN_ROUNDS = 200_000
+#: Run-rounds (T * S) from which "auto" plays a kernel: below, the NumPy loop (20 µs per
+#: round of a single run, 2 s at this size) costs about what importing numba and loading
+#: the kernels from its cache costs once per process (about 1 s).
+MIN_RUN_ROUNDS = 100_000
 #: The environment variable that switches the kernels: "auto" (default), "on" or "off".
 SWITCH = "BCO_GYM_KERNELS"
 MODES = ("auto", "on", "off")

@@ -3,12 +3,12 @@
 Each kernel is a small pure function over arrays that plays a window of rounds of S runs
 (rows) in lockstep, the same arithmetic as the agent's NumPy update in the same order:
 
-* :func:`fkm_rounds` -- FKM (:class:`~bco_gym.agents.fkm.FlaxmanAgent`), one-point or
+* :func:`.rounds.fkm_rounds` -- FKM (:class:`~bco_gym.agents.fkm.FlaxmanAgent`), one-point or
   residual: y = x + delta u, g = (eta d/delta) f(y) u, x <- Pi_{K_delta}(x - g);
-* :func:`fkm2_rounds` -- two-point FKM (:class:`~bco_gym.agents.fkm2.FlaxmanTwoPoint`);
-* :func:`bfw_rounds` -- bandit Frank-Wolfe (:class:`~bco_gym.agents.bfw.BanditFrankWolfe`);
-* :func:`ofw_rounds` -- online Frank-Wolfe (:class:`~bco_gym.agents.ofw.OnlineFrankWolfe`);
-* :func:`ogd_rounds` -- projected online gradient descent
+* :func:`.rounds.fkm2_rounds` -- two-point FKM (:class:`~bco_gym.agents.fkm2.FlaxmanTwoPoint`);
+* :func:`.rounds.bfw_rounds` -- bandit Frank-Wolfe (:class:`~bco_gym.agents.bfw.BanditFrankWolfe`);
+* :func:`.rounds.ofw_rounds` -- online Frank-Wolfe (:class:`~bco_gym.agents.ofw.OnlineFrankWolfe`);
+* :func:`.rounds.ogd_rounds` -- projected online gradient descent
   (:class:`~bco_gym.agents.ogd.OnlineGradientDescent`).
 
 The losses are the linear ones, f_t(x) = <theta_t, x> + sign * offset_t (``sign`` -1 for
@@ -19,7 +19,7 @@ The oracles of the built-in sets are inside the kernels (``KIND_*``; a shrunk se
 c + a(K - c) through its base set's oracle, as :class:`~bco_gym.sets.base.ShrunkSet`).
 
 Floating point. Every product, quotient and sum is the NumPy code's, in its order, and a
-row's inner product is NumPy's pairwise summation (:func:`pairwise_sum`), so losses and
+row's inner product is NumPy's pairwise summation (:func:`.oracles.pairwise_sum`), so losses and
 updates are bit for bit those of the NumPy loops, with one exception: the Euclidean
 norm. NumPy takes it from the BLAS dot product (SIMD lanes, fused multiply-adds), whose
 order is the BLAS build's; here it is the pairwise sum of the squares. A norm may then
