@@ -868,3 +868,17 @@ def test_compare_recomputes_a_truncated_cell_bit_for_bit(sweeps, tmp_path, capsy
     again = load_sweep(directory)
     assert len(again) == len(original)
     assert all(a.same_outcome(b) for a, b in zip(again, original, strict=True))
+
+
+@pytest.mark.parametrize("batch_size", [None, 2])
+def test_a_nan_gradient_is_named_as_non_finite_not_as_a_shape(batch_size):
+    env = gym.make("BCO-Ball-v0", n=3, feedback="full")
+    agent = make_agent("ofw", env, batch_size=batch_size)
+    agent.reset(seed=0 if batch_size is None else [0, 1])
+    agent.act(None)
+    shape = (3,) if batch_size is None else (2, 3)
+    gradient = np.zeros(shape)
+    gradient[..., 1] = np.nan
+    loss = 0.0 if batch_size is None else np.zeros(2)
+    with pytest.raises(ValueError, match=r"info\['gradient'\] must be finite; .* holds nan"):
+        agent.update(loss, {"gradient": gradient})
