@@ -15,6 +15,9 @@ scenario by scenario. The scenarios, side by side:
   constantly rebalanced portfolio;
 * a structured set where a projection costs far more than an LMO: unit s-t flows
   (shortest paths) on a grid DAG, where the per-round cost separates the methods;
+* three sets of dimension >= 1,000 (a 32x32 Birkhoff polytope, a 23x23 grid's flow
+  polytope, a 64x64 nuclear-norm ball), each at several horizons with theory and tuned
+  constants, and their compute frontier (:mod:`bco_gym.reports.scale`);
 * stable-baselines3's PPO and TD3 learning online against BBCG and FKM on the ball, on
   an i.i.d. and on an adversarial sequence (short horizons: an RL round costs ~10^3
   bandit rounds).
@@ -30,8 +33,8 @@ from pathlib import Path
 
 from bco_gym.reports.report import Scenario as Section
 from bco_gym.reports.report import write_report
+from bco_gym.reports.scale import play_scenario, scale_parts
 from bco_gym.reports.suites import STANDARD_V1, Scenario
-from bco_gym.sweeps.sweep import sweep
 
 COMMAND = "make demo  (= bco-gym demo --out results)"
 
@@ -60,17 +63,10 @@ def run_demo(
         spec = spec.quick() if quick else spec
         if announce is not None:
             announce(f"scenario {len(done) + 1}/{len(scenarios)}: {spec.title}")
-        results = sweep(
-            spec.env_id,
-            list(spec.agents),
-            [spec.horizon] if spec.horizon is not None else [own_horizon(spec)],
-            list(spec.seeds),
-            out=out / "runs" / spec.name,
-            backend=backend,
-            env_kwargs=dict(spec.env_kwargs),
-            progress=progress,
-        )
-        done.append(Section(spec.title, results, spec.description, spec.references))
+        horizons = [h if h is not None else own_horizon(spec) for h in spec.all_horizons]
+        results, tuning = play_scenario(spec, out, horizons, backend=backend, progress=progress)
+        parts = () if tuning is None else scale_parts(tuning, spec.seeds)
+        done.append(Section(spec.title, results, spec.description, spec.references, parts))
     return write_report(out / "report.md", done, command=COMMAND)
 
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +80,8 @@ class Scenario:
     results: Sequence[RunResult]
     description: str = ""
     references: tuple[str, ...] = DEFAULT_REFERENCES
+    #: Further parts of the section: ``part(directory, results, stem)`` -> markdown lines.
+    parts: tuple[Callable[[Path, list[RunResult], str], list[str]], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.title.strip():
@@ -184,6 +186,8 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
     for reference in scenario.references:
         lines += _table_part(final, reference)
     lines += _changing_part(directory, final, stem)
+    for part in scenario.parts:
+        lines += part(directory, results, stem)
     lines += _warnings_part(results)
     lines += _figures_part(directory, final, stem, scenario.references)
     return lines

@@ -7,7 +7,11 @@ once published, is never changed (a new one is added instead), so scores compute
 ``standard-v1`` stay comparable.
 
 * ``quick-v1``: a few small scenarios, under a minute here (smoke tests, first tries);
-* ``standard-v1``: the main job's scenarios (``make demo``).
+* ``standard-v1``: the main job's scenarios (``make demo``), with three at scale (sets of
+  dimension >= 1,000: a 64x64 nuclear-norm ball, a 23x23 grid's flow polytope, the 32x32
+  Birkhoff polytope), each played at several horizons for the compute frontier and with
+  theory constants beside constants tuned on seeds disjoint from the evaluation seeds
+  (:class:`ScaleTuning`).
 
 ``bco-gym bench --agents A,B --suite NAME`` runs every given agent beside the reference
 agents of each scenario on the same seeds; ``bco-gym demo`` runs ``standard-v1`` with the
@@ -21,6 +25,31 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 BANDIT = ("bbcg", "fkm", "bfw", "random")
+#: The bandit agents whose free constant the scale scenarios tune.
+TUNED = ("bbcg", "fkm", "bfw")
+
+
+@dataclass(frozen=True)
+class ScaleTuning:
+    """How a scenario's agents are tuned (:func:`~bco_gym.sweeps.tuning.tune`).
+
+    Attributes:
+        agents: the agents tuned (each over its ``SCALE_PARAM``).
+        grid: the values of the constant tried.
+        seeds: the tuning seeds, disjoint from the scenario's evaluation seeds.
+        horizon: the tuning runs' horizon.
+        fixed: keyword arguments held fixed in the tuning and tuned runs, per agent.
+    """
+
+    agents: tuple[str, ...]
+    grid: tuple[float, ...]
+    seeds: tuple[int, ...]
+    horizon: int
+    fixed: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def quick(self) -> ScaleTuning:
+        """Two grid values, one seed, a tiny horizon (smoke tests)."""
+        return replace(self, grid=self.grid[::3][:2], seeds=self.seeds[:1], horizon=100)
 
 
 @dataclass(frozen=True)
@@ -36,6 +65,9 @@ class Scenario:
         title, description: what the report shows as the heading and the text.
         references: the agents the report pairs every other agent with.
         quick_horizon: the horizon of the smoke-test version (:meth:`quick`).
+        horizons: smaller horizons also played (the compute frontier), or ().
+        tuning: how tuned constants are found (:class:`ScaleTuning`), or None; its seeds
+            must be disjoint from ``seeds`` (ValueError otherwise).
     """
 
     name: str
@@ -48,11 +80,107 @@ class Scenario:
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
     references: tuple[str, ...] = ("random", "fkm")
     quick_horizon: int = 300
+    horizons: tuple[int, ...] = ()
+    tuning: ScaleTuning | None = None
+
+    def __post_init__(self) -> None:
+        if self.tuning is not None:
+            shared = sorted(set(self.tuning.seeds) & set(self.seeds))
+            if shared:
+                raise ValueError(
+                    f"scenario {self.name!r}: tuning seeds {list(self.tuning.seeds)} overlap "
+                    f"the evaluation seeds at {shared}; they must be disjoint"
+                )
+
+    @property
+    def all_horizons(self) -> list[int | None]:
+        """Every horizon played: ``horizons`` and ``horizon``, in increasing order."""
+        if self.horizon is None:
+            return [None]
+        return sorted({*self.horizons, self.horizon})
 
     def quick(self) -> Scenario:
         """The same scenario at a tiny horizon and two seeds (smoke tests)."""
-        return replace(self, horizon=self.quick_horizon, seeds=self.seeds[:2])
+        tuning = None if self.tuning is None else self.tuning.quick()
+        return replace(
+            self, horizon=self.quick_horizon, seeds=self.seeds[:2], horizons=(), tuning=tuning
+        )
 
+
+SCALE_DESCRIPTION = (
+    " Theorem 1's smoothing radius c T^(-1/4) exceeds the inner radius r at every "
+    "reachable T, so with theory constants delta is capped at r and K_delta = {c}: "
+    "the agents play the centre plus exploration. The tuned rows hold delta = r/2 and "
+    "the residual estimator (Zhang et al. 2022) fixed and tune c on seeds 100-101 "
+    "(disjoint from the evaluation seeds); the tuning grid and scores are below."
+)
+GRID = (10.0, 100.0, 1_000.0, 10_000.0)
+TUNING_SEEDS = (100, 101)
+
+
+def _scale_tuning(inner_radius: float, horizon: int) -> ScaleTuning:
+    """Tune c of BBCG, FKM and BFW with delta = r/2 and the residual estimator."""
+    fixed = {"smoothing_radius": inner_radius / 2, "estimator": "residual"}
+    return ScaleTuning(TUNED, GRID, TUNING_SEEDS, horizon, {a: fixed for a in TUNED})
+
+
+#: Sets of dimension >= 1,000 where a projection costs far more than an LMO.
+SCALE_V1: tuple[Scenario, ...] = (
+    Scenario(
+        name="birkhoff-32",
+        title="Birkhoff polytope 32x32, i.i.d. assignment costs (at scale)",
+        env_id="BCO-Birkhoff-v0",
+        agents=BANDIT,
+        horizon=20_000,
+        horizons=(2_500, 5_000, 10_000),
+        seeds=(0, 1, 2),
+        env_kwargs={"n": 32},
+        description=(
+            "Doubly stochastic 32x32 matrices (dimension 1,024, affine dimension 961, "
+            "r = 1/31, R = 5.57); f_t(X) = <C_t, X> with costs in [0, 1]. The LMO is "
+            "an assignment problem (Hungarian method), the projection a quadratic "
+            "programme." + SCALE_DESCRIPTION
+        ),
+        tuning=_scale_tuning(1 / 31, 5_000),
+        quick_horizon=100,
+    ),
+    Scenario(
+        name="flow-23",
+        title="Flow polytope, 23x23 grid DAG, i.i.d. edge costs (at scale)",
+        env_id="BCO-ShortestPath-v0",
+        agents=BANDIT,
+        horizon=10_000,
+        horizons=(2_500, 5_000),
+        seeds=(0, 1, 2),
+        env_kwargs={"grid": 23},
+        description=(
+            "Unit s-t flows on the 23x23 grid DAG (1,012 edges, affine dimension 484, "
+            "r = 0.0327, R = 6.93); f_t(x) = <w_t, x>. The LMO is a DAG shortest path, "
+            "the projection a quadratic programme. Random play costs five LMO calls a "
+            "round." + SCALE_DESCRIPTION
+        ),
+        tuning=_scale_tuning(0.032723999474885475, 5_000),
+        quick_horizon=100,
+    ),
+    Scenario(
+        name="nuclear-64",
+        title="Nuclear-norm ball 64x64, matrix completion (at scale)",
+        env_id="BCO-NuclearBall-v0",
+        agents=BANDIT,
+        horizon=4_000,
+        horizons=(1_000, 2_000),
+        seeds=(0, 1, 2),
+        env_kwargs={"rows": 64, "cols": 64},
+        description=(
+            "64x64 matrices of nuclear norm <= 1 (dimension 4,096, r = 1/8, R = 1); "
+            "each round reveals one noisy entry of a rank-2 target, f_t(X) = "
+            "(X_ij - y_t)^2/2. The LMO is a top singular pair, the projection a full "
+            "SVD." + SCALE_DESCRIPTION
+        ),
+        tuning=_scale_tuning(0.125, 2_000),
+        quick_horizon=100,
+    ),
+)
 
 STANDARD_V1: tuple[Scenario, ...] = (
     Scenario(
@@ -186,6 +314,7 @@ STANDARD_V1: tuple[Scenario, ...] = (
         description="The same agents against the alternating sequence.",
         quick_horizon=64,
     ),
+    *SCALE_V1,
 )
 
 

@@ -50,10 +50,15 @@ class Tuning:
     tune_seeds: tuple[int, ...]
     constants: dict[str, TunedConstant] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    fixed: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def overrides(self) -> dict[str, dict[str, float]]:
-        """``{agent: {param: value}}`` for ``sweep(agent_kwargs=...)``."""
-        return {agent: {c.param: c.value} for agent, c in self.constants.items()}
+    def overrides(self) -> dict[str, dict[str, Any]]:
+        """``{agent: {param: value, **fixed}}`` for ``sweep(agent_kwargs=...)``: the tuned
+        constant and the keyword arguments held fixed while tuning it."""
+        return {
+            agent: {**self.fixed.get(agent, {}), c.param: c.value}
+            for agent, c in self.constants.items()
+        }
 
 
 def log_grid(low: float, high: float, points: int) -> list[float]:
@@ -101,11 +106,15 @@ def tune(
     progress: bool | str | None = None,
     ray_address: str | None = None,
     batch_size: int | None = None,
+    agent_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Tuning:
     """Pick each agent's constant from ``grid`` by mean final regret on ``tune_seeds``.
 
     ``out`` is the sweep directory of the tuning runs (resumable like any sweep);
     ``progress`` and ``batch_size`` as in :func:`~bco_gym.sweeps.sweep.run_cells`.
+    ``agent_kwargs`` (``{agent: {name: value}}``) holds other keyword arguments fixed
+    in every tuning run of that agent (e.g. a smoothing radius below the set's inner
+    radius); they are kept in ``Tuning.fixed`` and in :meth:`Tuning.overrides`.
     Agents without a free constant are listed in ``Tuning.skipped``.
     """
     horizon = check_horizon(horizon)
@@ -117,10 +126,24 @@ def tune(
     if not values or any(not (np.isfinite(v) and v > 0) for v in values):
         raise ValueError(f"grid {values} must hold positive finite values")
     params = {agent: scale_param_of(agent) for agent in agents}
+    fixed = {str(a): dict(kw) for a, kw in (agent_kwargs or {}).items() if a in params}
+    for agent, kwargs in fixed.items():
+        if params[agent] is not None and params[agent] in kwargs:
+            raise ValueError(
+                f"agent_kwargs of {agent!r} fix {params[agent]!r}, the constant being tuned"
+            )
     skipped = {a: "no free constant (SCALE_PARAM is None)" for a, p in params.items() if p is None}
     tuned = [a for a in agents if params[a] is not None]
     grid_cells = [
-        Cell(env_id, agent, horizon, seed, env_kwargs, {params[agent]: value}, "custom")
+        Cell(
+            env_id,
+            agent,
+            horizon,
+            seed,
+            env_kwargs,
+            {**fixed.get(agent, {}), params[agent]: value},
+            "custom",
+        )
         for agent in tuned
         for value in values
         for seed in seeds
@@ -149,7 +172,8 @@ def tune(
             grid=tuple(values),
             scores=tuple(scores),
         )
-    return Tuning(env_id, env_kwargs, horizon, tuple(seeds), chosen, skipped)
+    kept = {agent: kwargs for agent, kwargs in fixed.items() if agent in chosen}
+    return Tuning(env_id, env_kwargs, horizon, tuple(seeds), chosen, skipped, kept)
 
 
 def _float_or_none(value: Any) -> float | None:
@@ -212,6 +236,7 @@ def _tuning_from(document: dict[str, Any]) -> Tuning:
         tune_seeds=tuple(seeds),
         constants=constants,
         skipped=_typed(document.get("skipped", {}), dict, "skipped"),
+        fixed=_typed(document.get("fixed", {}), dict, "fixed"),
     )
 
 

@@ -1,0 +1,207 @@
+"""Scenarios at scale: theory constants beside tuned ones, at several horizons.
+
+A scenario of a suite with a :class:`~bco_gym.reports.suites.ScaleTuning` is played in
+three sweeps, each resumable under ``out``:
+
+1. every agent with its theory constants at every horizon (``runs/<name>``);
+2. :func:`~bco_gym.sweeps.tuning.tune` on the tuning seeds (``tuning/<name>``, the
+   chosen constants in ``tuning/<name>.json``), refused by
+   :func:`~bco_gym.sweeps.tuning.check_disjoint` if they overlap the evaluation seeds;
+3. the tuned agents (constants label "tuned") at every horizon on the evaluation seeds
+   (``runs/<name>-tuned``).
+
+:func:`tuning_markdown` writes what the report says of the tuning: grid, seeds,
+horizon, the fixed arguments, every grid value's mean regret and the chosen constant.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from bco_gym.engine.result import RunResult
+from bco_gym.reports.suites import Scenario
+from bco_gym.reports.summary import render_markdown
+from bco_gym.sweeps.sweep import sweep
+from bco_gym.sweeps.tuning import Tuning, check_disjoint, save_tuned, tune
+
+
+def play_scenario(
+    spec: Scenario,
+    out: str | os.PathLike,
+    horizons: Sequence[int],
+    *,
+    backend: str = "serial",
+    progress: bool | str | None = None,
+) -> tuple[list[RunResult], Tuning | None]:
+    """The scenario's results (theory, then tuned if ``spec.tuning``) and its tuning."""
+    out = Path(out)
+    common: dict[str, Any] = {
+        "backend": backend,
+        "env_kwargs": dict(spec.env_kwargs),
+        "progress": progress,
+    }
+    results = sweep(
+        spec.env_id, list(spec.agents), list(horizons), list(spec.seeds),
+        out=out / "runs" / spec.name, **common,
+    )  # fmt: skip
+    if spec.tuning is None:
+        return results, None
+    plan = spec.tuning
+    tuning = tune(
+        spec.env_id,
+        list(plan.agents),
+        plan.horizon,
+        list(plan.seeds),
+        list(plan.grid),
+        out=out / "tuning" / spec.name,
+        agent_kwargs={agent: dict(kwargs) for agent, kwargs in plan.fixed.items()},
+        **common,
+    )
+    check_disjoint(tuning, spec.seeds)
+    save_tuned(out / "tuning" / f"{spec.name}.json", tuning)
+    agents = list(tuning.constants)
+    tuned = sweep(
+        spec.env_id, agents, list(horizons), list(spec.seeds),
+        out=out / "runs" / f"{spec.name}-tuned",
+        agent_kwargs=tuning.overrides(), constants=dict.fromkeys(agents, "tuned"), **common,
+    )  # fmt: skip
+    return [*results, *tuned], tuning
+
+
+def tuning_markdown(tuning: Tuning, evaluation_seeds: Sequence[int]) -> list[str]:
+    """The report's account of a tuning: seeds, horizon, fixed arguments, grid scores."""
+    if not tuning.constants:
+        return []
+    grid = next(iter(tuning.constants.values())).grid
+    header = ["agent", "constant", "theory value", *(f"{v:g}" for v in grid), "tuned"]
+    body = []
+    for agent, chosen in tuning.constants.items():
+        theory = "-" if chosen.theory_value is None else f"{chosen.theory_value:.4g}"
+        scores = [f"{score:.5g}" for score in chosen.scores]
+        body.append([agent, chosen.param, theory, *scores, f"{chosen.value:g}"])
+    fixed = "; ".join(
+        f"{agent}: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                                 for k, v in kwargs.items())
+        for agent, kwargs in tuning.fixed.items()
+    )  # fmt: skip
+    return [
+        "### Tuned constants",
+        "",
+        f"Tuned by `bco-gym tune` (grid search, mean final regret) at T = "
+        f"{tuning.horizon:,} on seeds {list(tuning.tune_seeds)}, disjoint from the "
+        f"evaluation seeds {list(evaluation_seeds)}; held fixed: {fixed or 'nothing'}. "
+        "Each grid column is the mean final regret over the tuning seeds; the rows "
+        "labelled *tuned* above use the chosen value at every horizon.",
+        "",
+        render_markdown(header, body),
+        "",
+    ]
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def _per_round(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def reference_label(labels: Sequence[str], agent: str) -> str | None:
+    """The tuned series of ``agent`` if there is one, else its theory series, else None."""
+    tuned = [label for label in labels if label.startswith(f"{agent} (tuned")]
+    if tuned:
+        return tuned[0]
+    return agent if agent in labels else None
+
+
+def frontier_markdown(
+    directory: str | os.PathLike,
+    results: Sequence[RunResult],
+    stem: str,
+    *,
+    reference: str = "fkm",
+) -> list[str]:
+    """The frontier section: figure, points, the budget table and equal-regret speed-ups.
+
+    The budget is the least, over series, of the mean seconds at the largest horizon
+    (so the cheapest series reaches it); the reference is ``reference``'s tuned series
+    (its theory series without tuning); the equal-regret level is the lowest R_T / T
+    that every non-random series reaches.
+    """
+    from bco_gym.plotting import save
+    from bco_gym.plotting.frontier import frontier_figure
+    from bco_gym.reports.frontier import (
+        budget_rows,
+        common_level,
+        equal_regret_rows,
+        frontier_points,
+    )
+
+    curves = frontier_points(results)
+    if all(len(points) < 2 for points in curves.values()):
+        return []
+    budget = min(points[-1].seconds for points in curves.values())
+    figure = save(frontier_figure(results, budget=budget), Path(directory) / f"{stem}-frontier.png")
+    lines = ["### Compute frontier", "", f"![R_T / T against seconds]({figure.name})", ""]
+    header = ["series", "T", "seeds", "seconds/run", "final regret", "R_T / T"]
+    body = [
+        [p.label, f"{p.horizon:,}", str(p.seeds), _seconds(p.seconds), f"{p.regret:.5g}",
+         _per_round(p.per_round)]
+        for points in curves.values() for p in points
+    ]  # fmt: skip
+    lines += [render_markdown(header, body), ""]
+    base = reference_label(list(curves), reference)
+    if base is None:
+        return lines
+    rows = budget_rows(results, budget, base)
+    header = ["series", "T reached per seed", "R_T / T", f"minus {base} [95% CI]", "wins"]
+    body = []
+    for row in rows:
+        if row.difference is None:
+            paired = "(reference)" if row.label == base else "-"
+        else:
+            paired = f"{row.difference:.4g} [{row.difference_low:.4g}, {row.difference_high:.4g}]"
+        wins = "-" if row.wins is None else f"{row.wins}/{row.pairs}"
+        reached = ", ".join(f"{h:,}" for h in row.horizons) or "none"
+        body.append([row.label, reached, _per_round(row.per_round), paired, wins])
+    lines += [
+        f"Within a budget of {budget:.3g} s per run (the cheapest series' seconds at the "
+        f"largest horizon), each series' largest horizon on each seed and its R_T / T, "
+        f"paired by seed with {base}:",
+        "",
+        render_markdown(header, body),
+        "",
+    ]
+    learners = [label for label in curves if not label.startswith("random")]
+    level = common_level(curves, learners)
+    if level is None:
+        return lines
+    header = ["series", "seconds to reach it", f"speed-up over {base}"]
+    body = [
+        [row.label, _seconds(row.seconds),
+         "-" if row.speedup is None else f"{row.speedup:.3g}x"]
+        for row in equal_regret_rows(curves, base, level)
+    ]  # fmt: skip
+    lines += [
+        f"Equal regret: seconds per run to reach R_T / T = {level:.4g} (the lowest level "
+        "every learning series reaches; log-linear interpolation between horizons), and "
+        f"{base}'s seconds over the series' own:",
+        "",
+        render_markdown(header, body),
+        "",
+    ]
+    return lines
+
+
+def scale_parts(
+    tuning: Tuning, evaluation_seeds: Sequence[int]
+) -> tuple[Callable[[Path, list[RunResult], str], list[str]], ...]:
+    """The report parts of a scenario at scale: its tuning, then its compute frontier."""
+
+    def tuned(directory: Path, results: list[RunResult], stem: str) -> list[str]:
+        return tuning_markdown(tuning, evaluation_seeds)
+
+    return (tuned, frontier_markdown)

@@ -1,0 +1,91 @@
+"""Scenarios at scale: their sets, disjoint tuning seeds, and the tuned sweep end to end."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import pytest
+
+from bco_gym.reports.scale import play_scenario, scale_parts
+from bco_gym.reports.suites import SUITES, ScaleTuning, Scenario
+from bco_gym.sweeps.tuning import load_tuned, tune
+
+SCALE = [s for s in SUITES["standard-v1"] if s.tuning is not None]
+
+
+def test_standard_v1_has_the_three_families_at_scale():
+    assert {s.env_id for s in SCALE} == {
+        "BCO-Birkhoff-v0",
+        "BCO-ShortestPath-v0",
+        "BCO-NuclearBall-v0",
+    }
+
+
+@pytest.mark.parametrize("spec", SCALE, ids=lambda s: s.name)
+def test_each_set_at_scale_has_dimension_at_least_1000(spec):
+    env = gym.make(spec.env_id, **dict(spec.env_kwargs))
+    try:
+        assert env.unwrapped.set.dim >= 1_000
+    finally:
+        env.close()
+    assert len(spec.all_horizons) >= 3  # the compute frontier needs several horizons
+
+
+@pytest.mark.parametrize("spec", SCALE, ids=lambda s: s.name)
+def test_tuning_seeds_are_disjoint_from_the_evaluation_seeds(spec):
+    assert not set(spec.tuning.seeds) & set(spec.seeds)
+    quick = spec.quick()
+    assert not set(quick.tuning.seeds) & set(quick.seeds)
+    # The tuned runs hold delta below r: the theory's delta = r leaves K_delta = {c}.
+    for agent in spec.tuning.agents:
+        assert spec.tuning.fixed[agent]["smoothing_radius"] < 0.13
+
+
+def test_a_scenario_whose_tuning_seeds_overlap_is_refused():
+    tuning = ScaleTuning(("bbcg",), (1.0, 2.0), seeds=(3, 4), horizon=50)
+    with pytest.raises(
+        ValueError, match=r"tuning seeds \[3, 4\] overlap the evaluation seeds at \[3\]"
+    ):
+        Scenario("x", "BCO-Ball-v0", ("bbcg",), 50, seeds=(0, 3), tuning=tuning)
+
+
+def test_tune_refuses_to_fix_the_constant_it_tunes(tmp_path):
+    with pytest.raises(ValueError, match="fix 'c', the constant being tuned"):
+        tune("BCO-Ball-v0", ["bbcg"], 50, [1], [1.0, 2.0], out=tmp_path,
+             agent_kwargs={"bbcg": {"c": 3.0}})  # fmt: skip
+
+
+def test_a_tiny_scenario_plays_theory_then_tuned_runs_on_disjoint_seeds(tmp_path):
+    fixed = {"smoothing_radius": 0.2, "estimator": "residual"}
+    spec = Scenario(
+        name="tiny",
+        env_id="BCO-Ball-v0",
+        agents=("bbcg", "fkm", "random"),
+        horizon=80,
+        horizons=(40,),
+        seeds=(0, 1),
+        env_kwargs={"n": 3},
+        tuning=ScaleTuning(("bbcg",), (0.5, 4.0), seeds=(7,), horizon=60, fixed={"bbcg": fixed}),
+    )
+    results, tuning = play_scenario(spec, tmp_path, spec.all_horizons)
+    saved = load_tuned(tmp_path / "tuning" / "tiny.json")
+    assert saved.tune_seeds == (7,) and saved.fixed == {"bbcg": fixed}
+    assert tuning.constants["bbcg"].value in (0.5, 4.0)
+    tuned = [r for r in results if r.constants == "tuned"]
+    assert {(r.horizon, r.seed) for r in tuned} == {(40, 0), (40, 1), (80, 0), (80, 1)}
+    assert not {r.seed for r in tuned} & set(saved.tune_seeds)
+    for result in tuned:
+        assert result.agent_kwargs == {**fixed, "c": tuning.constants["bbcg"].value}
+        assert result.params["smoothing_radius"] == 0.2
+    theory = [r for r in results if r.constants != "tuned"]
+    assert len(theory) == 3 * 2 * 2
+    # The report carries the tuning table and the frontier figure.
+    tuned_part, frontier_part = scale_parts(tuning, spec.seeds)
+    text = "\n".join(
+        tuned_part(tmp_path, results, "tiny") + frontier_part(tmp_path, results, "tiny")
+    )
+    assert "### Tuned constants" in text and "on seeds [7], disjoint" in text
+    assert "### Compute frontier" in text and (tmp_path / "tiny-frontier.png").exists()
+    assert "Within a budget of" in text
+    assert json.loads((tmp_path / "tuning" / "tiny.json").read_text())["tune_seeds"] == [7]
