@@ -372,6 +372,13 @@ def _add_tune(commands: Any) -> None:
         default=None,
         help="directory of the tuning runs (default: beside --out, named <out stem>_runs)",
     )
+    command.add_argument(
+        "--fixed",
+        type=json_object,
+        default={},
+        help='arguments held fixed per agent as JSON, e.g. \'{"bbcg": {"smoothing_radius": '
+        "0.016}}' (kept in --out; compare --tuned applies them too)",
+    )
     _add_common(command, sweep=True)
     command.set_defaults(handler=command_tune)
 

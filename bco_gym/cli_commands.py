@@ -342,11 +342,22 @@ def command_tune(args: argparse.Namespace) -> int:
             progress=_progress(args),
             ray_address=args.ray_address,
             batch_size=args.batch_size,
+            agent_kwargs=fixed_kwargs(args.fixed, agents),
         )
         path = save_tuned(out, tuning)
     print_tuning(args, tuning, grid)
     print(f"wrote {path} (runs in {sweep_dir})")
     return 0
+
+
+def fixed_kwargs(fixed: dict[str, Any], agents: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``tune --fixed``: a JSON object of agent -> object of keyword arguments."""
+    for agent, kwargs in fixed.items():
+        if agent not in agents:
+            raise UsageError(f"--fixed names agent {agent!r}, not one of --agents {list(agents)}")
+        if not isinstance(kwargs, dict):
+            raise UsageError(f"--fixed {agent!r}: expected an object of arguments, got {kwargs!r}")
+    return fixed
 
 
 def command_demo(args: argparse.Namespace) -> int:

@@ -131,8 +131,8 @@ SCALE_V1: tuple[Scenario, ...] = (
         title="Birkhoff polytope 32x32, i.i.d. assignment costs (at scale)",
         env_id="BCO-Birkhoff-v0",
         agents=BANDIT,
-        horizon=20_000,
-        horizons=(2_500, 5_000, 10_000),
+        horizon=10_000,
+        horizons=(2_500, 5_000),
         seeds=(0, 1, 2),
         env_kwargs={"n": 32},
         description=(
@@ -141,7 +141,7 @@ SCALE_V1: tuple[Scenario, ...] = (
             "an assignment problem (Hungarian method), the projection a quadratic "
             "programme." + SCALE_DESCRIPTION
         ),
-        tuning=_scale_tuning(1 / 31, 5_000),
+        tuning=_scale_tuning(1 / 31, 2_500),
         quick_horizon=100,
     ),
     Scenario(
@@ -159,7 +159,7 @@ SCALE_V1: tuple[Scenario, ...] = (
             "the projection a quadratic programme. Random play costs five LMO calls a "
             "round." + SCALE_DESCRIPTION
         ),
-        tuning=_scale_tuning(0.032723999474885475, 5_000),
+        tuning=_scale_tuning(0.032723999474885475, 2_500),
         quick_horizon=100,
     ),
     Scenario(

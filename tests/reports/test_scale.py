@@ -89,3 +89,16 @@ def test_a_tiny_scenario_plays_theory_then_tuned_runs_on_disjoint_seeds(tmp_path
     assert "### Compute frontier" in text and (tmp_path / "tiny-frontier.png").exists()
     assert "Within a budget of" in text
     assert json.loads((tmp_path / "tuning" / "tiny.json").read_text())["tune_seeds"] == [7]
+
+
+def test_the_tune_command_holds_fixed_arguments(tmp_path):
+    from bco_gym.cli import main
+
+    out = tmp_path / "tuned.json"
+    argv = ["tune", "--env", "BCO-Ball-v0", "--agents", "bbcg", "--horizon", "50"]
+    argv += ["--tune-seeds", "7", "--grid", "0.5:4", "--points", "2", "--out", str(out)]
+    assert main([*argv, "--fixed", '{"bbcg": {"smoothing_radius": 0.2}}']) == 0
+    saved = load_tuned(out)
+    assert saved.fixed == {"bbcg": {"smoothing_radius": 0.2}}
+    assert saved.overrides()["bbcg"]["smoothing_radius"] == 0.2
+    assert main([*argv, "--fixed", '{"fkm": {"smoothing_radius": 0.2}}']) == 2

@@ -1,0 +1,206 @@
+"""Scale: per-round latency, BBCG's background routine under the GIL, and scale limits.
+
+``latency`` -- on the n x n nuclear-norm ball with matrix-completion losses, for n in
+``--sizes``: BBCG with its conditional-gradient routine in the round (``background=False``),
+BBCG with the routine in a worker thread (``background=True``) and FKM, each through the
+Gymnasium loop (``fast=False``: every round is timed alone, so ``RunResult.latency_us`` is
+the latency a live player sees), taking turns for ``--repeats`` repeats
+(``common.interleaved``). All three get delta = r/2 (Theorem 1's delta is capped at r at
+this dimension, where K_delta = {c} and there is nothing to project). Beside the
+latencies: one LMO call (top singular pair) and one projection (full SVD) of the size,
+timed alone. What it shows: the synchronous BBCG pays a block's LMO calls in the block's
+last round (its max, and its p99 when blocks are short); with the worker thread that
+round only joins the routine, which ran while the block was played -- if the routine
+releases the GIL (LAPACK/ARPACK calls do, the Python between them does not). The CPU
+seconds (both threads) against the wall seconds of the background runs say how much
+truly overlapped: overlap = (CPU - wall) / routine CPU, 1 when fully parallel, 0 when
+the GIL serialised it.
+
+``limits`` -- BBCG and FKM on each family at growing sizes for ``--horizon`` rounds
+(default 10^4), seconds per round and peak memory (tracemalloc) of the run, and the
+projected time of a 10^5-round run (10^5 x the per-round seconds). ``--full NAME`` runs
+one 10^5-round BBCG run on the 256 x 256 nuclear ball (or NAME's largest size) and
+reports its time and memory per round.
+
+Run:  python benchmarks/bench_scale.py latency [--sizes 64,128,256] [--horizon 2500]
+      python benchmarks/bench_scale.py limits [--horizon 10000]
+      python benchmarks/bench_scale.py full [--size 256] [--horizon 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import tracemalloc
+from functools import partial
+
+from common import interleaved, load_average, pin_blas_threads, write_json
+
+pin_blas_threads()
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+
+import bco_gym  # noqa: E402, F401  (registers the env ids)
+from bco_gym.engine import run  # noqa: E402
+
+NUCLEAR = "BCO-NuclearBall-v0"
+FAMILIES = {
+    "nuclear": (NUCLEAR, lambda n: {"rows": n, "cols": n}, (64, 128, 256, 512)),
+    "flow": ("BCO-ShortestPath-v0", lambda n: {"grid": n}, (23, 30, 40, 50)),
+    "birkhoff": ("BCO-Birkhoff-v0", lambda n: {"n": n}, (32, 50, 70, 100)),
+}
+
+
+def half_radius(env_id: str, env_kwargs: dict) -> float:
+    """delta = r/2 for the env's set."""
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        return env.unwrapped.set.inner_radius / 2
+    finally:
+        env.close()
+
+
+def oracle_seconds(size: int, repeats: int = 5) -> tuple[float, float]:
+    """(one LMO call, one projection) on the size x size nuclear ball, best of ``repeats``."""
+    env = gym.make(NUCLEAR, rows=size, cols=size)
+    convex_set = env.unwrapped.set
+    env.close()
+    rng = np.random.default_rng(0)
+    direction = rng.standard_normal(convex_set.shape)
+    outside = 3 * direction / np.linalg.norm(direction)
+    lmo = project = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        convex_set.lmo(direction)
+        lmo = min(lmo, time.perf_counter() - start)
+        start = time.perf_counter()
+        convex_set.project(outside)
+        project = min(project, time.perf_counter() - start)
+    return lmo, project
+
+
+def latency(sizes: list[int], horizon: int, repeats: int) -> dict:
+    figures = {}
+    for size in sizes:
+        env_kwargs = {"rows": size, "cols": size}
+        delta = half_radius(NUCLEAR, env_kwargs)
+        common = {"smoothing_radius": delta, "c": 1.0}
+        setups = {
+            "bbcg": ("bbcg", {**common, "background": False}),
+            "bbcg-background": ("bbcg", {**common, "background": True}),
+            "fkm": ("fkm", common),
+        }
+        calls = {
+            name: partial(run, NUCLEAR, agent, horizon=horizon, env_kwargs=env_kwargs,
+                          agent_kwargs=kwargs, fast=False)
+            for name, (agent, kwargs) in setups.items()
+        }  # fmt: skip
+        timings = interleaved(calls, repeats)
+        lmo, project = oracle_seconds(size)
+        row = {"lmo_us": 1e6 * lmo, "projection_us": 1e6 * project, "load": str(timings.load)}
+        for name in setups:
+            result = timings.results[name]
+            row[name] = {
+                "latency_us": result.latency_us,
+                "mean_us": 1e6 * (result.agent_seconds + result.env_seconds) / horizon,
+                "cpu_s": float(np.median(timings.seconds[name])),
+                "lmo_calls": result.lmo_calls,
+                "projections": result.projections,
+                "block_size": result.params.get("block_size"),
+            }
+        figures[size] = row
+        print_latency(size, horizon, row)
+    return figures
+
+
+def print_latency(size: int, horizon: int, row: dict) -> None:
+    print(
+        f"\nnuclear ball {size}x{size}, completion, T={horizon}, {row['load']}; "
+        f"one LMO {row['lmo_us']:.0f} us, one projection {row['projection_us']:.0f} us"
+    )
+    print("| agent | p50 µs | p90 µs | p99 µs | max µs | mean µs | CPU s | LMO calls | proj |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in ("bbcg", "bbcg-background", "fkm"):
+        entry = row[name]
+        lat = entry["latency_us"]
+        print(
+            f"| {name} | {lat['p50']:.0f} | {lat['p90']:.0f} | {lat['p99']:.0f} | "
+            f"{lat['max']:.0f} | {entry['mean_us']:.0f} | {entry['cpu_s']:.2f} | "
+            f"{entry['lmo_calls']} | {entry['projections']} |"
+        )
+
+
+def measured_run(env_id: str, env_kwargs: dict, agent: str, horizon: int) -> dict:
+    """One run with delta = r/2: seconds per round (agent + env), peak traced memory."""
+    kwargs = {"smoothing_radius": half_radius(env_id, env_kwargs), "c": 1.0}
+    load = load_average()
+    tracemalloc.start()
+    start = time.perf_counter()
+    result = run(env_id, agent, horizon=horizon, env_kwargs=env_kwargs, agent_kwargs=kwargs)
+    wall = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    per_round = (result.agent_seconds + result.env_seconds) / horizon
+    return {
+        "env_id": env_id,
+        "env_kwargs": env_kwargs,
+        "agent": agent,
+        "horizon": horizon,
+        "us_per_round": 1e6 * per_round,
+        "projected_1e5_minutes": 1e5 * per_round / 60,
+        "wall_s": wall,
+        "comparator_s": result.comparator_seconds,
+        "peak_mb": peak / 2**20,
+        "latency_us": result.latency_us,
+        "load": f"{load:.1f}-{load_average():.1f}",
+        "dim": result.problem["dim"],
+    }
+
+
+def limits(horizon: int, agents: list[str]) -> list[dict]:
+    rows = []
+    print(
+        "| family | size | dim | agent | µs/round | projected 10^5 rounds (min) | peak MB | load |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for family, (env_id, kwargs_of, sizes) in FAMILIES.items():
+        for agent in agents:
+            for size in sizes:
+                row = measured_run(env_id, kwargs_of(size), agent, horizon)
+                rows.append({"family": family, "size": size, **row})
+                print(
+                    f"| {family} | {size} | {row['dim']} | {agent} | {row['us_per_round']:.0f} | "
+                    f"{row['projected_1e5_minutes']:.1f} | {row['peak_mb']:.0f} | {row['load']} |",
+                    flush=True,
+                )
+                if row["projected_1e5_minutes"] > 10:
+                    break  # larger sizes of this family take longer still
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["latency", "limits", "full"])
+    parser.add_argument("--sizes", default="64,128,256")
+    parser.add_argument("--horizon", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--agents", default="bbcg,fkm")
+    parser.add_argument("--size", type=int, default=256)
+    args = parser.parse_args()
+    if args.what == "latency":
+        sizes = [int(s) for s in args.sizes.split(",")]
+        figures = latency(sizes, args.horizon or 2_500, args.repeats)
+        print(f"wrote {write_json('scale_latency', [], {'latency': figures})}")
+    elif args.what == "limits":
+        rows = limits(args.horizon or 10_000, args.agents.split(","))
+        print(f"wrote {write_json('scale_limits', [], {'limits': rows})}")
+    else:
+        row = measured_run(NUCLEAR, {"rows": args.size, "cols": args.size}, "bbcg",
+                           args.horizon or 100_000)  # fmt: skip
+        print(row)
+        print(f"wrote {write_json(f'scale_full_{args.size}', [], {'full': row})}")
+
+
+if __name__ == "__main__":
+    main()
