@@ -41,7 +41,12 @@ from bco_gym.plotting.style import (
     single_horizon,
     title_of,
 )
-from bco_gym.reports.paired import find_reference, paired_differences, t_interval
+from bco_gym.reports.paired import (
+    find_reference,
+    paired_differences,
+    series_label,
+    t_interval,
+)
 
 BAND_ALPHA = 0.2
 
@@ -220,7 +225,8 @@ def paired_difference_figure(
     first few rounds, wide and uninformative, are clipped).
     """
     series = _nonempty_series(results, "paired_difference_figure")
-    by_label = {one.label: one for one in series}
+    # By the plain series label: a drawn label may say "fkm (= bbcg)" (identical curves).
+    by_label = {series_label(one.results[0]): one for one in series}
     found = find_reference(by_label, reference)
     if found is None:
         raise ValueError(f"paired_difference_figure: no {reference!r} runs among {list(by_label)}")
@@ -230,7 +236,7 @@ def paired_difference_figure(
         axes.axhline(0, color="black", linewidth=1, zorder=0.5, label=f"{found} (reference)")
     per_round_means = [0.0]
     for one in series:
-        if one.label == found:
+        if one is by_label[found]:
             continue
         seeds, differences = paired_differences(one.results, by_label[found].results)
         if seeds:

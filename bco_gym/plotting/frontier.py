@@ -61,5 +61,5 @@ def frontier_figure(results: Sequence[RunResult], *, budget: float | None = None
     axes.set_ylabel("average regret R_T / T (mean over seeds, 95% CI)")
     axes.set_title(title_of("Compute frontier", results), fontsize=9)
     axes.grid(True, which="both", alpha=0.3)
-    legend_outside(figure, axes)
+    legend_outside(figure, axes, columns=3)
     return figure

@@ -126,10 +126,11 @@ def frontier_markdown(
 ) -> list[str]:
     """The frontier section: figure, points, the budget table and equal-regret speed-ups.
 
-    The budget is the least, over series, of the mean seconds at the largest horizon
-    (so the cheapest series reaches it); the reference is ``reference``'s tuned series
-    (its theory series without tuning); the equal-regret level is the lowest R_T / T
-    that every non-random series reaches.
+    The budget is the greatest, over series, of the mean seconds at the smallest horizon
+    (so every series reaches a horizon on most seeds, and cheaper ones reach larger
+    horizons); the reference is ``reference``'s tuned series (its theory series without
+    tuning); the equal-regret level is the lowest R_T / T that every tuned series reaches
+    (every non-random series without tuning).
     """
     from bco_gym.plotting import save
     from bco_gym.plotting.frontier import frontier_figure
@@ -143,7 +144,7 @@ def frontier_markdown(
     curves = frontier_points(results)
     if all(len(points) < 2 for points in curves.values()):
         return []
-    budget = min(points[-1].seconds for points in curves.values())
+    budget = max(points[0].seconds for points in curves.values())
     figure = save(frontier_figure(results, budget=budget), Path(directory) / f"{stem}-frontier.png")
     lines = ["### Compute frontier", "", f"![R_T / T against seconds]({figure.name})", ""]
     header = ["series", "T", "seeds", "seconds/run", "final regret", "R_T / T"]
@@ -168,14 +169,16 @@ def frontier_markdown(
         reached = ", ".join(f"{h:,}" for h in row.horizons) or "none"
         body.append([row.label, reached, _per_round(row.per_round), paired, wins])
     lines += [
-        f"Within a budget of {budget:.3g} s per run (the cheapest series' seconds at the "
-        f"largest horizon), each series' largest horizon on each seed and its R_T / T, "
+        f"Within a budget of {budget:.3g} s per run (the slowest series' mean seconds at "
+        "the smallest horizon), each series' largest horizon on each seed and its R_T / T, "
         f"paired by seed with {base}:",
         "",
         render_markdown(header, body),
         "",
     ]
-    learners = [label for label in curves if not label.startswith("random")]
+    learners = [label for label in curves if "(tuned" in label] or [
+        label for label in curves if not label.startswith("random")
+    ]
     level = common_level(curves, learners)
     if level is None:
         return lines
@@ -187,8 +190,10 @@ def frontier_markdown(
     ]  # fmt: skip
     lines += [
         f"Equal regret: seconds per run to reach R_T / T = {level:.4g} (the lowest level "
-        "every learning series reaches; log-linear interpolation between horizons), and "
-        f"{base}'s seconds over the series' own:",
+        f"every one of {', '.join(learners)} reaches; log-linear interpolation between "
+        f"horizons), and {base}'s seconds over the series' own. Where R_T / T does not "
+        "fall with T (nothing learned), the level is reached at the first horizon and the "
+        "speed-up is the ratio of the costs per run:",
         "",
         render_markdown(header, body),
         "",

@@ -335,3 +335,18 @@ def test_interval_regret_figure_draws_each_agents_maxima_per_length():
     quadratic = run_many("BCO-Ball-v0", "random", [0], horizon=8, env_kwargs={"loss": "quadratic"})
     with pytest.raises(ValueError, match="linear losses only"):
         interval_regret_figure(quadratic)
+
+
+def test_paired_difference_to_an_agent_whose_theory_curve_equals_another():
+    """fkm's theory curve equals bbcg's (drawn "fkm (= bbcg)") beside a tuned fkm: the
+    reference "fkm" is the theory series, found by its plain label."""
+    made = []
+    for seed in range(3):
+        made.append(synthetic_result("bbcg", seed, [1.0, 5.0, 20.0 + seed]))
+        made.append(synthetic_result("fkm", seed, [1.0, 5.0, 20.0 + seed]))
+        made.append(
+            synthetic_result("fkm", seed, [1.0, 4.0, 15.0 + seed], constants="tuned", scale=3.0)
+        )
+    figure = paired_difference_figure(made, "fkm")
+    labels = figure.axes[0].get_legend_handles_labels()[1]
+    assert "fkm (reference)" in labels and "fkm (tuned, c=3)" in labels
