@@ -175,7 +175,13 @@ SCALE_V1: tuple[Scenario, ...] = (
             "64x64 matrices of nuclear norm <= 1 (dimension 4,096, r = 1/8, R = 1); "
             "each round reveals one noisy entry of a rank-2 target, f_t(X) = "
             "(X_ij - y_t)^2/2. The LMO is a top singular pair, the projection a full "
-            "SVD." + SCALE_DESCRIPTION
+            "SVD." + SCALE_DESCRIPTION + " Measured here: no agent learns at a reachable "
+            "horizon. One entry of 4,096 per round leaves the mean loss's gradient at the "
+            "centre, ||Y||_F/d = 1.4e-4 (seed 0), 6e4 times below one round's estimate "
+            "(d/delta) rms(f_t - f_(t-1)) = 8.8 (tuned BBCG, T = 1,000): about 4e9 rounds "
+            "for the sum to rise above its noise. The tuned rows beat random and the theory "
+            "rows because delta = r/2 explores less (a quadratic loss charges delta^2/2d a "
+            "round), not by moving: tuned BBCG and FKM have the same regret to five digits."
         ),
         tuning=_scale_tuning(0.125, 2_000),
         quick_horizon=100,
