@@ -882,3 +882,13 @@ def test_a_nan_gradient_is_named_as_non_finite_not_as_a_shape(batch_size):
     loss = 0.0 if batch_size is None else np.zeros(2)
     with pytest.raises(ValueError, match=r"info\['gradient'\] must be finite; .* holds nan"):
         agent.update(loss, {"gradient": gradient})
+
+
+def test_run_refuses_an_agent_built_directly_with_an_overflowing_constant():
+    from bco_gym.agents import FlaxmanAgent
+    from bco_gym.experiment import run
+
+    env = gym.make("BCO-Ball-v0", n=3, horizon=100)
+    agent = FlaxmanAgent(env.unwrapped.problem, c=1e-300)
+    with pytest.raises(ValueError, match="FlaxmanAgent: the regret bound at c=1e-300"):
+        run(env, agent, seed=0)

@@ -69,6 +69,7 @@ def _prepare_agent(
         raise ValueError(
             f"the agent was built for horizon {agent.horizon}, the env has {env_horizon}"
         )
+    agent.check_parameters()  # as make_agent does: finite parameters and regret bound
     return agent, spec_of_instance(agent)
 
 
