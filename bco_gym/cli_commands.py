@@ -187,11 +187,7 @@ def command_run(args: argparse.Namespace) -> int:
             f"seed={result.seed}"
         )
     )
-    bound = "-" if result.regret_bound is None else f"{result.regret_bound:.4g}"
-    print(
-        f"regret {result.final_regret:.6g} (comparator gap {result.final_gap:.2g})  "
-        f"regret/T^(3/4) {result.final_regret / horizon**0.75:.4g}  bound {bound}"
-    )
+    print(regret_line(result))
     print(
         f"LMO calls/round {result.lmo_calls / horizon:.3g}  "
         f"projections/round {result.projections / horizon:.3g}"
@@ -206,6 +202,21 @@ def command_run(args: argparse.Namespace) -> int:
     if args.out is not None:
         print(f"wrote {save_result(args.out, result)}")
     return 0
+
+
+def regret_line(result: Any) -> str:
+    """``bco-gym run``'s regret line: the regret, its comparator (exact, certified with
+    its gap, or uncertified, then with the warning on a line of its own), T^(3/4), bound."""
+    from bco_gym.losses.verification import UNCERTIFIED
+    from bco_gym.reports.summary import UNCERTIFIED_NOTE, comparator_text
+
+    bound = "-" if result.regret_bound is None else f"{result.regret_bound:.4g}"
+    status = comparator_text([result])
+    line = (
+        f"regret {result.final_regret:.6g} (comparator {status})  "
+        f"regret/T^(3/4) {result.final_regret / result.horizon**0.75:.4g}  bound {bound}"
+    )
+    return line + (f"\nwarning: {UNCERTIFIED_NOTE}" if status == UNCERTIFIED else "")
 
 
 def command_compare(args: argparse.Namespace) -> int:
@@ -614,6 +625,7 @@ def report_compare(results: Sequence[Any], out: Path | None) -> None:
         )
     )
     print(render_text(header, body))
+    _warn_uncertified(rows)
     if out is None:
         return
     out = Path(out)
@@ -627,6 +639,16 @@ def report_compare(results: Sequence[Any], out: Path | None) -> None:
 
     figure = _write_figure(draw, out / "regret.png")
     print(f"wrote {out / 'table.md'}, {out / 'table.csv'}, {figure}")
+
+
+def _warn_uncertified(rows: Sequence[Any]) -> None:
+    """Under a table, the warning when a row's comparator is uncertified."""
+    from bco_gym.losses.verification import UNCERTIFIED
+    from bco_gym.reports.summary import UNCERTIFIED_NOTE
+
+    uncertified = [row.agent for row in rows if row.comparator == UNCERTIFIED]
+    if uncertified:
+        print(sanitize(f"warning ({', '.join(dict.fromkeys(uncertified))}): {UNCERTIFIED_NOTE}"))
 
 
 def report_exponents(results: Sequence[Any], out: Path | None) -> None:
@@ -649,6 +671,7 @@ def report_exponents(results: Sequence[Any], out: Path | None) -> None:
         )
     )
     print(render_text(header, body))
+    _warn_uncertified(fits)
     if out is None:
         return
     out = Path(out)

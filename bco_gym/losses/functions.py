@@ -56,7 +56,7 @@ from bco_gym.losses.base import (
     json_digest,
 )
 from bco_gym.losses.solvers import frank_wolfe
-from bco_gym.losses.verification import verify_function_loss
+from bco_gym.losses.verification import CERTIFIED, UNCERTIFIED, verify_function_loss
 from bco_gym.sets.base import ConvexSet
 
 SLACK = 1e-9
@@ -119,7 +119,7 @@ class FunctionLoss(LossSequence):
             "lipschitz": self._lipschitz,
             "bound": self._bound,
             "batched": self.batched,
-            "comparator": "certified" if self.verified else "uncertified",
+            "comparator": CERTIFIED if self.verified else UNCERTIFIED,
         }
 
     def __repr__(self) -> str:

@@ -25,11 +25,17 @@ checks; the result's ``loss["comparator"]`` then says ``"uncertified"`` instead 
 ``"certified"``. A loss that is non-convex only away from the samples passes:
 "certified" means "the gap is a true bound for convex losses, and the sampled checks
 found no sign that these are not".
+
+:func:`comparator_status` reads a result's label back: ``"uncertified"`` for such
+losses, ``"exact"`` for a comparator with gap 0 (linear families, arrays), else
+``"certified"``. Every table and report that shows a regret shows it
+(:mod:`bco_gym.reports`), so an uncertified regret is never read as a certified one.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -48,6 +54,29 @@ FINITE_DIFFERENCE_SLACK = 1e-3
 FINITE_DIFFERENCE_STEP = 1e-5
 #: The seed of the checks' own generator (never the env's: the verdict is fixed).
 VERIFICATION_SEED = 20_231_123
+
+
+#: The three answers of :func:`comparator_status`.
+EXACT, CERTIFIED, UNCERTIFIED = "exact", "certified", "uncertified"
+
+
+def comparator_status(loss: Mapping[str, Any], gap: float) -> str:
+    """How far a run's comparator can be trusted, from its loss description and its gap.
+
+    Args:
+        loss: the loss sequence's description (``RunResult.loss``, ``describe()``).
+        gap: the comparator's certified optimality gap (``RunResult.final_gap``).
+
+    Returns:
+        ``"uncertified"`` when the description says so (``from_function(...,
+        verify=False)``: the checks of this module were not run, so the gap bounds the
+        comparator's error only if the user's functions are convex with the given
+        gradients); otherwise ``"exact"`` when the gap is 0 and ``"certified"`` when it
+        is positive (a Frank-Wolfe gap: the true regret is at most ``gap`` above).
+    """
+    if loss.get("comparator") == UNCERTIFIED:
+        return UNCERTIFIED
+    return EXACT if gap == 0.0 else CERTIFIED
 
 
 class CheckedLosses(Protocol):
@@ -162,4 +191,11 @@ def _show(point: np.ndarray) -> str:
     return np.array2string(np.asarray(point), precision=4, threshold=8, separator=", ")
 
 
-__all__ = ["LossCheckError", "verify_function_loss"]
+__all__ = [
+    "CERTIFIED",
+    "EXACT",
+    "UNCERTIFIED",
+    "LossCheckError",
+    "comparator_status",
+    "verify_function_loss",
+]

@@ -10,8 +10,9 @@
 * the IQM and mean score of every agent with stratified-bootstrap 95% intervals, the
   probability of improvement over bbcg and fkm (:mod:`~bco_gym.reports.scores`), with
   their figures and the performance profiles (:mod:`bco_gym.plotting.bench`);
-* per scenario: the ordered groups, the "which method when" paragraph, the pairwise
-  matrix and the paired tables against the scenario's references.
+* per scenario: its comparator (a warning when uncertified), the ordered groups, the
+  "which method when" paragraph, the pairwise matrix and the paired tables against the
+  scenario's references.
 """
 
 from __future__ import annotations
@@ -236,7 +237,7 @@ def _scenario_lines(
     directory: Path, index: int, run: ScenarioRun, ranking: Ranking | None
 ) -> list[str]:
     from bco_gym.plotting.style import loss_text, run_text, set_text
-    from bco_gym.reports.report import _pairs_part, _table_part, slug
+    from bco_gym.reports.report import _pairs_part, _table_part, comparator_lines, slug
 
     scenario = run.scenario
     lines = [f"## {index}. {scenario.name}: {scenario.title or scenario.env_id}", ""]
@@ -244,6 +245,7 @@ def _scenario_lines(
         return [*lines, "No results.", ""]
     results = run.results
     lines += [f"Setting: {set_text(results)}; {loss_text(results)}; {run_text(results)}.", ""]
+    lines += comparator_lines(results)
     if ranking is not None:
         stem = f"{index:02d}-{slug(scenario.name)}"
         lines += _pairs_part(directory, ranking, stem, scenario.title, results)

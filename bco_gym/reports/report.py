@@ -6,12 +6,15 @@ family; one or several horizons) with a short text saying what it shows.
 relatively:
 
 * at the top, the generated-by line (the command, passed in) and a headline: one row
-  per scenario with the ordered groups of all pairs (:mod:`bco_gym.reports.ranking`:
-  every pair's paired t-test, Holm's correction across the pairs of the scenario), and
+  per scenario with its comparator (exact, certified with its gap, or uncertified:
+  :func:`~bco_gym.reports.summary.comparator_text`) and the ordered groups of all
+  pairs (:mod:`bco_gym.reports.ranking`: every pair's paired t-test, Holm's correction
+  across the pairs of the scenario), and
   the overview figure (per scenario, each agent's final regret minus random's on the
   same seeds);
-* per scenario: its text and setting; who beats whom (the ordered groups, a "which
-  method when" paragraph generated from them and the costs by
+* per scenario: its text and setting (with a warning when its comparator is
+  uncertified, :data:`~bco_gym.reports.summary.UNCERTIFIED_NOTE`); who beats whom (the
+  ordered groups, a "which method when" paragraph generated from them and the costs by
   :mod:`~bco_gym.reports.advice`, and the pairwise matrix figure: difference, wins and
   adjusted p-value of every pair); with several horizons, the exponents table and
   figure (fitted slopes, bootstrap band, local slopes) of the series run at two
@@ -36,12 +39,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bco_gym.engine.result import RunResult
+from bco_gym.losses.verification import UNCERTIFIED
 from bco_gym.reports.advice import which_method
 from bco_gym.reports.paired import group_series, paired_columns, paired_table, series_label
 from bco_gym.reports.ranking import Ranking, rank, ranking_text
 from bco_gym.reports.summary import (
+    UNCERTIFIED_NOTE,
     changing_columns,
     changing_rows,
+    comparator_text,
     exponent_columns,
     fit_exponents,
     render_markdown,
@@ -146,12 +152,13 @@ def _headline(directory: Path, scenarios: Sequence[Scenario], stems: Sequence[st
     from bco_gym.plotting import overview_figure, save
     from bco_gym.plotting.style import loss_text, run_text, set_text
 
-    header = ["scenario", "set", "losses", "runs", "ordered groups (all pairs, Holm)"]
+    header = ["scenario", "set", "losses", "runs", "comparator", "ordered groups (all pairs, Holm)"]
     body = []
     for scenario, stem in zip(scenarios, stems, strict=True):
         final = final_horizon(scenario.results)
         link = f"[{scenario.title}](#{_anchor(scenario, stems.index(stem) + 1)})"
-        cells = [link, set_text(final), loss_text(final), run_text(final), ranking(final)]
+        cells = [link, set_text(final), loss_text(final), run_text(final)]
+        cells += [comparator_text(scenario.results), ranking(final)]
         body.append([cell.replace("|", "\\|") for cell in cells])
     panels = [(scenario.title, final_horizon(scenario.results)) for scenario in scenarios]
     figure = save(overview_figure(panels), directory / "headline.png")
@@ -180,6 +187,7 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
     if scenario.description:
         lines += [scenario.description.strip(), ""]
     lines += [f"Setting: {set_text(results)}; {loss_text(results)}; {run_text(results)}.", ""]
+    lines += comparator_lines(results)
     lines += _pairs_part(directory, rank(final), stem, scenario.title, final)
     if len({r.horizon for r in results}) > 1:
         lines += _exponents_part(directory, results, stem, final[0].horizon)
@@ -191,6 +199,15 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
     lines += _warnings_part(results)
     lines += _figures_part(directory, final, stem, scenario.references)
     return lines
+
+
+def comparator_lines(results: Sequence[RunResult]) -> list[str]:
+    """The comparator of a section's regrets ("exact", "certified, gap <= g"), and in bold
+    the warning of :data:`~bco_gym.reports.summary.UNCERTIFIED_NOTE` when uncertified."""
+    status = comparator_text(results)
+    if status == UNCERTIFIED:
+        return [f"**Warning: {UNCERTIFIED_NOTE}.**", ""]
+    return [f"Comparator: {status}.", ""]
 
 
 def _pairs_part(

@@ -12,6 +12,11 @@ horizons share), recompute the m_i and the slope, and take the (1 - level)/2 and
 (1 + level)/2 quantiles of the slopes (resamples with a non-positive mean regret at
 some horizon, where the log is undefined, are dropped and counted). The interval
 measures seed-to-seed noise only, not the bias of lower-order terms at small T.
+
+Comparator. Every row says how far its regrets can be trusted (:func:`comparator_text`):
+"exact" (gap 0), "certified, gap <= g" (the true regret is at most g above the one
+shown), or "uncertified" when some run's losses came from ``from_function(...,
+verify=False)`` (:func:`bco_gym.losses.verification.comparator_status`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from bco_gym.engine.result import THEORY_EXPONENTS, RunResult
+from bco_gym.losses.verification import EXACT, UNCERTIFIED, comparator_status
 from bco_gym.reports.paired import group_series
 
 SCALING_EXPONENT = 3 / 4
@@ -49,6 +55,7 @@ class AgentSummary:
     rounds_per_second: float
     adaptive_mean: float | None = None
     dynamic_mean: float | None = None
+    comparator: str = EXACT
 
     @property
     def scaled_regret(self) -> float:
@@ -76,6 +83,29 @@ class ExponentFit:
     theory: float | None
     lmo_per_round: float
     projections_per_round: float
+    comparator: str = EXACT
+
+
+def comparator_text(results: Iterable[RunResult]) -> str:
+    """How far the regrets of ``results`` can be trusted, in a few words (module docstring):
+    "uncertified" if any run's comparator is, else "exact" if every gap is 0, else
+    "certified, gap <= g" with g the largest final gap."""
+    results = list(results)
+    statuses = {comparator_status(r.loss, r.final_gap) for r in results}
+    if UNCERTIFIED in statuses:
+        return UNCERTIFIED
+    if statuses <= {EXACT}:
+        return EXACT
+    return f"certified, gap <= {max(r.final_gap for r in results):.2g}"
+
+
+#: Said wherever an uncertified regret is shown (the CLI, the reports).
+UNCERTIFIED_NOTE = (
+    "comparator uncertified: the losses come from from_function(..., verify=False), so "
+    "their convexity and gradient checks were not run; the comparator's gap bounds its "
+    "error only if every f_t is convex with the given gradient, and these regrets are "
+    "not certified"
+)
 
 
 def _groups(results: Iterable[RunResult], by_horizon: bool) -> dict[tuple, list[RunResult]]:
@@ -126,6 +156,7 @@ def summarize(results: Iterable[RunResult]) -> list[AgentSummary]:
                 rounds_per_second=rounds / spent if spent > 0 else math.inf,
                 adaptive_mean=_mean_or_none([r.adaptive_regret for r in group]),
                 dynamic_mean=_mean_or_none([r.dynamic_regret for r in group]),
+                comparator=comparator_text(group),
             )
         )
     return rows
@@ -218,6 +249,7 @@ def fit_exponents(results: Iterable[RunResult], *, level: float = 0.95) -> list[
                 theory=theory_exponent(agent),
                 lmo_per_round=sum(r.lmo_calls for r in largest) / rounds,
                 projections_per_round=sum(r.projections for r in largest) / rounds,
+                comparator=comparator_text(group),
             )
         )
     return fits
@@ -284,6 +316,7 @@ def compare_columns(rows: Sequence[AgentSummary]) -> tuple[list[str], list[list[
         "T",
         "seeds",
         "regret (mean ± std)",
+        "comparator",
         "regret/T^(3/4)",
         "adaptive",
         "dynamic",
@@ -311,6 +344,7 @@ def compare_columns(rows: Sequence[AgentSummary]) -> tuple[list[str], list[list[
             str(row.horizon),
             str(row.seeds),
             f"{means[i]} ± {stds[i]}",
+            row.comparator,
             *(column[i] for column in numbers),
             f"{row.rounds_per_second:,.0f}" if math.isfinite(row.rounds_per_second) else "inf",
         ]
@@ -392,6 +426,7 @@ def exponent_columns(fits: Sequence[ExponentFit]) -> tuple[list[str], list[list[
         "theory",
         "LMO/round",
         "proj/round",
+        "comparator",
     ]
     lmo = format_column([fit.lmo_per_round for fit in fits])
     projections = format_column([fit.projections_per_round for fit in fits])
@@ -407,6 +442,7 @@ def exponent_columns(fits: Sequence[ExponentFit]) -> tuple[list[str], list[list[
             f"{fit.theory:.3f}" if fit.theory is not None else "-",
             lmo[i],
             projections[i],
+            fit.comparator,
         ]
         for i, fit in enumerate(fits)
     ]

@@ -71,7 +71,10 @@ def test_the_report_names_its_command_and_has_no_time_stamp(report):
 def test_the_headline_ranks_the_agents_per_scenario(report):
     _, text = report
     headline = section(text, "## Headline")
-    assert "| scenario | set | losses | runs | ordered groups (all pairs, Holm) |" in headline
+    assert (
+        "| scenario | set | losses | runs | comparator | ordered groups (all pairs, Holm) |"
+        in headline
+    )
     # bbcg - fkm per seed: -20, +4, -40, -20 (p = 0.13); fkm - random: -20, -38, -8, -18
     # (p = 0.044, 0.087 after Holm over the 6 pairs): fkm is separated from ofw only.
     assert (
