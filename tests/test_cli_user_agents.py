@@ -88,8 +88,10 @@ def test_exponents_use_a_declared_exponent_and_tune_its_scale_param(tmp_path, ca
     printed = capsys.readouterr().out
     jitter = next(line for line in printed.splitlines() if "user_agents:Jitter " in line)
     unnamed = next(line for line in printed.splitlines() if "user_agents:Unnamed " in line)
-    assert jitter.split()[-3] == "1.000"  # its declared regret_exponent
-    assert unnamed.split()[-3] == "-"  # none declared: the fit only
+    # ... theory, LMO/round, proj/round, comparator
+    assert jitter.split()[-4] == "1.000"  # its declared regret_exponent
+    assert unnamed.split()[-4] == "-"  # none declared: the fit only
+    assert jitter.split()[-1] == "exact"
     tuned = tmp_path / "tuned.json"
     argv = ["tune", *BALL, "--agents", "user_agents:Jitter,user_agents:Unnamed"]
     argv += ["--horizon", "40", "--tune-seeds", "10:12", "--grid", "0.1:1", "--points", "2"]
