@@ -1,0 +1,88 @@
+"""Fingerprints of a few whole runs, pinned from the NumPy path (``BCO_GYM_KERNELS=off``).
+
+``python tests/engine/pinned_runs.py`` prints the JSON that ``data/pinned_runs.json`` holds;
+it was written from the code before the speed work of issue 18 (second round: the
+interval-regret tracker, the adversary's chunk draws, the one-pass comparator of the block
+path), so ``test_pinned_runs.py`` checks those changes moved no bit of any result.
+A fingerprint is the SHA-256 of every float a result reports (losses, comparator,
+regret, interval regrets), with the final regret beside it in hex for a reader.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+
+import numpy as np
+
+#: (env id, agent, feedback, loss, horizon, seeds): every loop the NumPy path has (the
+#: per-round lean loop, BBCG's block loop, two-point, full information) over three chunks
+#: of the losses (4096 rounds each) so chunk boundaries and open tree blocks are crossed.
+CASES: tuple[tuple[str, str, str, str, int, tuple[int, ...]], ...] = (
+    ("BCO-Ball-v0", "fkm", "bandit", "linear", 9000, (0, 1)),
+    ("BCO-Ball-v0", "bbcg", "bandit", "linear", 9000, (0, 1)),
+    ("BCO-Ball-v0", "ofw", "full", "linear", 9000, (2,)),
+    ("BCO-Simplex-v0", "bfw", "bandit", "linear-switching", 9000, (3,)),
+    ("BCO-L1Ball-v0", "ogd", "full", "linear-drift", 9000, (4,)),
+    ("BCO-Hypercube-v0", "fkm2", "two-point", "linear", 9000, (5,)),
+    ("BCO-Ball-v0", "bbcg", "bandit", "linear-switching", 9000, (6,)),
+)
+#: Cases played by the compiled kernels (``BCO_GYM_KERNELS=on``; numba's norm differs from
+#: NumPy's in the last bit on the ball, so they are pinned from the kernels themselves).
+KERNEL_CASES: tuple[tuple[str, str, str, str, int, tuple[int, ...]], ...] = (
+    ("BCO-Ball-v0", "fkm", "bandit", "linear", 9000, (0, 1)),
+    ("BCO-Ball-v0", "ofw", "full", "linear-switching", 9000, (2,)),
+    ("BCO-Simplex-v0", "bfw", "bandit", "linear", 9000, (3,)),
+)
+
+
+def fingerprint(result: Any) -> dict[str, str]:
+    """SHA-256 of the result's reported floats, and its final regret in hex."""
+    digest = hashlib.sha256()
+    for array in (
+        result.cumulative_loss,
+        result.comparator_loss,
+        result.regret,
+        result.round_losses,
+    ):
+        digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    interval = {k: v for k, v in result.interval_regret.items()}
+    digest.update(
+        json.dumps(
+            [float(result.adaptive_regret).hex(), float(result.dynamic_regret).hex(), interval],
+            sort_keys=True,
+            default=lambda v: float(v).hex(),
+        ).encode()
+    )
+    return {"sha256": digest.hexdigest(), "final_regret": float(result.final_regret).hex()}
+
+
+def case_key(case: tuple[Any, ...]) -> str:
+    env_id, agent, feedback, loss, horizon, seeds = case
+    return f"{env_id} {agent} {feedback} {loss} T={horizon} seeds={list(seeds)}"
+
+
+def fingerprints(case: tuple[Any, ...]) -> list[dict[str, str]]:
+    """The fingerprints of ``run_many`` over the case's seeds (one per seed)."""
+    from bco_gym.experiment import run_many
+
+    env_id, agent, feedback, loss, horizon, seeds = case
+    results = run_many(
+        env_id, agent, list(seeds), horizon=horizon, env_kwargs={"feedback": feedback, "loss": loss}
+    )
+    return [fingerprint(result) for result in results]
+
+
+def pinned() -> dict[str, list[dict[str, str]]]:
+    """Every case's fingerprints, keyed by mode and case."""
+    found = {}
+    for mode, cases in (("off", CASES), ("on", KERNEL_CASES)):
+        os.environ["BCO_GYM_KERNELS"] = mode
+        found.update({f"{mode}: {case_key(case)}": fingerprints(case) for case in cases})
+    return found
+
+
+if __name__ == "__main__":
+    print(json.dumps(pinned(), indent=1))
