@@ -39,47 +39,8 @@ import numpy as np
 from bco_gym.losses.base import row_dot
 from bco_gym.sets.base import ConvexSet
 
-
-@dataclass
-class _Nodes:
-    """Consecutive finished blocks of one level: index j covers [j 2^k, (j + 1) 2^k)."""
-
-    index: np.ndarray  # (n,) int64, consecutive
-    theta: np.ndarray  # (n, dim) summed theta_t
-    constant: np.ndarray  # (n,) summed b_t
-    played: np.ndarray  # (n,) summed f_t(y_t)
-    gap: np.ndarray  # (n,) summed per-round gaps f_t(y_t) - min_K f_t
-
-    def __len__(self) -> int:
-        return len(self.index)
-
-    def take(self, part: slice | np.ndarray) -> _Nodes:
-        return _Nodes(
-            self.index[part],
-            self.theta[part],
-            self.constant[part],
-            self.played[part],
-            self.gap[part],
-        )
-
-    def copy(self) -> _Nodes:
-        return _Nodes(
-            self.index.copy(),
-            self.theta.copy(),
-            self.constant.copy(),
-            self.played.copy(),
-            self.gap.copy(),
-        )
-
-    @staticmethod
-    def join(first: _Nodes, second: _Nodes) -> _Nodes:
-        return _Nodes(
-            np.concatenate([first.index, second.index]),
-            np.concatenate([first.theta, second.theta]),
-            np.concatenate([first.constant, second.constant]),
-            np.concatenate([first.played, second.played]),
-            np.concatenate([first.gap, second.gap]),
-        )
+# the columns after theta in a block's row: sum b_t, sum f_t(y_t), sum of per-round gaps
+_CONSTANT, _PLAYED, _GAP, _EXTRA = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -148,8 +109,11 @@ class IntervalRegret:
         self.set = convex_set
         self.horizon = int(horizon)
         self.levels = self.horizon.bit_length()  # k = 0..floor(log2 T)
-        self._open: list[_Nodes | None] = [None] * self.levels
-        self._top: list[_Nodes] = []  # finished blocks of the top level (never paired)
+        # per level, the open block (its index, its row) waiting for its right half; a
+        # block is a row [sum theta_t (dim), sum b_t, sum f_t(y_t), sum of per-round gaps
+        # f_t(y_t) - min_K f_t]
+        self._open: list[tuple[int, np.ndarray] | None] = [None] * self.levels
+        self._top: list[np.ndarray] = []  # finished blocks of the top level (never paired)
         self._max = np.full(self.levels, -np.inf)
         self._argmax = np.zeros(self.levels, dtype=np.int64)
         self._fed = 0
@@ -169,6 +133,8 @@ class IntervalRegret:
         """Add the next ``len(played)`` rounds: theta_t (m, dim), b_t (m,), f_t(y_t) (m,).
 
         Nothing fed is kept by reference: the caller may overwrite its arrays afterwards.
+        The blocks the span completes are summed level by level (each parent its two
+        halves added), then all their best values come from one batched LMO.
         """
         count = len(played)
         if count == 0:
@@ -178,64 +144,72 @@ class IntervalRegret:
                 f"IntervalRegret: {self._fed + count} rounds fed, past the horizon {self.horizon}"
             )
         thetas = np.asarray(thetas, dtype=float).reshape(count, -1)
-        constants = np.asarray(constants, dtype=float).reshape(count)
-        played = np.asarray(played, dtype=float).reshape(count)
-        index = np.arange(self._fed, self._fed + count, dtype=np.int64)
-        best = self._best(thetas) + constants
-        nodes = _Nodes(index, thetas, constants, played, played - best)
+        dim = thetas.shape[1]
+        nodes = np.empty((count, dim + _EXTRA))
+        nodes[:, :dim] = thetas
+        nodes[:, dim + _CONSTANT] = np.asarray(constants, dtype=float).reshape(count)
+        nodes[:, dim + _PLAYED] = np.asarray(played, dtype=float).reshape(count)
+        best = self._best(thetas) + nodes[:, dim + _CONSTANT]
+        nodes[:, dim + _GAP] = nodes[:, dim + _PLAYED] - best
+        first = self._fed
         self._fed += count
-        for level in range(self.levels):
-            if level:
-                regret = nodes.played - (self._best(nodes.theta) + nodes.constant)
-            else:
-                regret = nodes.gap
-            self._record(level, nodes, regret)
-            if level == self.levels - 1:
-                self._top.append(nodes.copy())
-                break
-            nodes = self._pair(level, nodes)
+        self._record(0, first, nodes, nodes[:, dim + _GAP])
+        finished = []  # (level, first index, blocks) of the levels above 0
+        level = 0
+        while level < self.levels - 1:
+            first, nodes = self._pair(level, first, nodes)
             if not len(nodes):
                 break
+            level += 1
+            finished.append((level, first, nodes))
+        if level == self.levels - 1:  # the top level's blocks are never paired
+            self._top.append(nodes.copy())
+        if finished:
+            stacked = np.concatenate([blocks for _, _, blocks in finished])
+            best = self._best(np.ascontiguousarray(stacked[:, :dim])) + stacked[:, dim + _CONSTANT]
+            regret = stacked[:, dim + _PLAYED] - best
+            offset = 0
+            for level, first, blocks in finished:
+                self._record(level, first, blocks, regret[offset : offset + len(blocks)])
+                offset += len(blocks)
 
     def _best(self, thetas: np.ndarray) -> np.ndarray:
         """min_K <theta, x> for each row (one batched LMO)."""
         points = self.set.lmo_many(thetas.reshape(len(thetas), *self.set.shape))
         return row_dot(thetas, np.asarray(points, dtype=float).reshape(len(thetas), -1))
 
-    def _record(self, level: int, nodes: _Nodes, regret: np.ndarray) -> None:
+    def _record(self, level: int, first: int, blocks: np.ndarray, regret: np.ndarray) -> None:
+        """The level's running maximum; the blocks a segment is made of, kept."""
         where = int(np.argmax(regret))
         if regret[where] > self._max[level]:
             self._max[level] = regret[where]
-            self._argmax[level] = nodes.index[where]
+            self._argmax[level] = first + where
         wanted = self._wanted[level]
         if len(wanted):
-            for position in np.flatnonzero(np.isin(nodes.index, wanted)).tolist():
-                key = (level, int(nodes.index[position]))
-                self._pieces[key] = (
-                    nodes.theta[position].copy(),
-                    float(nodes.constant[position]),
-                    float(nodes.played[position]),
+            dim = blocks.shape[1] - _EXTRA
+            inside = wanted[(wanted >= first) & (wanted < first + len(blocks))]
+            for index in inside.tolist():
+                row = blocks[index - first]
+                self._pieces[(level, index)] = (
+                    row[:dim].copy(),
+                    float(row[dim + _CONSTANT]),
+                    float(row[dim + _PLAYED]),
                 )
 
-    def _pair(self, level: int, nodes: _Nodes) -> _Nodes:
-        """The finished parents of ``nodes`` (with this level's open block), at level + 1."""
+    def _pair(self, level: int, first: int, blocks: np.ndarray) -> tuple[int, np.ndarray]:
+        """(first index, blocks) of the finished parents of ``blocks`` (with this level's
+        open block), at level + 1: each parent is its left half plus its right half."""
         waiting = self._open[level]
         if waiting is not None:
-            nodes = _Nodes.join(waiting, nodes)
-        start = 0 if nodes.index[0] % 2 == 0 else 1  # an odd first block has no left half
-        if start:
+            first, blocks = waiting[0], np.concatenate([waiting[1], blocks])
+        if first % 2:
             raise RuntimeError("IntervalRegret: a right half arrived without its left (bug)")
-        pairs = len(nodes) // 2
+        pairs = len(blocks) // 2
         # the open block is copied: the caller may reuse the arrays it fed
-        self._open[level] = nodes.take(slice(2 * pairs, None)).copy() if len(nodes) % 2 else None
-        left, right = nodes.take(slice(0, 2 * pairs, 2)), nodes.take(slice(1, 2 * pairs, 2))
-        return _Nodes(
-            left.index // 2,
-            left.theta + right.theta,
-            left.constant + right.constant,
-            left.played + right.played,
-            left.gap + right.gap,
+        self._open[level] = (
+            (first + 2 * pairs, blocks[2 * pairs :].copy()) if len(blocks) % 2 else None
         )
+        return first // 2, blocks[0 : 2 * pairs : 2] + blocks[1 : 2 * pairs : 2]
 
     def result(self) -> IntervalMetrics:
         """The metrics after all T rounds (ValueError before)."""
@@ -246,9 +220,9 @@ class IntervalRegret:
         # [0, T) is the top level's block (if any) followed by the open blocks of the
         # lower levels from high to low: sum their per-round gaps in that time order.
         dynamic = 0.0
-        remainder = [*self._top, *(n for n in reversed(self._open) if n is not None)]
-        for nodes in remainder:
-            for value in nodes.gap.tolist():
+        remainder = [*self._top, *(n[1] for n in reversed(self._open) if n is not None)]
+        for blocks in remainder:
+            for value in blocks[:, -_EXTRA + _GAP].tolist():
                 dynamic += value
         worst = int(np.argmax(self._max))
         return IntervalMetrics(
