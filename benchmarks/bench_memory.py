@@ -6,7 +6,7 @@ fast path), each run in a fresh Python process that reports its peak RSS (``VmHW
 too, but on Linux it keeps the RSS the parent had when it forked) and its RSS after the
 imports, before the run. Nothing the runner keeps grows with T: the per-round losses
 are not stored above ``ROUND_LOSSES_LIMIT`` (each checkpoint segment keeps an exact
-running sum), the agent holds one block (sqrt(T) x n), the loss sequence one chunk.
+running sum), the agent holds one block (sqrt(T) x n), the loss sequence its last two chunks.
 
 Target: peak RSS at T = 10^7 within 1.5x of the peak at T = 10^4.
 

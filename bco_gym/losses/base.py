@@ -50,6 +50,10 @@ class Comparator:
     gap: float
 
 
+#: Chunks a sequence keeps after reading them (:meth:`LossSequence.chunk`).
+RECENT_CHUNKS = 2
+
+
 def chunk_size_for(floats_per_round: int) -> int:
     """Rounds per chunk: a power of two with about CHUNK_FLOATS floats, in [16, 4096]."""
     rounds = CHUNK_FLOATS // max(1, int(floats_per_round))
@@ -88,8 +92,7 @@ class LossSequence(abc.ABC):
         self.chunk_size = chunk_size_for(self._floats_per_round())
         self._seed: int | None = None
         self._globals: Params = {}
-        self._cached_index = -1
-        self._cached: Params = {}
+        self._recent: dict[int, Params] = {}  # the last chunks read, by index (RECENT_CHUNKS)
         self.horizon: int | None = None
 
     # -- which sets ---------------------------------------------------------------------
@@ -149,8 +152,7 @@ class LossSequence(abc.ABC):
         """Fix the whole sequence from one draw of ``rng`` (the env's ``np_random``)."""
         self._seed = int(rng.integers(0, 2**63 - 1))
         self._globals = self._draw_globals(np.random.default_rng([self._seed, 0]))
-        self._cached_index = -1
-        self._cached = {}
+        self._recent = {}
 
     @property
     def seed(self) -> int:
@@ -159,12 +161,20 @@ class LossSequence(abc.ABC):
         return self._seed
 
     def chunk(self, index: int) -> Params:
-        """Per-round parameters of rounds [index*chunk_size, (index+1)*chunk_size)."""
-        if index != self._cached_index:
+        """Per-round parameters of rounds [index*chunk_size, (index+1)*chunk_size).
+
+        The last ``RECENT_CHUNKS`` chunks read are kept: a loop that reads a span across a
+        chunk boundary and then the earlier chunk again (a block loop's tally after its
+        losses) draws each chunk once.
+        """
+        found = self._recent.get(index)
+        if found is None:
             rng = np.random.default_rng([self.seed, 1, index])
-            self._cached = self._draw_chunk(rng, index * self.chunk_size, self.chunk_size)
-            self._cached_index = index
-        return self._cached
+            found = self._draw_chunk(rng, index * self.chunk_size, self.chunk_size)
+            if len(self._recent) >= RECENT_CHUNKS:
+                del self._recent[next(iter(self._recent))]  # the oldest drawn
+            self._recent[index] = found
+        return found
 
     def chunks(self, start: int, stop: int) -> Iterator[tuple[int, int, Params, slice]]:
         """Yield (first round, end round, chunk params, slice) covering [start, stop)."""
