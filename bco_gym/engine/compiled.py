@@ -19,10 +19,10 @@ Afterwards the agent holds the state the NumPy loop leaves (iterate, sums, round
 counters).
 
 One pass. For the families whose comparator is :func:`~bco_gym.losses.linear.linear_comparators`
-of the summed vectors (linear and its subclasses), the sums sum_t theta_t are accumulated
-here while the rounds are played, piece by piece as ``LossSequence.prefix_sums`` takes
-them (a chunk of losses within a checkpoint segment), so the comparators are those of
-``comparator(checkpoints)`` bit for bit without generating the adversary a second time.
+of the summed vectors (linear and its subclasses), the rows' tallies sum theta_t while
+they read the chunks for the interval regrets (:class:`~bco_gym.engine.metrics.ThetaSums`),
+so the comparators are those of ``comparator(checkpoints)`` bit for bit without
+generating the adversary a second time (as in the NumPy loops).
 
 When. ``BCO_GYM_KERNELS``: "off" never, "on" whenever a kernel applies, "auto" (default)
 when T * S >= :data:`MIN_RUN_ROUNDS` as well: short runs (and the test suite) stay on the
@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from bco_gym.engine.latency import LatencyHistogram
-from bco_gym.engine.tally import LossTally
+from bco_gym.engine.tally import LossTally, one_pass_comparators
 
 #: Run-rounds (T * S) from which "auto" plays a kernel: below, the NumPy loop (20 µs per
 #: round of a single run, 2 s at this size) costs about what importing numba and loading
@@ -75,7 +75,6 @@ class KernelPlan:
     oracle: tuple[Any, ...]  # the agent's set (K or K_delta) for kernels.project/lmo
     check: tuple[Any, ...]  # the env's K and atol for kernels.inside
     sign: float  # -1: <theta, x> - offset (generated families); +1: from_array
-    one_pass: bool  # accumulate the comparator's summed vectors while playing
     weights: Callable[[int, int], np.ndarray] | None = field(default=None)
 
 
@@ -108,17 +107,10 @@ def compiled_plan(stage: Any, agent: Any) -> KernelPlan | None:
     oracle = _oracle(_agent_set(agent, name))
     if oracle is None:
         return None
-    from bco_gym.losses.linear import LinearLoss
-
-    first = type(stage.losses.sequences[0])
-    one_pass = (
-        first.comparator is LinearLoss.comparator
-        and first.summed_vectors is LinearLoss.summed_vectors
-    )
     weights = None
     if name in ("bfw", "ofw"):
         weights = _weights(0.4 if name == "bfw" else 0.5)
-    return KernelPlan(agent, name, oracle, check, sign, one_pass, weights)
+    return KernelPlan(agent, name, oracle, check, sign, weights)
 
 
 @dataclass
@@ -146,7 +138,6 @@ def play_compiled(
     horizon, chunk_size = stage.horizon, stage.losses.chunk_size
     stops = list(checkpoints)
     tallies = [LossTally(horizon, stops, sequence=s) for s in stage.losses.sequences]
-    sums = _ComparatorSums(stage, stops) if plan.one_pass else None
     agent_seconds = env_seconds = 0.0
     latency = LatencyHistogram()
     stop_index, t = 0, 0
@@ -167,8 +158,6 @@ def play_compiled(
                 tally.add(row_values)
             # a new buffer: the interval-regret trackers may keep views of what they got
             buffer, filled = np.empty((stage.rows, min(horizon - t - count, SPAN) or 1)), 0
-        if sums is not None:
-            sums.after(t + count, index)
         done = time.perf_counter()
         agent_seconds += played - drawn
         env_seconds += (drawn - tick) + (done - played)
@@ -177,8 +166,7 @@ def play_compiled(
             advance(count)
         t += count
     runner.finish()
-    comparators = sums.comparators() if sums is not None else None
-    return CompiledPlay(tallies, agent_seconds, env_seconds, latency, comparators)
+    return CompiledPlay(tallies, agent_seconds, env_seconds, latency, one_pass_comparators(tallies))
 
 
 class _Runner:
@@ -289,41 +277,6 @@ class _Runner:
         agent._round += horizon
         counter = "lmo_calls" if self.plan.name in ("bfw", "ofw") else "projections"
         agent._counters[counter] = agent._counters[counter] + horizon
-
-
-class _ComparatorSums:
-    """sum_{t < T'} theta_t of every row at each checkpoint, summed as ``prefix_sums`` does."""
-
-    def __init__(self, stage: Any, stops: list[int]):
-        self.sequences = stage.losses.sequences
-        self.chunk_size = stage.losses.chunk_size
-        self.stops = stops
-        self.start = 0  # the first round of the piece not summed yet
-        self.totals: list[np.ndarray | None] = [None] * len(self.sequences)
-        self.found: list[list[np.ndarray]] = [[] for _ in self.sequences]
-
-    def after(self, end: int, index: int) -> None:
-        """Rounds up to ``end`` (in chunk ``index``) were played: sum a finished piece."""
-        at_stop = end in self.stops
-        if not (at_stop or end % self.chunk_size == 0):
-            return
-        base = index * self.chunk_size
-        part = slice(self.start - base, end - base)
-        for row, sequence in enumerate(self.sequences):
-            piece = sequence.chunk(index)["theta"][part].sum(0)
-            total = self.totals[row]
-            self.totals[row] = np.array(piece, dtype=float) if total is None else total + piece
-            if at_stop:
-                self.found[row].append(self.totals[row].copy())  # type: ignore[union-attr]
-        self.start = end
-
-    def comparators(self) -> list[list[Any]]:
-        from bco_gym.losses.linear import linear_comparators
-
-        return [
-            linear_comparators(sequence.set, self.stops, found)
-            for sequence, found in zip(self.sequences, self.found, strict=True)
-        ]
 
 
 # -- eligibility ------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ import numpy as np
 from bco_gym.engine.compiled import compiled_plan, play_compiled
 from bco_gym.engine.latency import LatencyHistogram
 from bco_gym.engine.preparation import find_wrapper
-from bco_gym.engine.tally import LossTally
+from bco_gym.engine.tally import LossTally, one_pass_comparators
 from bco_gym.envs.feasibility import Feasibility
 from bco_gym.envs.pairs import pair_mean
 from bco_gym.envs.vector import pair_round
@@ -152,7 +152,7 @@ def play_lean(
         _advance(bar, count)
         played += count
     _close(bar)
-    return Played(tallies, agent_seconds, env_seconds, latency)
+    return Played(tallies, agent_seconds, env_seconds, latency, one_pass_comparators(tallies))
 
 
 def two_point_info(stage: Stage, actions: Any, t: int) -> dict[str, Any]:
@@ -201,7 +201,7 @@ def play_block(
         _advance(bar, rounds)
         tick = time.perf_counter()
     _close(bar)
-    return Played(tallies, agent_seconds, env_seconds, latency)
+    return Played(tallies, agent_seconds, env_seconds, latency, one_pass_comparators(tallies))
 
 
 def play_gym(
@@ -245,7 +245,7 @@ def play_gym(
     _close(bar)
     losses = np.array(recorder.round_losses, dtype=np.float64)
     tallies = [LossTally(horizon, checkpoints, losses, sequence=env.unwrapped.losses)]
-    return Played(tallies, agent_seconds, env_seconds, latency)
+    return Played(tallies, agent_seconds, env_seconds, latency, one_pass_comparators(tallies))
 
 
 def progress_bar(total: int, enabled: Any) -> Any:

@@ -10,6 +10,13 @@ the switching regret and segments of ``linear-switching``), or None with the rea
 ``interval_regret["reason"]`` for a family whose interval comparators are not exact
 (every non-linear family today).
 
+One pass. For the families whose comparator is
+:func:`~bco_gym.losses.linear.linear_comparators` of the summed vectors (``linear`` and its
+subclasses), the tracker also sums theta_t up to each checkpoint while it reads the
+chunks (:class:`ThetaSums`), piece by piece as ``LossSequence.prefix_sums`` does, so
+:meth:`ChangingTracker.comparators` gives ``comparator(checkpoints)`` bit for bit and the
+adversary is not generated a second time.
+
 A compiled loop can feed the same accumulator: ``IntervalRegret.update(thetas,
 constants, played)`` with the span's theta_t (m, dim), b_t (m,) and f_t(y_t) (m,), in
 round order, spans of any length (the values do not depend on the split).
@@ -21,7 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym.losses.base import check_checkpoints
 from bco_gym.losses.intervals import IntervalMetrics, IntervalRegret
+from bco_gym.losses.linear import LinearLoss, linear_comparators
 
 
 class ChangingTracker:
@@ -30,9 +39,11 @@ class ChangingTracker:
     Args:
         sequence: the row's (reset) loss sequence.
         horizon: T.
+        checkpoints: the run's checkpoints; given, a linear family's comparators are
+            summed in the same pass (:meth:`comparators`).
     """
 
-    def __init__(self, sequence: Any, horizon: int):
+    def __init__(self, sequence: Any, horizon: int, checkpoints: Any = None):
         self.sequence = sequence
         self.reason = sequence.changing_reason()
         self.regret = (
@@ -44,6 +55,14 @@ class ChangingTracker:
         self._fed = 0  # rounds handed to the IntervalRegret (a chunk boundary, or T)
         self._buffer = np.empty(0 if self.regret is None else sequence.chunk_size)
         self._buffered = 0  # rounds waiting in the buffer, from round self._fed on
+        kind = type(sequence)
+        one_pass = (
+            self.regret is not None
+            and checkpoints is not None
+            and kind.comparator is LinearLoss.comparator
+            and kind.summed_vectors is LinearLoss.summed_vectors
+        )
+        self.sums = ThetaSums(checkpoints) if one_pass else None
 
     def add(self, played: np.ndarray) -> None:
         """The next ``len(played)`` rounds' losses f_t(y_t).
@@ -74,11 +93,47 @@ class ChangingTracker:
         for start, end, params, part in self.sequence.chunks(first, stop):
             thetas, constants = self.sequence.linear_terms(params, part)
             self.regret.update(thetas, constants, self._buffer[start - first : end - first])
+            if self.sums is not None:
+                self.sums.add(params["theta"], part.start, start, end)
         self._fed, self._buffered = stop, 0
+
+    def comparators(self) -> list[Any] | None:
+        """The comparators at the checkpoints, summed in this pass (after all T rounds),
+        or None (a family whose comparator is not its summed vectors', or no checkpoints)."""
+        if self.sums is None or self._fed != self.horizon:
+            return None
+        return linear_comparators(self.sequence.set, self.sums.stops, self.sums.found)
 
     def fields(self) -> dict[str, Any]:
         """``adaptive_regret``, ``dynamic_regret`` and ``interval_regret`` of a result."""
         return changing_fields(self.regret.result() if self.regret else None, self.reason)
+
+
+class ThetaSums:
+    """sum_{t < T'} theta_t at each checkpoint T', from the rounds in order.
+
+    The rounds come as pieces of chunks; each piece is cut at the checkpoints, and each
+    cut piece summed (``theta[part].sum(0)``) and added to the running total, exactly as
+    :meth:`~bco_gym.losses.base.LossSequence.prefix_sums` cuts and adds them: the same
+    floats in the same order, so the totals are ``summed_vectors``' bit for bit.
+    """
+
+    def __init__(self, checkpoints: Any):
+        self.stops = check_checkpoints(checkpoints)
+        self.found: list[np.ndarray] = []  # the total at each checkpoint reached
+        self._total: np.ndarray | None = None
+
+    def add(self, theta: np.ndarray, offset: int, start: int, end: int) -> None:
+        """Rounds [start, end), whose theta_t are ``theta[offset + t - start]``."""
+        while start < end and len(self.found) < len(self.stops):
+            stop = min(end, self.stops[len(self.found)])
+            piece = theta[offset : offset + stop - start].sum(0)
+            total = self._total
+            self._total = np.array(piece, dtype=float) if total is None else total + piece
+            if stop == self.stops[len(self.found)]:
+                self.found.append(self._total.copy())
+            offset += stop - start
+            start = stop
 
 
 def changing_fields(metrics: IntervalMetrics | None, reason: str | None) -> dict[str, Any]:

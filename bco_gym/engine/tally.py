@@ -50,7 +50,9 @@ class LossTally:
         self._segment = ExactSum()
         self._segments: list[int] = []  # exact sums of the finished segments (scaled ints)
         # interval regrets (adaptive, dynamic) of the row, fed as the losses come
-        self.changing = None if sequence is None else ChangingTracker(sequence, horizon)
+        self.changing = (
+            None if sequence is None else ChangingTracker(sequence, horizon, self._stops)
+        )
         if self.changing is not None and losses is not None:
             self.changing.add(losses)
 
@@ -76,6 +78,11 @@ class LossTally:
                 self._segments.append(self._segment.scaled())
                 self._segment = ExactSum()
 
+    def comparators(self) -> list[Any] | None:
+        """The comparators summed while the losses streamed in (a linear family, after all
+        T rounds; see :class:`~bco_gym.engine.metrics.ChangingTracker`), else None."""
+        return None if self.changing is None else self.changing.comparators()
+
     def round_losses(self) -> np.ndarray | None:
         """The stored losses when T <= ROUND_LOSSES_LIMIT, else None."""
         if self._values is None or len(self._values) > ROUND_LOSSES_LIMIT:
@@ -98,6 +105,13 @@ class LossTally:
 
             return exact_sum(self._values)
         return ExactSum.rounded(sum(self._segments))
+
+
+def one_pass_comparators(tallies: Sequence[LossTally]) -> list[list[Any]] | None:
+    """Every row's comparators summed in the play's pass, or None unless all rows have them
+    (the runner then asks the loss sequences: a second pass)."""
+    found = [tally.comparators() for tally in tallies]
+    return None if any(c is None for c in found) else found  # type: ignore[return-value]
 
 
 class ExactSum:
