@@ -99,3 +99,45 @@ def test_segments_option_and_its_errors():
     changes = [t for t, (a, b) in enumerate(itertools.pairwise(means), start=1) if a != b]
     assert changes == [3, 6]
     assert np.allclose(np.linalg.norm(losses._means(0, 10), axis=1), losses.mean_norm)
+
+
+@pytest.mark.parametrize("loss", ["linear", "linear-switching", "linear-drift", "from_array"])
+@pytest.mark.parametrize("agent, loop", [("fkm", "lean"), ("bbcg", "block"), ("fkm", "gym")])
+def test_one_pass_comparators_equal_the_second_pass(monkeypatch, agent, loop, loss):
+    """The NumPy loops' comparators, summed while the tallies read the chunks, are
+    ``comparator(checkpoints)``'s bit for bit, across chunk boundaries (4096 rounds)."""
+    from bco_gym.agents import make_agent
+    from bco_gym.engine.loops import play_block, play_gym, play_lean
+    from bco_gym.engine.rows import RowAgents
+    from bco_gym.engine.runner import single_stage
+
+    monkeypatch.setenv("BCO_GYM_KERNELS", "off")
+    horizon, checkpoints = 9000, [1, 100, 4095, 4096, 4097, 8192, 8193, 9000]
+    if loss == "from_array":  # no one pass: its comparator is not LinearLoss's
+        from bco_gym.envs import BanditConvexEnv
+        from bco_gym.losses import from_array
+        from bco_gym.sets import L2Ball
+
+        rng = np.random.default_rng(3)
+        base = BanditConvexEnv(L2Ball(4), from_array(L2Ball(4), rng.normal(size=(horizon, 4))))
+        env = RegretRecorder(base) if loop == "gym" else base
+    else:
+        env = gym.make("BCO-Ball-v0", n=4, horizon=horizon, loss=loss)
+        base = env.unwrapped
+        env = RegretRecorder(env) if loop == "gym" else env
+    observation, _ = env.reset(seed=2)
+    agent = make_agent(agent, base.problem)
+    agent.reset(seed=9)
+    if loop == "gym":
+        played = play_gym(env, agent, observation, checkpoints=checkpoints)
+    else:
+        play = play_block if loop == "block" else play_lean
+        played = play(single_stage(base), RowAgents([agent]), checkpoints=checkpoints)
+    if loss == "from_array":
+        assert played.comparators is None
+        return
+    assert played.comparators is not None
+    expected = base.losses.comparator(checkpoints)
+    for found, wanted in zip(played.comparators[0], expected, strict=True):
+        assert found.horizon == wanted.horizon and found.value == wanted.value
+        assert np.array_equal(found.point, wanted.point) and found.gap == wanted.gap == 0.0
