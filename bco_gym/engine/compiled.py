@@ -113,6 +113,34 @@ def compiled_plan(stage: Any, agent: Any) -> KernelPlan | None:
     return KernelPlan(agent, name, oracle, check, sign, weights)
 
 
+def tracker_rounds(stage: Any) -> Callable[..., None] | None:
+    """The compiled interval-regret update for the rows' trackers when kernels would play
+    (``BCO_GYM_KERNELS`` on, or auto from MIN_RUN_ROUNDS, numba installed) and K is a set
+    they know (:func:`interval_rounds_for`), else None."""
+    mode = kernel_mode()
+    if mode == "off" or (mode == "auto" and stage.horizon * stage.rows < MIN_RUN_ROUNDS):
+        return None
+    return interval_rounds_for(stage.losses.sequences[0].set) if numba_available() else None
+
+
+def interval_rounds_for(convex_set: Any) -> Callable[..., None] | None:
+    """The compiled interval-regret update bound to K's oracle (the ball, l1 ball, box or
+    simplex), for :meth:`~bco_gym.losses.intervals.IntervalRegret.use_rounds`; else None."""
+    found = _base_kind(convex_set)
+    if found is None:
+        return None
+    from bco_gym.agents.kernels.intervals import EXTRA, interval_rounds
+
+    kind, radius, low, high = found
+    dim = convex_set.shape[0]
+    work = (np.empty(dim + EXTRA), np.empty(dim), np.empty(dim), np.empty(dim))
+
+    def rounds(thetas, constants, played, first, *state):  # type: ignore[no-untyped-def]
+        interval_rounds(thetas, constants, played, first, kind, radius, low, high, *state, *work)
+
+    return rounds
+
+
 @dataclass
 class CompiledPlay:
     """What :func:`play_compiled` hands back (the loops wrap it as ``Played``)."""
@@ -137,7 +165,8 @@ def play_compiled(
     runner = _Runner(stage, plan, kernels)
     horizon, chunk_size = stage.horizon, stage.losses.chunk_size
     stops = list(checkpoints)
-    tallies = [LossTally(horizon, stops, sequence=s) for s in stage.losses.sequences]
+    rounds = interval_rounds_for(stage.losses.sequences[0].set)
+    tallies = [LossTally(horizon, stops, sequence=s, rounds=rounds) for s in stage.losses.sequences]
     agent_seconds = env_seconds = 0.0
     latency = LatencyHistogram()
     stop_index, t = 0, 0

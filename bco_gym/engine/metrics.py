@@ -41,9 +41,11 @@ class ChangingTracker:
         horizon: T.
         checkpoints: the run's checkpoints; given, a linear family's comparators are
             summed in the same pass (:meth:`comparators`).
+        rounds: a compiled update for the IntervalRegret
+            (:func:`~bco_gym.engine.compiled.interval_rounds_for`; the same values), or None.
     """
 
-    def __init__(self, sequence: Any, horizon: int, checkpoints: Any = None):
+    def __init__(self, sequence: Any, horizon: int, checkpoints: Any = None, rounds: Any = None):
         self.sequence = sequence
         self.reason = sequence.changing_reason()
         self.regret = (
@@ -55,6 +57,8 @@ class ChangingTracker:
         self._fed = 0  # rounds handed to the IntervalRegret (a chunk boundary, or T)
         self._buffer = np.empty(0 if self.regret is None else sequence.chunk_size)
         self._buffered = 0  # rounds waiting in the buffer, from round self._fed on
+        if rounds is not None and self.regret is not None:
+            self.regret.use_rounds(rounds)
         kind = type(sequence)
         one_pass = (
             self.regret is not None

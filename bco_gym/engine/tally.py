@@ -40,6 +40,7 @@ class LossTally:
         checkpoints: Sequence[int],
         losses: np.ndarray | None = None,
         sequence: Any = None,
+        rounds: Any = None,
     ):
         self._stops = list(checkpoints)
         keep = losses is not None or horizon <= ROUND_LOSSES_LIMIT
@@ -51,7 +52,9 @@ class LossTally:
         self._segments: list[int] = []  # exact sums of the finished segments (scaled ints)
         # interval regrets (adaptive, dynamic) of the row, fed as the losses come
         self.changing = (
-            None if sequence is None else ChangingTracker(sequence, horizon, self._stops)
+            None
+            if sequence is None
+            else ChangingTracker(sequence, horizon, self._stops, rounds=rounds)
         )
         if self.changing is not None and losses is not None:
             self.changing.add(losses)

@@ -103,23 +103,32 @@ class IntervalRegret:
 
     Feed ``update(thetas, constants, played)`` with the next rounds' theta_t (rows of K's
     flattened dimension), b_t and f_t(y_t); :meth:`result` after all T rounds.
+
+    A compiled update may be installed (:meth:`use_rounds`, from the engine, which knows
+    the kernels): it adds the rounds one at a time to the same state, with the same
+    floats in the same order, so the result does not depend on which update ran.
     """
 
     def __init__(self, convex_set: ConvexSet, horizon: int, segments: Sequence[int] | None = None):
         self.set = convex_set
         self.horizon = int(horizon)
         self.levels = self.horizon.bit_length()  # k = 0..floor(log2 T)
-        # per level, the open block (its index, its row) waiting for its right half; a
-        # block is a row [sum theta_t (dim), sum b_t, sum f_t(y_t), sum of per-round gaps
-        # f_t(y_t) - min_K f_t]
-        self._open: list[tuple[int, np.ndarray] | None] = [None] * self.levels
-        self._top: list[np.ndarray] = []  # finished blocks of the top level (never paired)
+        # A block is a row [sum theta_t (dim), sum b_t, sum f_t(y_t), sum of per-round gaps
+        # f_t(y_t) - min_K f_t]. Per level, the open block waiting for its right half (the
+        # block just before the next one to come at that level); the top level's block.
+        width = int(np.prod(convex_set.shape)) + _EXTRA
+        self._open_rows = np.zeros((self.levels, width))
+        self._has_open = np.zeros(self.levels, dtype=np.bool_)
+        self._top_row = np.zeros(width)  # the top level's block is never paired
+        self._has_top = np.zeros(1, dtype=np.bool_)
+        self._rounds: Any = None  # a compiled update (use_rounds)
         self._max = np.full(self.levels, -np.inf)
         self._argmax = np.zeros(self.levels, dtype=np.int64)
         self._fed = 0
         self.segments = _check_segments(segments, self.horizon)
         self._wanted = self._segment_pieces()
         self._pieces: dict[tuple[int, int], tuple[np.ndarray, float, float]] = {}
+        self._pieces_wanted = any(len(w) for w in self._wanted)
 
     def _segment_pieces(self) -> list[np.ndarray]:
         wanted: list[list[int]] = [[] for _ in range(self.levels)]
@@ -128,6 +137,13 @@ class IntervalRegret:
             for level, index in dyadic_pieces(start, stop):
                 wanted[level].append(index)
         return [np.array(sorted(w), dtype=np.int64) for w in wanted]
+
+    def use_rounds(self, rounds: Any) -> None:
+        """Feed the rounds through ``rounds(thetas, constants, played, first, open_rows,
+        has_open, top_row, has_top, maxima, argmax)``, a compiled update of this state
+        (:func:`bco_gym.agents.kernels.intervals.interval_rounds` bound to K's oracle); the
+        NumPy update stays in use while segment pieces must be kept."""
+        self._rounds = rounds
 
     def update(self, thetas: np.ndarray, constants: np.ndarray, played: np.ndarray) -> None:
         """Add the next ``len(played)`` rounds: theta_t (m, dim), b_t (m,), f_t(y_t) (m,).
@@ -144,6 +160,22 @@ class IntervalRegret:
                 f"IntervalRegret: {self._fed + count} rounds fed, past the horizon {self.horizon}"
             )
         thetas = np.asarray(thetas, dtype=float).reshape(count, -1)
+        if self._rounds is not None and not self._pieces_wanted:
+            first = self._fed
+            self._fed += count
+            self._rounds(
+                np.ascontiguousarray(thetas),
+                np.ascontiguousarray(constants, dtype=float).reshape(count),
+                np.ascontiguousarray(played, dtype=float).reshape(count),
+                first,
+                self._open_rows,
+                self._has_open,
+                self._top_row,
+                self._has_top,
+                self._max,
+                self._argmax,
+            )
+            return
         dim = thetas.shape[1]
         nodes = np.empty((count, dim + _EXTRA))
         nodes[:, :dim] = thetas
@@ -162,8 +194,9 @@ class IntervalRegret:
                 break
             level += 1
             finished.append((level, first, nodes))
-        if level == self.levels - 1:  # the top level's blocks are never paired
-            self._top.append(nodes.copy())
+        if level == self.levels - 1:  # the top level's block is never paired
+            self._top_row[:] = nodes[0]
+            self._has_top[0] = True
         if finished:
             stacked = np.concatenate([blocks for _, _, blocks in finished])
             best = self._best(np.ascontiguousarray(stacked[:, :dim])) + stacked[:, dim + _CONSTANT]
@@ -199,16 +232,15 @@ class IntervalRegret:
     def _pair(self, level: int, first: int, blocks: np.ndarray) -> tuple[int, np.ndarray]:
         """(first index, blocks) of the finished parents of ``blocks`` (with this level's
         open block), at level + 1: each parent is its left half plus its right half."""
-        waiting = self._open[level]
-        if waiting is not None:
-            first, blocks = waiting[0], np.concatenate([waiting[1], blocks])
+        if self._has_open[level]:
+            first, blocks = first - 1, np.concatenate([self._open_rows[level : level + 1], blocks])
         if first % 2:
             raise RuntimeError("IntervalRegret: a right half arrived without its left (bug)")
         pairs = len(blocks) // 2
         # the open block is copied: the caller may reuse the arrays it fed
-        self._open[level] = (
-            (first + 2 * pairs, blocks[2 * pairs :].copy()) if len(blocks) % 2 else None
-        )
+        self._has_open[level] = len(blocks) % 2
+        if self._has_open[level]:
+            self._open_rows[level] = blocks[-1]
         return first // 2, blocks[0 : 2 * pairs : 2] + blocks[1 : 2 * pairs : 2]
 
     def result(self) -> IntervalMetrics:
@@ -220,10 +252,9 @@ class IntervalRegret:
         # [0, T) is the top level's block (if any) followed by the open blocks of the
         # lower levels from high to low: sum their per-round gaps in that time order.
         dynamic = 0.0
-        remainder = [*self._top, *(n[1] for n in reversed(self._open) if n is not None)]
-        for blocks in remainder:
-            for value in blocks[:, -_EXTRA + _GAP].tolist():
-                dynamic += value
+        lower = [self._open_rows[k] for k in reversed(range(self.levels)) if self._has_open[k]]
+        for row in [self._top_row] * bool(self._has_top[0]) + lower:
+            dynamic += float(row[-_EXTRA + _GAP])
         worst = int(np.argmax(self._max))
         return IntervalMetrics(
             adaptive_regret=float(self._max[worst]),

@@ -234,3 +234,45 @@ def test_longer_direction_chunks_draw_the_same_directions(convex_set) -> None:  
         return np.concatenate(taken)[:1500]
 
     assert np.array_equal(directions(256), directions(compiled.DIRECTION_FLOATS // 20))
+
+
+# -- the interval-regret tracker's compiled update --------------------------------------------
+@pytest.mark.parametrize(
+    "convex_set",
+    [L2Ball(7, 1.5), L1Ball(9, 2.0), Hypercube(-1.0, [1.0, 2.0, 0.5, 3.0, 1.0]), Simplex(6)],
+    ids=repr,
+)
+@pytest.mark.parametrize("horizon", [1, 2, 37, 1000])
+def test_compiled_interval_update_equals_the_numpy_one(convex_set, horizon) -> None:  # type: ignore[no-untyped-def]
+    """Same metrics bit for bit, whatever the spans; thetas of every magnitude (the ball's
+    rescaled norms, zero directions) included."""
+    from bco_gym.losses.intervals import IntervalRegret
+
+    rng = np.random.default_rng(horizon)
+    thetas = rng.standard_normal((horizon, convex_set.dim))
+    thetas *= 10.0 ** rng.choice([-200.0, -3.0, 0.0, 3.0, 160.0], size=(horizon, 1))
+    thetas[:: max(1, horizon // 5)] = 0.0
+    constants, played = rng.standard_normal(horizon), rng.standard_normal(horizon)
+    numpy_tracker = IntervalRegret(convex_set, horizon)
+    numpy_tracker.update(thetas, constants, played)
+    compiled_tracker = IntervalRegret(convex_set, horizon)
+    compiled_tracker.use_rounds(compiled.interval_rounds_for(convex_set))
+    cuts = sorted({0, horizon, *rng.integers(0, horizon + 1, size=6).tolist()})
+    for start, stop in zip(cuts, cuts[1:]):  # noqa: B905
+        compiled_tracker.update(thetas[start:stop], constants[start:stop], played[start:stop])
+    assert compiled_tracker.result().as_dict() == numpy_tracker.result().as_dict()
+
+
+def test_trackers_take_the_compiled_update_only_where_kernels_would_play(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import gymnasium as gym
+
+    env = gym.make("BCO-Ball-v0", horizon=50)
+    env.reset(seed=0)
+    stage = single_stage(env.unwrapped)
+    monkeypatch.setenv(compiled.SWITCH, "auto")
+    assert compiled.tracker_rounds(stage) is None  # 50 run-rounds: the NumPy update
+    monkeypatch.setenv(compiled.SWITCH, "on")
+    assert compiled.tracker_rounds(stage) is not None
+    monkeypatch.setenv(compiled.SWITCH, "off")
+    assert compiled.tracker_rounds(stage) is None
+    assert compiled.interval_rounds_for(env.unwrapped.set.shrink(0.5)) is None  # not built in
