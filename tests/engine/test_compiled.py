@@ -16,6 +16,8 @@ What is checked, against the NumPy code they replace:
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -258,7 +260,7 @@ def test_compiled_interval_update_equals_the_numpy_one(convex_set, horizon) -> N
     compiled_tracker = IntervalRegret(convex_set, horizon)
     compiled_tracker.use_rounds(compiled.interval_rounds_for(convex_set))
     cuts = sorted({0, horizon, *rng.integers(0, horizon + 1, size=6).tolist()})
-    for start, stop in zip(cuts, cuts[1:]):  # noqa: B905
+    for start, stop in itertools.pairwise(cuts):
         compiled_tracker.update(thetas[start:stop], constants[start:stop], played[start:stop])
     assert compiled_tracker.result().as_dict() == numpy_tracker.result().as_dict()
 
