@@ -394,8 +394,9 @@ def _add_bench(commands: Any) -> None:
         "under OUT/runs/ (re-running with more agents computes only the new cells), then "
         "write OUT/scores.csv (score = final regret / random's on the same seed) and "
         "OUT/report.md: verdicts against bbcg and fkm, IQM and mean scores with "
-        "stratified-bootstrap 95% intervals, probability of improvement, performance "
-        "profiles, per-scenario rankings and paired tables. Exit status 1 when a cell failed.",
+        "stratified-bootstrap 95% intervals, probability of improvement for every pair of "
+        "agents, performance profiles with 95% bands, per-scenario rankings and paired "
+        "tables. Exit status 1 when a cell failed.",
     )
     command.add_argument(
         "--agents",

@@ -6,9 +6,12 @@ Each takes the :class:`~bco_gym.reports.bench_report.Aggregates` of ``bco-gym be
   (final regret / random's on the same seed) with their stratified-bootstrap 95%
   intervals, two panels; 1 (random play) marked;
 * :func:`profile_figure` -- performance profiles: the fraction of runs with a score
-  at most tau, against tau (higher and further left is better);
-* :func:`improvement_figure` -- the probability that a run of the agent scores lower
-  than a run of bbcg (or fkm), with its interval; 0.5 marked (no difference).
+  at most tau, against tau (higher and further left is better), each with its
+  pointwise stratified-bootstrap 95% band;
+* :func:`improvement_figure` -- the matrix of every pair: the cell of row X, column Y
+  holds P(X < Y), the probability that a run of X scores lower than a run of Y, with
+  its 95% interval; blue where the interval lies above 0.5 (X better), red where
+  below, grey where it holds 0.5, the shade growing with the distance from 0.5.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.plotting.style import agent_color, legend_outside, new_figure
+from bco_gym.plotting.pairs import BETTER, NOT_SEPARATED, WORSE, cell_rectangle, text_color
+from bco_gym.plotting.style import agent_color, legend_outside, lighter, new_figure
 
 
 def _color(agent: str, agents: list[str]) -> Any:
@@ -27,9 +31,7 @@ def _color(agent: str, agents: list[str]) -> Any:
 
 def aggregate_figure(stats: Any, suite: str) -> Any:
     """IQM and mean score per agent, 95% CIs (rows: agents by IQM, best on top)."""
-    agents = sorted(
-        stats.agents, key=lambda a: (-stats.scenarios[a], stats.estimates[a]["iqm"].value)
-    )
+    agents = stats.order()
     figure = new_figure(10.0, 1.4 + 0.42 * len(agents))
     panels = figure.subplots(1, 2, sharey=True)
     for axes, name, heading in ((panels[0], "iqm", "IQM"), (panels[1], "mean", "mean")):
@@ -66,56 +68,75 @@ def aggregate_figure(stats: Any, suite: str) -> Any:
 
 
 def profile_figure(stats: Any, taus: np.ndarray, suite: str) -> Any:
-    """Fraction of runs with score <= tau against tau, one line per agent."""
+    """Fraction of runs with score <= tau against tau, one line and band per agent."""
     figure = new_figure(7.5, 5.0)
     axes = figure.subplots()
     for agent in stats.agents:
-        profile = stats.profiles[agent]
-        if np.all(np.isnan(profile)):
+        estimate = stats.profiles[agent]
+        if np.all(np.isnan(estimate.value)):
             continue
+        color = _color(agent, stats.agents)
         style = {"linestyle": ":"} if agent == "random" else {}
-        axes.plot(
-            taus, profile, color=_color(agent, stats.agents), label=agent, linewidth=1.6, **style
-        )
+        axes.fill_between(taus, estimate.low, estimate.high, color=color, alpha=0.18, linewidth=0)
+        axes.plot(taus, estimate.value, color=color, label=agent, linewidth=1.6, **style)
     axes.axvline(1.0, color="0.4", linestyle=":", linewidth=1)
     axes.set_xlabel("tau (normalised score: final regret / random's)")
     axes.set_ylabel("fraction of runs with score <= tau")
     axes.set_ylim(-0.02, 1.02)
     axes.grid(True, alpha=0.3)
     axes.set_title(
-        f"Suite {suite}: performance profiles (higher and further left: better)", fontsize="medium"
+        f"Suite {suite}: performance profiles (higher and further left: better)\n"
+        "shaded: pointwise stratified-bootstrap 95% band",
+        fontsize="medium",
     )
     legend_outside(figure, axes)
     return figure
 
 
+def _improvement_color(estimate: Any) -> Any:
+    if estimate.low <= 0.5 <= estimate.high:
+        return NOT_SEPARATED
+    strength = 0.25 + 0.75 * min(1.0, abs(estimate.value - 0.5) / 0.5)
+    return lighter(BETTER if estimate.value > 0.5 else WORSE, 1 - strength)
+
+
 def improvement_figure(stats: Any, suite: str) -> Any:
-    """P(agent's run scores lower than the reference's), 95% CI, one row per pair."""
-    pairs = [pair for pair, estimate in stats.improvements.items() if math.isfinite(estimate.value)]
-    figure = new_figure(7.5, 1.4 + 0.36 * max(1, len(pairs)))
+    """P(row agent's run scores lower than the column agent's), every pair (module docstring)."""
+    agents = stats.order()
+    count = len(agents)
+    figure = new_figure(max(6.5, 1.25 * count + 2.2), 0.9 * count + 2.4)
     axes = figure.subplots()
-    for row, (agent, reference) in enumerate(pairs):
-        estimate = stats.improvements[(agent, reference)]
-        color = _color(agent, stats.agents)
-        axes.plot(
-            [estimate.low, estimate.high],
-            [row, row],
-            color=color,
-            linewidth=6,
-            alpha=0.45,
-            solid_capstyle="butt",
-        )
-        axes.plot([estimate.value], [row], marker="|", markersize=14, color="black")
-    axes.axvline(0.5, color="0.4", linestyle=":", linewidth=1)
-    axes.set_yticks(range(len(pairs)), [f"P({a} < {r})" for a, r in pairs], fontsize="small")
-    axes.set_ylim(len(pairs) - 0.5, -0.5)
-    axes.set_xlim(-0.02, 1.02)
-    axes.set_xlabel(
-        "probability that a run of the agent has a lower score than one of the reference"
-    )
-    axes.grid(True, axis="x", alpha=0.3)
-    axes.set_title(
-        f"Suite {suite}: probability of improvement (right of 0.5: better), 95% CI",
-        fontsize="medium",
+    for row, first in enumerate(agents):
+        for column, second in enumerate(agents):
+            estimate = stats.improvements.get((first, second))
+            if first == second or estimate is None:
+                color, text = "white", "—" if first == second else "no common\nscenario"
+            else:
+                color = _improvement_color(estimate)
+                text = f"{estimate.value:.2f}\n[{estimate.low:.2f}, {estimate.high:.2f}]"
+            axes.add_patch(cell_rectangle(column, row, color))
+            axes.text(
+                column,
+                row,
+                text,
+                ha="center",
+                va="center",
+                fontsize="x-small",
+                color=text_color(color),
+            )
+    axes.set_xlim(-0.5, count - 0.5)
+    axes.set_ylim(count - 0.5, -0.5)
+    axes.set_xticks(range(count), agents, rotation=30, ha="right", fontsize="small")
+    axes.set_yticks(range(count), agents, fontsize="small")
+    axes.set_xlabel("column agent Y", fontsize="small")
+    axes.set_ylabel("row agent X", fontsize="small")
+    axes.tick_params(length=0)
+    for side in axes.spines.values():
+        side.set_visible(False)
+    figure.suptitle(
+        f"Suite {suite}: probability of improvement P(X < Y), 95% CI\n"
+        "a run of X scores lower than a run of Y, averaged over the scenarios both ran\n"
+        "blue: above 0.5 (X better), red: below 0.5, grey: the interval holds 0.5",
+        fontsize="small",
     )
     return figure

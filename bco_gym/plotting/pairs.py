@@ -52,7 +52,8 @@ def _cell_color(comparison: PairComparison) -> Any:
     return lighter(BETTER if comparison.mean < 0 else WORSE, 1 - strength)
 
 
-def _text_color(color: Any) -> str:
+def text_color(color: Any) -> str:
+    """Black on pale cells, white on dark ones (the matrix figures of plotting)."""
     if isinstance(color, str):
         return "black"
     return "white" if sum(color) / 3 < 0.55 else "black"
@@ -78,7 +79,7 @@ def pairwise_figure(ranking: Ranking, *, title: str = "") -> Any:
                     f"{_number(comparison.mean)}\n{comparison.wins}/{comparison.pairs}, "
                     f"{_p_text(comparison.adjusted)}"
                 )
-            axes.add_patch(_rectangle(column, row, color))
+            axes.add_patch(cell_rectangle(column, row, color))
             axes.text(
                 column,
                 row,
@@ -86,7 +87,7 @@ def pairwise_figure(ranking: Ranking, *, title: str = "") -> Any:
                 ha="center",
                 va="center",
                 fontsize="x-small",
-                color=_text_color(color),
+                color=text_color(color),
             )
     axes.set_xlim(-0.5, count - 0.5)
     axes.set_ylim(count - 0.5, -0.5)
@@ -106,7 +107,8 @@ def pairwise_figure(ranking: Ranking, *, title: str = "") -> Any:
     return figure
 
 
-def _rectangle(column: int, row: int, color: Any) -> Any:
+def cell_rectangle(column: int, row: int, color: Any) -> Any:
+    """The unit square of a matrix figure's cell (row, column), filled with ``color``."""
     from matplotlib.patches import Rectangle
 
     return Rectangle((column - 0.5, row - 0.5), 1, 1, facecolor=color, edgecolor="white")

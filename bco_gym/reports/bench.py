@@ -13,8 +13,9 @@ re-run with more agents computes only the new cells. Then it writes, in ``<out>`
   (the scenarios where it is separated from bbcg and from fkm, better or worse, by the
   all-pairs ranking of :mod:`~bco_gym.reports.ranking`: paired t-tests, Holm's
   correction per scenario); the IQM and mean score of every agent with
-  stratified-bootstrap 95% intervals, the probability of improvement over bbcg and
-  fkm, and their figures with the performance profile; the failed cells; and per
+  stratified-bootstrap 95% intervals, the probability of improvement of every agent
+  over every other (a matrix, table and figure), the performance profiles with their
+  95% bands; the failed cells; and per
   scenario the ordered groups, the pairwise matrix and the paired tables against the
   scenario's references.
 

@@ -7,9 +7,11 @@
   bbcg and from fkm, better or worse, by the all-pairs ranking of
   :mod:`~bco_gym.reports.ranking` (paired t-tests, Holm's correction per scenario);
 * the failed cells, and the agents a scenario's feedback did not suit;
-* the IQM and mean score of every agent with stratified-bootstrap 95% intervals, the
-  probability of improvement over bbcg and fkm (:mod:`~bco_gym.reports.scores`), with
-  their figures and the performance profiles (:mod:`bco_gym.plotting.bench`);
+* the IQM and mean score of every agent with stratified-bootstrap 95% intervals, its
+  probability of improvement over bbcg and fkm, and the probability of improvement of
+  every agent over every other (a matrix; :mod:`~bco_gym.reports.scores`), with their
+  figures and the performance profiles with their 95% bands
+  (:mod:`bco_gym.plotting.bench`);
 * per scenario: its comparator (a warning when uncertified), the ordered groups, the
   "which method when" paragraph, the pairwise matrix and the paired tables against the
   scenario's references.
@@ -29,10 +31,11 @@ from bco_gym.reports.ranking import Ranking, rank
 from bco_gym.reports.scores import (
     BOOTSTRAP_REPS,
     Estimate,
+    ProfileEstimate,
     ScoreRow,
     aggregate,
-    improvement,
-    performance_profile,
+    improvement_matrix,
+    profile,
     scores_by_scenario,
 )
 from bco_gym.reports.suites import Scenario
@@ -99,32 +102,32 @@ def verdict(agent: str, ranked: Mapping[str, Ranking]) -> str:
 
 @dataclass(frozen=True)
 class Aggregates:
-    """Per agent: scenarios scored, IQM and mean estimates, P(improvement) per reference."""
+    """Per agent: scenarios scored, IQM and mean estimates, performance profile with its
+    band; per ordered pair of agents sharing a scenario, P(first < second)."""
 
     agents: list[str]
     scenarios: dict[str, int]
     runs: dict[str, int]
     estimates: dict[str, dict[str, Estimate]]
     improvements: dict[tuple[str, str], Estimate]
-    profiles: dict[str, np.ndarray]
+    profiles: dict[str, ProfileEstimate]
+
+    def order(self) -> list[str]:
+        """The agents most scenarios first, then by IQM (the tables' and figures' order)."""
+        return sorted(
+            self.agents, key=lambda a: (-self.scenarios[a], self.estimates[a]["iqm"].value)
+        )
 
 
 def aggregates(rows: Sequence[ScoreRow], agents: Sequence[str], reps: int) -> Aggregates:
     per_agent = {agent: scores_by_scenario(rows, agent) for agent in agents}
-    estimates = {agent: aggregate(per_agent[agent], reps=reps) for agent in agents}
-    improvements = {
-        (agent, reference): improvement(per_agent[agent], per_agent[reference], reps=reps)
-        for agent in agents
-        for reference in VERDICT_REFERENCES
-        if reference in per_agent and agent != reference
-    }
     return Aggregates(
         agents=list(agents),
         scenarios={agent: len(per_agent[agent]) for agent in agents},
         runs={agent: sum(len(v) for v in per_agent[agent].values()) for agent in agents},
-        estimates=estimates,
-        improvements=improvements,
-        profiles={agent: performance_profile(per_agent[agent], PROFILE_TAUS) for agent in agents},
+        estimates={agent: aggregate(per_agent[agent], reps=reps) for agent in agents},
+        improvements=improvement_matrix(per_agent, reps=reps),
+        profiles={agent: profile(per_agent[agent], PROFILE_TAUS, reps=reps) for agent in agents},
     )
 
 
@@ -136,7 +139,10 @@ READING = (
     "scenarios of the scenario's mean score; both with stratified-bootstrap 95% intervals "
     "(runs resampled within each scenario; Agarwal et al., NeurIPS 2021). P(X < ref) is "
     "the probability that a run of X scores lower than a run of the reference, averaged "
-    "over the scenarios (0.5: no difference). Aggregates compare agents only over the "
+    "over the scenarios (0.5: no difference), given for every pair of agents. The "
+    "performance profile of an agent is the fraction of its runs with score <= tau "
+    "(averaged over scenarios), its band the pointwise 95% stratified-bootstrap interval. "
+    "Aggregates compare agents only over the "
     "same scenarios: the *scenarios* column says how many each has. Verdicts and the "
     "per-scenario groups rest on every pair's paired t-test on its common seeds with "
     "Holm's correction across the pairs of the scenario (separated: adjusted p <= 0.05)."
@@ -157,9 +163,7 @@ def _aggregate_table(stats: Aggregates, total: int) -> list[str]:
     references = [r for r in VERDICT_REFERENCES if r in stats.agents]
     header = ["agent", "scenarios", "runs", "IQM score [95% CI]", "mean score [95% CI]"]
     header += [f"P({'agent'} < {r}) [95% CI]" for r in references]
-    order = sorted(
-        stats.agents, key=lambda a: (-stats.scenarios[a], stats.estimates[a]["iqm"].value)
-    )
+    order = stats.order()
     body = []
     for agent in order:
         cells = [agent, f"{stats.scenarios[agent]}/{total}", str(stats.runs[agent])]
@@ -177,13 +181,54 @@ def _aggregate_table(stats: Aggregates, total: int) -> list[str]:
         for method, agents in by_method.items()
         if method in names
     ]
+    bands: dict[str, list[str]] = {}
+    for agent in order:
+        bands.setdefault(stats.profiles[agent].method, []).append(agent)
+    profile_parts = [
+        f"{names[method]} for {', '.join(agents)}"
+        for method, agents in bands.items()
+        if method in names
+    ]
     note = (
         f"Intervals from {BOOTSTRAP_REPS:,} stratified-bootstrap resamples. IQM and mean: "
         + "; ".join(parts)
         + " (rliable where it is installed and the agent's scenarios hold equally many "
-        "runs). P(<): bco_gym's own."
+        "runs). Performance profiles' pointwise bands: "
+        + "; ".join(profile_parts)
+        + ". P(<): bco_gym's own."
     )
     return [render_markdown(header, body), "", note, ""]
+
+
+def _improvement_table(stats: Aggregates) -> list[str]:
+    """Every pair: the cell of row X, column Y is P(X < Y) [95% CI], in bold where the
+    interval excludes 0.5; - where the two agents share no scenario."""
+    from bco_gym.reports.summary import render_markdown
+
+    order = stats.order()
+    body = []
+    for first in order:
+        cells = [first]
+        for second in order:
+            found = stats.improvements.get((first, second))
+            if first == second or found is None:
+                cells.append("-" if first != second else "")
+                continue
+            text = _interval(found)
+            separated = found.low > 0.5 or found.high < 0.5
+            cells.append(f"**{text}**" if separated else text)
+        body.append(cells)
+    return [
+        "### Probability of improvement, every pair",
+        "",
+        "Row X, column Y: P(X < Y), the probability that a run of X scores lower than a "
+        "run of Y on the same scenario, averaged over the scenarios both ran, with its "
+        "95% stratified-bootstrap interval (bco_gym's own; P(Y < X) = 1 - P(X < Y) on every "
+        "resample); in bold where the interval excludes 0.5.",
+        "",
+        render_markdown(["P(row < column)", *order], body),
+        "",
+    ]
 
 
 def write_bench_report(
@@ -219,14 +264,18 @@ def write_bench_report(
     lines += _aggregate_table(stats, len(runs))
     figures = [
         ("scores-aggregate", "IQM and mean score with 95% CIs", aggregate_figure(stats, suite)),
-        ("scores-profile", "Performance profiles", profile_figure(stats, PROFILE_TAUS, suite)),
+        (
+            "scores-profile",
+            "Performance profiles with 95% bands",
+            profile_figure(stats, PROFILE_TAUS, suite),
+        ),
     ]
-    if stats.improvements:
-        figures.append(
-            ("scores-improvement", "Probability of improvement", improvement_figure(stats, suite))
-        )
     for stem, caption, figure in figures:
         lines += [f"![{caption}]({save(figure, directory / f'{stem}.png').name})", ""]
+    if stats.improvements:
+        lines += _improvement_table(stats)
+        figure = save(improvement_figure(stats, suite), directory / "scores-improvement.png")
+        lines += [f"![Probability of improvement, every pair]({figure.name})", ""]
     for index, run in enumerate(runs, start=1):
         lines += _scenario_lines(directory, index, run, ranked.get(run.scenario.name))
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")

@@ -19,11 +19,17 @@ The protocol is Agarwal et al.'s for a benchmark of many tasks with few runs eac
   number; with its stratified-bootstrap interval (X's and Y's runs resampled
   independently);
 * the **performance profile** of an agent at tau is the fraction of its runs with a
-  score <= tau, averaged over the scenarios.
+  score <= tau, averaged over the scenarios; with its pointwise stratified-bootstrap
+  95% band (:func:`profile`: each resample redraws every scenario's runs within the
+  scenario and recomputes the whole profile).
 
 Where the optional extra ``bench`` is installed (``rliable``), the IQM's and the mean's
 intervals of an agent whose scenarios all hold the same number of runs are computed by
-rliable's ``get_interval_estimates`` with its own metrics; otherwise (and by default for
+rliable's ``get_interval_estimates`` with its own metrics, and so is the profile's band
+(the function ``rliable.library.create_performance_profile`` bootstraps, fraction of
+runs with score <= tau, handed to ``get_interval_estimates`` with a seeded generator:
+``create_performance_profile`` itself takes no seed and draws from a fresh generator,
+so its bands would change from one report to the next); otherwise (and by default for
 the probability of improvement, where rliable's loop is slow) by this module's
 stratified bootstrap: the same resampling scheme, vectorised over the resamples. The
 tests check that the two agree to Monte Carlo error. Both are seeded (:data:`SEED`), so
@@ -210,25 +216,36 @@ def _rectangular(*groups: Sequence[np.ndarray]) -> bool:
     return len(sizes) == 1
 
 
-def _rliable_interval(
+def _rliable_band(
     data: np.ndarray | tuple[np.ndarray, np.ndarray],
-    function: Callable[..., float],
+    function: Callable[..., np.ndarray],
     reps: int,
     seed: int,
-) -> tuple[float, float]:
+) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) of a vector-valued statistic by rliable's stratified bootstrap, seeded."""
     from rliable import library
 
     with _seeded_global_numpy(seed) as state, warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # arch's note on random_state
         _, intervals = library.get_interval_estimates(
             {"x": data},
-            lambda *arrays: np.array([function(*arrays)]),
+            function,
             reps=reps,
             confidence_interval_size=LEVEL,
             random_state=state,
         )
-    low, high = np.asarray(intervals["x"]).reshape(2)
-    return float(low), float(high)
+    band = np.asarray(intervals["x"], dtype=float)
+    return band[0], band[1]
+
+
+def _rliable_interval(
+    data: np.ndarray | tuple[np.ndarray, np.ndarray],
+    function: Callable[..., float],
+    reps: int,
+    seed: int,
+) -> tuple[float, float]:
+    low, high = _rliable_band(data, lambda *arrays: np.array([function(*arrays)]), reps, seed)
+    return float(low[0]), float(high[0])
 
 
 def aggregate(
@@ -301,10 +318,94 @@ def _use_rliable(requested: bool | None, *groups: Sequence[np.ndarray]) -> bool:
     return usable
 
 
+def _at_most(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
+    """Fraction of ``scores`` <= tau along the last axis: shape (..., len(taus))."""
+    return (scores[..., None] <= taus).mean(axis=-2)
+
+
 def performance_profile(per_scenario: Mapping[str, np.ndarray], taus: np.ndarray) -> np.ndarray:
     """Fraction of runs with score <= tau, averaged over scenarios, at each tau."""
     groups = [np.asarray(v, dtype=float) for v in per_scenario.values() if len(v)]
     taus = np.asarray(taus, dtype=float)
     if not groups:
         return np.full(taus.shape, math.nan)
-    return np.mean([(values[:, None] <= taus[None, :]).mean(axis=0) for values in groups], axis=0)
+    return np.mean([_at_most(values, taus) for values in groups], axis=0)
+
+
+@dataclass(frozen=True)
+class ProfileEstimate:
+    """A performance profile at each tau with its pointwise 95% stratified-bootstrap band."""
+
+    taus: np.ndarray
+    value: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    method: str  # "rliable", "bco_gym" or "none"
+
+
+def bootstrap_profile(
+    per_scenario: Sequence[np.ndarray],
+    taus: np.ndarray,
+    *,
+    reps: int = BOOTSTRAP_REPS,
+    seed: int = SEED,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) at each tau: this module's stratified bootstrap of the profile."""
+    rng = np.random.default_rng(seed)
+    taus = np.asarray(taus, dtype=float)
+    profiles = np.mean(
+        [_at_most(_resample(values, reps, rng), taus) for values in per_scenario], axis=0
+    )  # (reps, taus)
+    tail = 100 * (1 - LEVEL) / 2
+    low, high = np.percentile(profiles, [tail, 100 - tail], axis=0)
+    return low, high
+
+
+def profile(
+    per_scenario: Mapping[str, np.ndarray],
+    taus: np.ndarray,
+    *,
+    reps: int = BOOTSTRAP_REPS,
+    use_rliable: bool | None = None,
+) -> ProfileEstimate:
+    """One agent's performance profile (scenario -> scores by seed) with its band.
+
+    ``use_rliable`` as in :func:`aggregate`: rliable where installed and the scenarios
+    hold equally many runs (then the fraction pooled over all runs, which rliable
+    bootstraps, equals the mean of the scenarios' fractions); False forces this
+    module's bootstrap.
+    """
+    groups = [np.asarray(v, dtype=float) for v in per_scenario.values() if len(v)]
+    taus = np.asarray(taus, dtype=float)
+    value = performance_profile(per_scenario, taus)
+    if not groups:
+        return ProfileEstimate(taus, value, value.copy(), value.copy(), "none")
+    if _use_rliable(use_rliable, groups):
+        matrix = np.stack(groups, axis=1)  # (runs, scenarios)
+        low, high = _rliable_band(matrix, lambda m: _at_most(m.ravel(), taus), reps, SEED)
+        return ProfileEstimate(taus, value, low, high, "rliable")
+    low, high = bootstrap_profile(groups, taus, reps=reps)
+    return ProfileEstimate(taus, value, low, high, "bco_gym")
+
+
+def improvement_matrix(
+    per_agent: Mapping[str, Mapping[str, np.ndarray]], *, reps: int = BOOTSTRAP_REPS
+) -> dict[tuple[str, str], Estimate]:
+    """(X, Y) -> P(X < Y) for every ordered pair of agents sharing a scenario.
+
+    Each unordered pair is bootstrapped once (:func:`improvement`); its mirror is the
+    complement, P(Y < X) = 1 - P(X < Y) on every resample (ties count one half on both
+    sides), so the mirror's interval is [1 - high, 1 - low] of the same resamples.
+    """
+    agents = list(per_agent)
+    matrix: dict[tuple[str, str], Estimate] = {}
+    for i, first in enumerate(agents):
+        for second in agents[i + 1 :]:
+            found = improvement(per_agent[first], per_agent[second], reps=reps)
+            if not math.isfinite(found.value):
+                continue
+            matrix[(first, second)] = found
+            matrix[(second, first)] = Estimate(
+                1.0 - found.value, 1.0 - found.high, 1.0 - found.low, found.method
+            )
+    return matrix

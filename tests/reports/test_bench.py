@@ -12,6 +12,7 @@ import pytest
 from bco_gym.cli import main
 from bco_gym.reports import bench
 from bco_gym.reports.bench_report import verdict
+from bco_gym.reports.scores import improvement, scores_by_scenario
 from bco_gym.reports.suites import SUITES, Scenario
 
 TINY = (
@@ -102,7 +103,7 @@ def test_scores_are_regret_over_randoms_on_the_same_seed(tmp_path, tiny_suite):
 
 def test_the_report_has_verdicts_aggregates_figures_and_scenarios(tmp_path, tiny_suite):
     out = tmp_path / "bench"
-    bench.run_bench(["bfw", "ogd"], out, suite=tiny_suite, progress=False)
+    outcome = bench.run_bench(["bfw", "ogd"], out, suite=tiny_suite, progress=False)
     text = (out / "report.md").read_text()
     assert re.search(r"- \*\*bfw\*\* \(2 scenarios\): against bbcg: .*; against fkm: ", text)
     assert "- **ogd**: ran in no scenario" in text
@@ -115,6 +116,32 @@ def test_the_report_has_verdicts_aggregates_figures_and_scenarios(tmp_path, tiny
     assert {"scores-aggregate.png", "scores-profile.png", "scores-improvement.png"} <= {
         p.name for p in out.glob("*.png")
     }
+    # the probability of improvement for every pair the bench ran, not only against bbcg/fkm
+    start = text.index("### Probability of improvement, every pair")
+    matrix = text[start : text.index("![Probability of improvement", start)]
+    header = next(line for line in matrix.splitlines() if line.startswith("| P(row < column)"))
+    agents = [cell.strip() for cell in header.strip("|").split("|")][1:]
+    assert sorted(agents) == ["bbcg", "bfw", "fkm", "random"]
+    rows = {
+        cells[0]: dict(zip(agents, cells[1:], strict=True))
+        for line in matrix.splitlines()[3:]
+        if line.startswith("| ") and not line.startswith("| P(")
+        for cells in [[c.strip() for c in line.strip("|").split("|")]]
+        if cells[0] in agents
+    }
+    assert set(rows) == set(agents)
+    per_agent = {a: scores_by_scenario(outcome.rows, a) for a in agents}
+    for first in agents:
+        for second in agents:
+            if first == second:
+                assert rows[first][second] == ""
+                continue
+            found = improvement(per_agent[first], per_agent[second])
+            shown = rows[first][second].strip("*")
+            value = float(shown.split(" ")[0])
+            assert value == pytest.approx(found.value, abs=5e-4)
+            low, high = (float(v) for v in shown[shown.index("[") + 1 : -1].split(", "))
+            assert rows[first][second].startswith("**") == (low > 0.5 or high < 0.5)
 
 
 def test_the_verdict_follows_the_holm_ranking():

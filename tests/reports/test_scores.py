@@ -11,11 +11,14 @@ from synthetic_results import synthetic_result
 from bco_gym.reports.scores import (
     aggregate,
     bootstrap_aggregates,
+    bootstrap_profile,
     improvement,
+    improvement_matrix,
     iqm,
     mean_of_means,
     performance_profile,
     probability_of_improvement,
+    profile,
     rliable_available,
     score_rows,
     scores_by_scenario,
@@ -101,3 +104,73 @@ def test_ragged_scenarios_use_the_own_bootstrap():
     assert aggregate(ragged)["iqm"].method == "bco_gym"
     with pytest.raises(ValueError, match="equally many runs"):
         aggregate(ragged, use_rliable=True)
+
+
+TAUS = np.linspace(0.0, 1.5, 31)
+
+
+def test_the_profile_band_by_hand_and_its_coverage():
+    # one run per scenario: every resample is the data itself, so the band is the point
+    single = {"a": np.array([0.2]), "b": np.array([0.9])}
+    low, high = bootstrap_profile(list(single.values()), TAUS, reps=50)
+    assert low == pytest.approx(performance_profile(single, TAUS))
+    assert high == pytest.approx(performance_profile(single, TAUS))
+    # coverage: scenario i's scores uniform on [i/10, i/10 + 1], 10 runs each; the true
+    # profile at tau is the mean over scenarios of P(score <= tau)
+    rng = np.random.default_rng(3)
+    shifts = np.arange(4) / 10
+    truth = np.clip(TAUS[None, :] - shifts[:, None], 0, 1).mean(axis=0)
+    inside = np.zeros(len(TAUS))
+    trials = 200
+    for _ in range(trials):
+        data = {f"s{i}": shift + rng.uniform(0, 1, 10) for i, shift in enumerate(shifts)}
+        estimate = profile(data, TAUS, reps=500, use_rliable=False)
+        assert estimate.method == "bco_gym"
+        assert np.all(estimate.low <= estimate.value + 1e-12)
+        assert np.all(estimate.value <= estimate.high + 1e-12)
+        inside += (estimate.low <= truth) & (truth <= estimate.high)
+    middle = (TAUS > 0.3) & (TAUS < 1.2)  # where no scenario's CDF is pinned at 0 or 1
+    assert np.all(inside[middle] / trials >= 0.85) and np.all(inside[middle] / trials <= 0.995)
+
+
+def test_rliable_and_the_own_bootstrap_agree_on_the_profile_band():
+    """rliable bootstraps the fraction pooled over runs (equal to the mean over
+    scenarios when they hold equally many runs); both ends within a quarter of the
+    band's width or one run's step (the fractions move by 1/runs)."""
+    rng = np.random.default_rng(1)
+    data = {f"s{i}": rng.uniform(0.1, 1.2, 8) for i in range(5)}
+    with_rliable = profile(data, TAUS, reps=1000)
+    own = profile(data, TAUS, reps=4000, use_rliable=False)
+    assert with_rliable.method == "rliable" and own.method == "bco_gym"
+    np.testing.assert_array_equal(with_rliable.value, own.value)
+    step = 1 / 40
+    tolerance = np.maximum(0.25 * (own.high - own.low), step) + 1e-12
+    assert np.all(np.abs(with_rliable.low - own.low) <= tolerance)
+    assert np.all(np.abs(with_rliable.high - own.high) <= tolerance)
+    assert profile(data, TAUS, reps=200).low.tolist() == profile(data, TAUS, reps=200).low.tolist()
+    with pytest.raises(ValueError, match="equally many runs"):
+        profile({"a": np.array([0.1, 0.2]), "b": np.array([0.3])}, TAUS, use_rliable=True)
+
+
+def test_the_improvement_matrix_holds_every_pair_and_its_mirror():
+    rng = np.random.default_rng(2)
+    per_agent = {
+        "a": {"s1": rng.uniform(0, 1, 5), "s2": rng.uniform(0, 1, 5)},
+        "b": {"s1": rng.uniform(0.2, 1, 5), "s2": rng.uniform(0.2, 1, 5)},
+        "c": {"s2": rng.uniform(0, 0.5, 5)},
+        "d": {"s3": rng.uniform(0, 0.5, 5)},  # shares no scenario
+    }
+    matrix = improvement_matrix(per_agent, reps=300)
+    ordered = {(x, y) for x in "abc" for y in "abc" if x != y}
+    assert set(matrix) == ordered
+    for x, y in ordered:
+        direct = improvement(per_agent[x], per_agent[y], reps=300)
+        assert matrix[(x, y)].value == pytest.approx(direct.value, abs=1e-12)
+        mirror = matrix[(y, x)]
+        assert mirror.value == pytest.approx(1 - matrix[(x, y)].value, abs=1e-12)
+        assert (mirror.low, mirror.high) == pytest.approx(
+            (1 - matrix[(x, y)].high, 1 - matrix[(x, y)].low), abs=1e-12
+        )
+    # c ran only s2: its pairs are over s2 alone
+    only = probability_of_improvement([per_agent["c"]["s2"]], [per_agent["a"]["s2"]])
+    assert matrix[("c", "a")].value == pytest.approx(only, abs=1e-12)
