@@ -324,7 +324,7 @@ def log_horizons(low: float, high: float, points: int) -> list[int]:
 
 def command_tune(args: argparse.Namespace) -> int:
     from bco_gym.sweeps.store import DirectoryLock
-    from bco_gym.sweeps.tuning import log_grid, save_tuned, tune
+    from bco_gym.sweeps.tuning import TuningFailedError, log_grid, save_tuned, tune
 
     check_env_id(args.env)
     agents = check_agent_names(args.agents)
@@ -341,24 +341,46 @@ def command_tune(args: argparse.Namespace) -> int:
     check_grid(args.env, env_kwargs, args.horizon, agents, grid)
     announce_feedback(agents, args.env_kwargs)
     with DirectoryLock(sweep_dir):
-        tuning = tune(
-            args.env,
-            agents,
-            args.horizon,
-            args.tune_seeds,
-            grid,
-            out=sweep_dir,
-            backend=args.backend,
-            env_kwargs=env_kwargs,
-            progress=_progress(args),
-            ray_address=args.ray_address,
-            batch_size=args.batch_size,
-            agent_kwargs=fixed_kwargs(args.fixed, agents),
-        )
+        try:
+            tuning = tune(
+                args.env,
+                agents,
+                args.horizon,
+                args.tune_seeds,
+                grid,
+                out=sweep_dir,
+                backend=args.backend,
+                env_kwargs=env_kwargs,
+                progress=_progress(args),
+                ray_address=args.ray_address,
+                batch_size=args.batch_size,
+                agent_kwargs=fixed_kwargs(args.fixed, agents),
+            )
+        except TuningFailedError as error:
+            print_tuning(args, error.tuning, grid)
+            print(f"bco-gym tune: error: {sanitize(str(error))}", file=sys.stderr)
+            report_tuning_failures(error.tuning.failures, sweep_dir)
+            print(f"wrote nothing to {out}", file=sys.stderr)
+            return 1
         path = save_tuned(out, tuning)
     print_tuning(args, tuning, grid)
     print(f"wrote {path} (runs in {sweep_dir})")
-    return 0
+    return report_tuning_failures(tuning.failures, sweep_dir)
+
+
+def report_tuning_failures(failures: Sequence[Any], sweep_dir: Path) -> int:
+    """Each failed tuning cell on stderr, and where it is recorded; the exit status (1 if any)."""
+    for failure in failures:
+        kwargs = sorted(failure.cell.get("agent_kwargs", {}).items())
+        given = ", ".join(f"{name}={value!r}" for name, value in kwargs)
+        print(f"error: {sanitize(failure.describe())} (with {sanitize(given)})", file=sys.stderr)
+    if failures:
+        print(
+            f"error: {len(failures)} tuning cell(s) failed (recorded in "
+            f"{sweep_dir / 'failures'}); a value with a failed cell was not chosen",
+            file=sys.stderr,
+        )
+    return 1 if failures else 0
 
 
 def fixed_kwargs(fixed: dict[str, Any], agents: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -477,6 +499,10 @@ def print_tuning(args: argparse.Namespace, tuning: Any, grid: Sequence[float]) -
     print(render_text(header, body))
     for agent, reason in tuning.skipped.items():
         print(f"{agent}: skipped, {reason}")
+    for agent, constant in chosen:
+        if constant.excluded:
+            left_out = ", ".join(f"{v:g}" for v in constant.excluded)
+            print(f"{agent}: {constant.param} = {left_out} left out (a cell failed; score -)")
 
 
 def command_plot(args: argparse.Namespace) -> int:

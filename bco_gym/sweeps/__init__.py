@@ -29,7 +29,7 @@ from bco_gym.sweeps.results import (
 )
 from bco_gym.sweeps.store import SweepLockedError, SweepStore
 from bco_gym.sweeps.sweep import BACKENDS, Cell, cells, run_cells, sweep
-from bco_gym.sweeps.tuning import Tuning, load_tuned, save_tuned, tune
+from bco_gym.sweeps.tuning import Tuning, TuningFailedError, load_tuned, save_tuned, tune
 
 
 def load_sweep(directory: str | Path) -> list[RunResult]:
@@ -63,6 +63,7 @@ __all__ = [
     "SweepMismatchError",
     "SweepStore",
     "Tuning",
+    "TuningFailedError",
     "cells",
     "load_failures",
     "load_result",

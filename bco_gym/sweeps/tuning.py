@@ -8,6 +8,15 @@ and keeps the minimiser. The chosen constants, with the tuning seeds, go to a JS
 file that evaluation reads back with :func:`load_tuned`; evaluating on seeds that
 overlap the tuning seeds would report an optimistically biased regret, so
 :func:`check_disjoint` refuses it.
+
+A failing agent does not stop the tuning (``failures="record"``, the default, as for
+:func:`~bco_gym.sweeps.sweep.sweep`): each (value, seed) cell whose run raised, returned
+NaN or the wrong shape, or played outside K is recorded as a
+:class:`~bco_gym.sweeps.failures.CellFailure` (in ``out/failures/`` and in
+``Tuning.failures``); a value with a failed cell has no score (nan; listed in
+``TunedConstant.excluded``), and the tuned value is the best of the values whose cells
+all finished. An agent with no such value raises :class:`TuningFailedError` naming it
+and its failures, once every cell has run.
 """
 
 from __future__ import annotations
@@ -22,15 +31,17 @@ from typing import Any
 import numpy as np
 
 from bco_gym.engine.tally import check_horizon
+from bco_gym.sweeps.failures import CellFailure, load_failures
 from bco_gym.sweeps.results import read_json, write_json
-from bco_gym.sweeps.sweep import Cell, run_cells
+from bco_gym.sweeps.sweep import FAILURE_MODES, Cell, run_cells
 
 TUNED_FORMAT = "bco_gym-tuned-constants/1"
 
 
 @dataclass(frozen=True)
 class TunedConstant:
-    """The constant chosen for one agent: its name, value, and the grid's scores."""
+    """The constant chosen for one agent: its name, value, and the grid's scores (nan for
+    a value left out because one of its cells failed; those values in ``excluded``)."""
 
     param: str
     value: float
@@ -38,6 +49,29 @@ class TunedConstant:
     theory_value: float | None
     grid: tuple[float, ...]
     scores: tuple[float, ...]
+    excluded: tuple[float, ...] = ()
+
+
+class TuningFailedError(RuntimeError):
+    """No value of an agent's grid had all its cells finish: nothing to choose from.
+
+    Attributes:
+        failures: agent -> its :class:`~bco_gym.sweeps.failures.CellFailure` records
+            (the agents that got no value only).
+        tuning: the :class:`Tuning` of the other agents (their constants were chosen).
+    """
+
+    def __init__(self, failures: dict[str, list[CellFailure]], tuning: Tuning, out: Any):
+        self.failures, self.tuning = failures, tuning
+        parts = []
+        for agent, found in failures.items():
+            parts.append(
+                f"{agent!r}: every grid value has a failed cell ({len(found)} failed, e.g. "
+                f"{found[0].describe()})"
+            )
+        super().__init__(
+            "tune: no tuned value for " + "; ".join(parts) + f"; recorded in {out}/failures"
+        )
 
 
 @dataclass(frozen=True)
@@ -51,6 +85,7 @@ class Tuning:
     constants: dict[str, TunedConstant] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     fixed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failures: tuple[CellFailure, ...] = ()
 
     def overrides(self) -> dict[str, dict[str, Any]]:
         """``{agent: {param: value, **fixed}}`` for ``sweep(agent_kwargs=...)``: the tuned
@@ -107,6 +142,7 @@ def tune(
     ray_address: str | None = None,
     batch_size: int | None = None,
     agent_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+    failures: str = "record",
 ) -> Tuning:
     """Pick each agent's constant from ``grid`` by mean final regret on ``tune_seeds``.
 
@@ -116,7 +152,16 @@ def tune(
     in every tuning run of that agent (e.g. a smoothing radius below the set's inner
     radius); they are kept in ``Tuning.fixed`` and in :meth:`Tuning.overrides`.
     Agents without a free constant are listed in ``Tuning.skipped``.
+
+    ``failures``: "record" (default) records failed cells and chooses among the values
+    whose cells all finished (module docstring); "raise" stops at the first failure.
+
+    Raises:
+        TuningFailedError: (with ``failures="record"``) some agent has no value whose
+            cells all finished; it names the agents and their failures.
     """
+    if failures not in FAILURE_MODES:
+        raise ValueError(f"failures={failures!r}; allowed: {', '.join(FAILURE_MODES)}")
     horizon = check_horizon(horizon)
     env_kwargs = dict(env_kwargs or {})
     seeds = [int(s) for s in tune_seeds]
@@ -155,15 +200,25 @@ def tune(
         progress=progress,
         ray_address=ray_address,
         batch_size=batch_size,
+        failures=failures,
     )
+    order = {cell.key: index for index, cell in enumerate(grid_cells)}  # agent, value, seed
+    failed = sorted(
+        (failure for failure in load_failures(out) if failure.key in order),
+        key=lambda failure: order[failure.key],
+    )
+    finished = [cell for cell in grid_cells if cell.key not in {f.key for f in failed}]
     regret = {
         (cell.agent, cell.agent_kwargs[params[cell.agent]], cell.seed): result.final_regret
-        for cell, result in zip(grid_cells, results, strict=True)
+        for cell, result in zip(finished, results, strict=True)
     }
-    chosen = {}
+    chosen, hopeless = {}, {}
     for agent in tuned:
-        scores = [float(np.mean([regret[agent, v, s] for s in seeds])) for v in values]
-        best = int(np.argmin(scores))
+        scores = [_mean_score(regret, agent, value, seeds) for value in values]
+        if all(np.isnan(scores)):
+            hopeless[agent] = [f for f in failed if f.agent == agent]
+            continue
+        best = int(np.nanargmin(scores))
         chosen[agent] = TunedConstant(
             param=params[agent],
             value=values[best],
@@ -171,9 +226,23 @@ def tune(
             theory_value=_float_or_none(theory_value(env_id, env_kwargs, horizon, agent)),
             grid=tuple(values),
             scores=tuple(scores),
+            excluded=tuple(v for v, score in zip(values, scores, strict=True) if np.isnan(score)),
         )
     kept = {agent: kwargs for agent, kwargs in fixed.items() if agent in chosen}
-    return Tuning(env_id, env_kwargs, horizon, tuple(seeds), chosen, skipped, kept)
+    tuning = Tuning(env_id, env_kwargs, horizon, tuple(seeds), chosen, skipped, kept, tuple(failed))
+    if hopeless:
+        raise TuningFailedError(hopeless, tuning, out)
+    return tuning
+
+
+def _mean_score(
+    regret: Mapping[tuple[str, float, int], float], agent: str, value: float, seeds: Sequence[int]
+) -> float:
+    """Mean final regret of ``agent`` with ``value`` over ``seeds``; nan if a cell failed."""
+    found = [regret.get((agent, value, seed)) for seed in seeds]
+    if any(r is None for r in found):
+        return float("nan")
+    return float(np.mean(found))
 
 
 def _float_or_none(value: Any) -> float | None:
@@ -184,8 +253,11 @@ def _float_or_none(value: Any) -> float | None:
 
 
 def save_tuned(path: str | os.PathLike, tuning: Tuning) -> Path:
-    """Write the tuned constants (and the seeds they were tuned on) as JSON, atomically."""
+    """Write the tuned constants (and the seeds they were tuned on, the failed cells) as
+    JSON, atomically; a grid value without a score (a failed cell) is written as null."""
     document = {"format": TUNED_FORMAT, **asdict(tuning)}
+    for entry in document["constants"].values():
+        entry["scores"] = [None if np.isnan(score) else score for score in entry["scores"]]
     write_json(path, document)
     return Path(path)
 
@@ -224,7 +296,11 @@ def _tuning_from(document: dict[str, Any]) -> Tuning:
             mean_regret=float(entry["mean_regret"]),
             theory_value=_float_or_none(entry.get("theory_value")),
             grid=tuple(float(v) for v in _typed(entry["grid"], list, "grid")),
-            scores=tuple(float(v) for v in _typed(entry["scores"], list, "scores")),
+            scores=tuple(
+                float("nan") if v is None else float(v)
+                for v in _typed(entry["scores"], list, "scores")
+            ),
+            excluded=tuple(float(v) for v in _typed(entry.get("excluded", []), list, "excluded")),
         )
     seeds = _typed(document["tune_seeds"], list, "tune_seeds")
     if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
@@ -237,6 +313,10 @@ def _tuning_from(document: dict[str, Any]) -> Tuning:
         constants=constants,
         skipped=_typed(document.get("skipped", {}), dict, "skipped"),
         fixed=_typed(document.get("fixed", {}), dict, "fixed"),
+        failures=tuple(
+            CellFailure.from_dict(_typed(entry, dict, "failure"))
+            for entry in _typed(document.get("failures", []), list, "failures")
+        ),
     )
 
 

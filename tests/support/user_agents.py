@@ -72,5 +72,32 @@ class Faulty(Jitter):
         return self.set.center + 10 * self.set.outer_radius * np.ones(self.set.shape)
 
 
+class Fragile(Jitter):
+    """Jitter whose run raises in round 2 when its spread is above ``limit``, and when reset
+    with seed ``bad_seed`` and its spread is above ``limit / 2`` (a value failing on one
+    seed; the engine resets an agent with ``agent_seed_for(cell seed)``)."""
+
+    name = "fragile"
+    OPTIONS = ("spread", "limit", "bad_seed")
+
+    def __init__(
+        self, problem: Any, spread: float = 0.5, limit: float = 0.5, bad_seed: int | None = None
+    ):
+        super().__init__(problem, spread)
+        self.limit, self.bad_seed = float(limit), bad_seed
+        self.params.update(limit=self.limit, bad_seed=bad_seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.seed = seed
+        super().reset(seed)
+
+    def _act(self) -> np.ndarray:
+        spread = self.params["spread"]
+        unlucky = self.seed == self.bad_seed and spread > self.limit / 2
+        if self._round >= 2 and (spread > self.limit or unlucky):
+            raise RuntimeError(f"fragile agent breaks with spread={spread:g} on seed {self.seed}")
+        return super()._act()
+
+
 class NotAnAgent:
     """A class that is not an Agent."""
