@@ -55,8 +55,9 @@ MIN_RUN_ROUNDS = 100_000
 #: The environment variable that switches the kernels: "auto" (default), "on" or "off".
 SWITCH = "BCO_GYM_KERNELS"
 MODES = ("auto", "on", "off")
-#: Rounds per window when the agent draws no directions (ofw, ogd).
-WINDOW = 256
+#: Rounds per window when the agent draws no directions (ofw, ogd): as the directions'
+#: longest chunks (fewer calls; a window's rounds are played one after another anyway).
+WINDOW = 4096
 #: Floats of directions an agent draws at a time in a compiled run (all rows): its
 #: ``DirectionStream`` draws chunks of up to 4096 rounds instead of 256, fewer NumPy
 #: calls for the same normals in the same order (the directions are the same bits).
@@ -411,10 +412,13 @@ def _loss_sign(stage: Any) -> float | None:
 
 
 def _weights(exponent: float) -> Callable[[int, int], np.ndarray]:
-    """sigma_t = min(1, 2 t^(-exponent)) of the rounds t+1, ..., t+k, as the agents take it."""
-    from bco_gym.agents.schedules import decaying_step
+    """sigma_t = min(1, 2 t^(-exponent)) of the rounds t+1, ..., t+k, as the agents take it
+    (``decaying_step``: the compiled power is the C library's, as Python's ``**``)."""
+    from bco_gym.agents.kernels.oracles import decaying_steps
 
     def weights(t: int, count: int) -> np.ndarray:
-        return np.array([decaying_step(s, 2.0, exponent) for s in range(t + 1, t + count + 1)])
+        out = np.empty(count)
+        decaying_steps(t + 1, 2.0, exponent, out)
+        return out
 
     return weights

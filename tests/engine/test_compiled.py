@@ -278,3 +278,16 @@ def test_trackers_take_the_compiled_update_only_where_kernels_would_play(monkeyp
     monkeypatch.setenv(compiled.SWITCH, "off")
     assert compiled.tracker_rounds(stage) is None
     assert compiled.interval_rounds_for(env.unwrapped.set.shrink(0.5)) is None  # not built in
+
+
+@pytest.mark.parametrize("exponent", [0.4, 0.5])
+def test_compiled_step_weights_are_decaying_step(exponent) -> None:  # type: ignore[no-untyped-def]
+    """The Frank-Wolfe weights of bfw and ofw, bit for bit Python's (the C library's pow)."""
+    from bco_gym.agents.kernels.oracles import decaying_steps
+    from bco_gym.agents.schedules import decaying_step
+
+    for first in (1, 2, 999, 65_537, 9_999_000):
+        out = np.empty(1000)
+        decaying_steps(first, 2.0, exponent, out)
+        expected = [decaying_step(t, 2.0, exponent) for t in range(first, first + 1000)]
+        assert out.tolist() == expected

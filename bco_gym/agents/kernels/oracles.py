@@ -136,6 +136,15 @@ def euclidean_norm(x, work):  # pragma: no cover - compiled
     return largest * math.sqrt(pairwise_sum(work, 0, x.size))
 
 
+@jit
+def decaying_steps(first, coefficient, exponent, out):  # pragma: no cover - compiled
+    """sigma_t = min(1, coefficient t^(-exponent)) for t = first, first + 1, ... into ``out``
+    (``bco_gym.agents.schedules.decaying_step``: numba's power is the C library's ``pow``,
+    which Python's ``**`` calls; NumPy's vectorised power may differ in the last bit)."""
+    for j in range(out.size):
+        out[j] = min(1.0, coefficient * float(first + j) ** (-exponent))
+
+
 # -- the sets' oracles -----------------------------------------------------------------------
 @jit
 def project_simplex(y, total, out, work):  # pragma: no cover - compiled
