@@ -97,6 +97,14 @@ def batches(pending: Sequence[Any], batch_size: int | None, workers: int = 1) ->
     return result
 
 
+def largest_first(pending: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+    """The batches in decreasing order of their rounds (horizon times seeds; ties keep
+    their order): a pool that hands them out in this order to whichever worker is free
+    finishes its workers about together (the longest-processing-time rule), where the
+    grid's order would leave the largest batch, the 10^7 horizon, to start last."""
+    return sorted(pending, key=lambda batch: -sum(cell.horizon for cell in batch))
+
+
 def _auto_size(cell: Any, sizes: dict[str, int]) -> int:
     key = json.dumps([cell.env_id, cell.env_kwargs], sort_keys=True, default=repr)
     if key not in sizes:
@@ -240,7 +248,7 @@ def _run_process(
         initializer=start_worker,
         initargs=(os.getpid(), rounds),
     ) as pool:
-        futures = {pool.submit(run_batch, batch, record): batch for batch in pending}
+        futures = {pool.submit(run_batch, batch, record): batch for batch in largest_first(pending)}
         try:
             while futures:
                 done, _ = wait(futures, timeout=PROGRESS_INTERVAL, return_when=FIRST_COMPLETED)
@@ -304,7 +312,9 @@ def _run_ray(
     try:
         remote_run = ray.remote(num_cpus=1)(run_batch_watched)
         host = socket.gethostname()
-        references = {remote_run.remote(list(b), driver, host, record): b for b in pending}
+        references = {
+            remote_run.remote(list(b), driver, host, record): b for b in largest_first(pending)
+        }
         try:
             while references:
                 ready, _ = ray.wait(list(references), num_returns=1)

@@ -53,3 +53,15 @@ def test_batched_sweeps_equal_one_run_per_cell(tmp_path, backend):
         assert a.same_outcome(b) and a.same_outcome(c)
     assert {r.loop for r in batched} == {"batched-block", "batched-lean"}
     assert [r.seed for r in load_sweep(tmp_path / "many")] == [r.seed for r in batched]
+
+
+def test_pools_get_the_largest_batches_first():
+    from bco_gym.sweeps.backends import largest_first
+
+    found = batches(grid(seeds=3, horizons=(40, 1000, 60)), batch_size=2)
+    ordered = largest_first(found)
+    rounds = [sum(c.horizon for c in b) for b in ordered]
+    assert rounds == sorted(rounds, reverse=True) and rounds[0] == 2000
+    assert sorted(map(id, ordered)) == sorted(map(id, found))  # the same batches
+    # equal sizes keep the grid's order
+    assert [b[0].agent for b in ordered[:2]] == ["bbcg", "fkm"]
