@@ -330,18 +330,20 @@ def _agent_kernel(agent: Any, stage: Any) -> str | None:
     from bco_gym.agents.ofw import OnlineFrankWolfe
     from bco_gym.agents.ogd import OnlineGradientDescent
 
+    # a bandit agent ignores the gradient full information adds (``bco-gym exponents``
+    # plays every agent with feedback="full", so that ofw can run beside the others)
     kinds = {
-        FlaxmanAgent: ("fkm", "bandit"),
-        BanditFrankWolfe: ("bfw", "bandit"),
-        FlaxmanTwoPoint: ("fkm2", "two-point"),
-        OnlineFrankWolfe: ("ofw", "full"),
-        OnlineGradientDescent: ("ogd", "full"),
+        FlaxmanAgent: ("fkm", ("bandit", "full")),
+        BanditFrankWolfe: ("bfw", ("bandit", "full")),
+        FlaxmanTwoPoint: ("fkm2", ("two-point",)),
+        OnlineFrankWolfe: ("ofw", ("full",)),
+        OnlineGradientDescent: ("ogd", ("full",)),
     }
     found = kinds.get(type(agent))
     if found is None:
         return None
     feedback = "full" if stage.full_feedback else "two-point" if stage.two_point else "bandit"
-    return found[0] if feedback == found[1] else None
+    return found[0] if feedback in found[1] else None
 
 
 def _agent_set(agent: Any, name: str) -> Any:

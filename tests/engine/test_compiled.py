@@ -39,6 +39,8 @@ AGENTS = (
     ("fkm", "bandit", {"estimator": "residual"}),
     ("bfw", "bandit", {}),
     ("bfw", "bandit", {"estimator": "residual"}),
+    ("fkm", "full", {}),  # bandit agents under full information (bco-gym exponents)
+    ("bfw", "full", {}),
     ("fkm2", "two-point", {}),
     ("ofw", "full", {}),
     ("ogd", "full", {}),
