@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.bco_gym-installed
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test lint format bench docs clean
+.PHONY: setup demo test lint format bench docs screenshots clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,17 @@ DOCS_FLAGS := -W --keep-going -n -q -d docs/_build/doctrees
 docs: $(STAMP)
 	OMP_NUM_THREADS=1 $(BIN)/sphinx-build -b html $(DOCS_FLAGS) docs docs/_build/html
 	OMP_NUM_THREADS=1 $(BIN)/sphinx-build -b doctest $(DOCS_FLAGS) docs docs/_build/doctest
+
+# docs/screenshots/: four pages of the built site as headless Chromium renders them
+# (apt package chromium-headless-shell; 1280x1000, MathJax given 15 s of virtual time).
+SHOTS := index:index.html bbcg:generated/agents/bbcg.html mathematics:mathematics.html \
+	BCO-Portfolio-v0:generated/envs/BCO-Portfolio-v0.html
+screenshots: docs
+	for shot in $(SHOTS); do \
+	  chromium-headless-shell --headless --no-sandbox --disable-gpu --hide-scrollbars \
+	    --window-size=1280,1000 --virtual-time-budget=15000 \
+	    --screenshot=docs/screenshots/$${shot%%:*}.png "file://$(CURDIR)/docs/_build/html/$${shot#*:}"; \
+	done
 
 clean:
 	rm -rf $(VENV) results benchmarks/out .pytest_cache .ruff_cache docs/_build docs/generated
