@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -224,10 +225,11 @@ def overview_figure(
     columns = max(1, min(columns, len(panels)))
     rows = -(-len(panels) // columns)
     tallest = max(len(series_of(results)) for _, results in panels)
+    every = list(dict.fromkeys(r.agent for _, results in panels for r in results))
     figure = new_figure(5.2 * columns, rows * (1.0 + 0.32 * tallest) + 0.6)
     grid = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
     for axes, (panel_title, results) in zip(grid, panels, strict=False):
-        _overview_panel(axes, panel_title, results, reference)
+        _overview_panel(axes, panel_title, results, reference, every)
     for axes in grid[len(panels) :]:
         axes.set_visible(False)
     figure.suptitle(
@@ -238,9 +240,14 @@ def overview_figure(
     return figure
 
 
-def _overview_panel(axes: Any, title: str, results: Sequence[RunResult], reference: str) -> None:
+TITLE_WIDTH = 48  # characters of a panel title per line
+
+
+def _overview_panel(
+    axes: Any, title: str, results: Sequence[RunResult], reference: str, seen: Sequence[str]
+) -> None:
     horizon = single_horizon(results, f"overview_figure panel {title!r}")
-    series = series_of(results)
+    series = series_of(results, seen)  # one colour per agent across the panels
     by_label = {one.label: one for one in series}
     found = find_reference(by_label, reference)
     for row, one in enumerate(series):
@@ -260,5 +267,6 @@ def _overview_panel(axes: Any, title: str, results: Sequence[RunResult], referen
         labels = [one.label + (" (= 0)" if one.label == found else "") for one in series]
         axes.set_yticks(range(len(series)), labels)
     seeds = len({r.seed for r in results})
-    axes.set_title(f"{title}\nT = {horizon:,}, {seeds} seeds", fontsize="small")
+    heading = textwrap.fill(title, TITLE_WIDTH)  # long titles wrap instead of being clipped
+    axes.set_title(f"{heading}\nT = {horizon:,}, {seeds} seeds", fontsize="small")
     axes.tick_params(labelsize="small")

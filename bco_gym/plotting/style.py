@@ -168,11 +168,13 @@ def _solid_or_dotted(agent: str) -> str:
     return RANDOM_LINESTYLE if agent == FIRST_AGENT else "-"
 
 
-def series_of(results: Iterable[RunResult]) -> list[Series]:
+def series_of(results: Iterable[RunResult], seen: Sequence[str] = ()) -> list[Series]:
     """The results' series in :func:`_order`; an agent's k-th of n series is shaded lighter.
 
     A series whose regret curves equal an earlier one's (to a relative 1e-9: it would
-    hide it) says so in its label: "fkm (= bbcg)".
+    hide it) says so in its label: "fkm (= bbcg)". ``seen``: the agents whose order picks
+    the spare colours (:func:`agent_color`; default the results' own), so that figures
+    of several panels give an agent one colour in all of them.
     """
     groups = group_series(results)
     labels = _order(groups)
@@ -188,7 +190,7 @@ def series_of(results: Iterable[RunResult]) -> list[Series]:
                 label=label + _identical_to(groups, labels, index),
                 agent=agent,
                 results=group,
-                color=lighter(agent_color(agent, agents), shade),
+                color=lighter(agent_color(agent, [*seen, *agents]), shade),
                 linestyle=FULL_INFO_LINESTYLE if full else _solid_or_dotted(agent),
                 zorder=1.0 if agent == FIRST_AGENT else 2.0 + index,
                 full_information=full,

@@ -7,6 +7,8 @@
   bbcg and from fkm, better or worse, by the all-pairs ranking of
   :mod:`~bco_gym.reports.ranking` (paired t-tests, Holm's correction per scenario);
 * the failed cells, and the agents a scenario's feedback did not suit;
+* the headline figure (``headline.png``, as the main job's report draws it): per
+  scenario, each agent's final regret minus random's on the same seeds;
 * the IQM and mean score of every agent with stratified-bootstrap 95% intervals, its
   probability of improvement over bbcg and fkm, and the probability of improvement of
   every agent over every other (a matrix; :mod:`~bco_gym.reports.scores`), with their
@@ -260,6 +262,7 @@ def write_bench_report(
     if skipped:
         lines += ["Not run (the scenario's feedback does not suit the agent):", ""]
         lines += [f"- {agent} on {name}: {why}" for name, agent, why in skipped] + [""]
+    lines += _headline_lines(directory, runs)
     lines += ["## Scores across scenarios", ""]
     lines += _aggregate_table(stats, len(runs))
     figures = [
@@ -280,6 +283,22 @@ def write_bench_report(
         lines += _scenario_lines(directory, index, run, ranked.get(run.scenario.name))
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return path
+
+
+def _headline_lines(directory: Path, runs: Sequence[ScenarioRun]) -> list[str]:
+    """Per scenario, every agent's final regret minus random's on the same seeds."""
+    from bco_gym.plotting import overview_figure, save
+
+    panels = [(run.scenario.title or run.scenario.name, run.results) for run in runs if run.results]
+    if not panels:
+        return []
+    figure = save(overview_figure(panels), directory / "headline.png")
+    return [
+        "## Final regret per scenario",
+        "",
+        f"![Final regret minus random's on the same seeds, per scenario]({figure.name})",
+        "",
+    ]
 
 
 def _scenario_lines(

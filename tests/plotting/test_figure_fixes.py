@@ -74,3 +74,35 @@ def test_the_per_round_panel_is_not_filled_by_early_bands():
     assert high - low < (early_high - early_low) / 4  # the early band is clipped ...
     assert low < late_low < late_high < high  # ... the late one shown whole
     assert low <= differences[:, 0].mean() <= high  # and every mean
+
+
+def test_an_agent_keeps_its_colour_across_the_overview_panels():
+    """Spare colours follow the agents of the whole figure, not of each panel: an agent
+    that is the second outside agent in one panel and the first in another (so-bgd
+    beside a user agent) is drawn alike in both."""
+    from bco_gym.plotting import overview_figure
+    from bco_gym.plotting.style import series_of
+
+    def panel(agents):
+        return [
+            synthetic_result(a, s, (1.0, 2.0, 3.0 + s + 10 * i))
+            for i, a in enumerate(agents)
+            for s in range(3)
+        ]
+
+    first, second = panel(["random", "bbcg", "mine:A"]), panel(["random", "so-bgd", "mine:A"])
+    every = ["random", "bbcg", "mine:A", "so-bgd"]
+    colours = [{s.agent: s.color for s in series_of(results, every)} for results in (first, second)]
+    assert colours[0]["mine:A"] == colours[1]["mine:A"]
+    assert colours[1]["so-bgd"] != colours[1]["mine:A"]
+    alone = {s.agent: s.color for s in series_of(second)}  # without ``seen``: per panel
+    assert alone["so-bgd"] == colours[0]["mine:A"]  # the first spare colour, taken twice
+    figure = overview_figure([("one", first), ("two", second)])
+    drawn = []
+    for axes in figure.axes[:2]:
+        labels = [tick.get_text() for tick in axes.get_yticklabels()]
+        row = labels.index("mine:A")
+        dots = [c for c in axes.collections if len(c.get_facecolor())]
+        near = [c for c in dots if round(float(np.mean(c.get_offsets()[:, 1]))) == row]
+        drawn.append(tuple(np.round(near[0].get_facecolor()[0], 6)))
+    assert drawn[0] == drawn[1]

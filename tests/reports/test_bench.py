@@ -113,9 +113,13 @@ def test_the_report_has_verdicts_aggregates_figures_and_scenarios(tmp_path, tiny
     assert "### Paired against random" in text and "Ordered groups:" in text
     for link in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
         assert (out / link).read_bytes()[:4] == b"\x89PNG", link
-    assert {"scores-aggregate.png", "scores-profile.png", "scores-improvement.png"} <= {
-        p.name for p in out.glob("*.png")
-    }
+    assert "![Final regret minus random's on the same seeds, per scenario](headline.png)" in text
+    assert {
+        "headline.png",
+        "scores-aggregate.png",
+        "scores-profile.png",
+        "scores-improvement.png",
+    } <= {p.name for p in out.glob("*.png")}
     # the probability of improvement for every pair the bench ran, not only against bbcg/fkm
     start = text.index("### Probability of improvement, every pair")
     matrix = text[start : text.index("![Probability of improvement", start)]
