@@ -10,7 +10,8 @@ packages below are shaped like.
 * :func:`sweep` — the grid envs x agents x horizons x seeds into a directory of
   JSON + NPZ results (atomic, resumable), on the ``serial``, ``process`` or ``ray``
   backend; :func:`load_sweep` reads one back;
-* :func:`tune` — grid search of each agent's free constant on tuning seeds;
+* :func:`tune` — grid search of each agent's free constant on tuning seeds (failed cells
+  recorded; :class:`TuningFailedError` when an agent has no working value);
 * :func:`summarize` / :func:`fit_exponents` / :func:`paired_table` — the tables of the
   ``bco-gym`` CLI and the reports.
 
@@ -37,6 +38,7 @@ from bco_gym.sweeps import (
     SweepMismatchError,
     SweepStore,
     Tuning,
+    TuningFailedError,
     cells,
     load_result,
     load_sweep,
@@ -60,6 +62,7 @@ __all__ = [
     "SweepMismatchError",
     "SweepStore",
     "Tuning",
+    "TuningFailedError",
     "agent_seed_for",
     "batch_size_for",
     "cells",
