@@ -220,7 +220,9 @@ def _run_batch(
             two_point=envs.feedback == "two-point",
         )
         show = want_progress(progress, envs.horizon)
+        cpu_start = time.process_time()
         played = play(stage, agent, checkpoints=points, progress=show)
+        cpu_share = (time.process_time() - cpu_start) / len(seeds)
         results, latency_us = [], played.latency.summary()
         for row, seed in enumerate(seeds):
             sequence = envs.losses.sequences[row]
@@ -248,6 +250,7 @@ def _run_batch(
                     loop=loop,
                     seconds=(*shares, comparator_seconds),
                     latency_us=latency_us,
+                    cpu_seconds=cpu_share,
                 )
             )
         return results

@@ -49,10 +49,16 @@ class RunResult:
     the Gymnasium loop includes the recorder's end-of-episode comparator; in the block
     loop: the feasibility check and the batched loss evaluation),
     ``comparator_seconds`` for the checkpoint comparator, ``wall_seconds`` for the whole
-    call. ``latency_us`` is the distribution of one round's time (agent plus env, the
-    comparator excluded) in µs: ``{"p50", "p90", "p99", "max"}``, read from a fixed
-    log-bucket histogram (:mod:`~bco_gym.engine.latency`; memory flat in T, quantiles
-    at most 2.2 % above the true ones). In a batch of S rows a round's time is the
+    call. ``cpu_seconds`` is the process CPU time (``time.process_time``: every thread
+    of the process, so BBCG's background routine too) spent in the loop that played the
+    rounds, i.e. agent plus env with the checkpoint comparator excluded (the Gymnasium
+    loop's recorder computes its comparator inside the loop, as for ``env_seconds``);
+    unlike the wall-clock seconds it does not count waiting for a core on a loaded
+    machine; None for results saved before it existed. ``latency_us`` is the
+    distribution of one round's time (agent plus env, the comparator excluded) in µs:
+    ``{"p50", "p90", "p99", "max"}``, read from a fixed log-bucket histogram
+    (:mod:`~bco_gym.engine.latency`; memory flat in T, quantiles at most 2.2 % above
+    the true ones). In a batch of S rows a round's time is the
     batch's divided by S (as the seconds above are shared), so S rows report the same
     distribution; in the block loops the rounds of a slice share its time equally, which
     spreads a block-end routine over the slice: the Gymnasium loop (``fast=False``) times
@@ -113,6 +119,7 @@ class RunResult:
     dynamic_regret: float | None = None
     interval_regret: dict[str, Any] = field(default_factory=dict)
     agent_spec: dict[str, Any] = field(default_factory=dict)
+    cpu_seconds: float | None = None
 
     ARRAY_FIELDS = (
         "checkpoints",
@@ -128,6 +135,7 @@ class RunResult:
         "comparator_seconds",
         "wall_seconds",
         "latency_us",
+        "cpu_seconds",
     )
 
     @property

@@ -199,12 +199,14 @@ def _run_recorded(
         observation, _ = env.reset(seed=seed)
         agent.reset(seed=agent_seed)
         show = want_progress(progress, base.problem.horizon)
+        cpu_start = time.process_time()
         if loop == "gym":
             played = play_gym(env, agent, observation, checkpoints=points, progress=show)
         else:
             play = play_block if loop == "block" else play_lean
             stage = single_stage(base)
             played = play(stage, RowAgents([agent]), checkpoints=points, progress=show)
+        cpu_seconds = time.process_time() - cpu_start
         comparator_start = time.perf_counter()
         comparators = played.comparators[0] if played.comparators else None
         if comparators is None:
@@ -227,6 +229,7 @@ def _run_recorded(
             loop=loop,
             seconds=(played.agent_seconds, played.env_seconds, comparator_seconds),
             latency_us=played.latency.summary(),
+            cpu_seconds=cpu_seconds,
         )
     finally:
         if owned:
@@ -251,6 +254,7 @@ def row_result(
     loop: str,
     seconds: tuple[float, float, float],
     latency_us: dict[str, float] | None = None,
+    cpu_seconds: float | None = None,
 ) -> RunResult:
     """The result of one run (one row of a batch) from its tally and comparators.
 
@@ -286,6 +290,7 @@ def row_result(
         versions=versions(),
         latency_us=dict(latency_us or {}),
         agent_spec=jsonable(spec.describe()),
+        cpu_seconds=cpu_seconds,
     )
 
 

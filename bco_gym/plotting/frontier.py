@@ -1,4 +1,4 @@
-"""The compute frontier: average regret R_T / T against agent-plus-environment seconds.
+"""The compute frontier: average regret R_T / T against agent-plus-environment CPU seconds.
 
 :func:`frontier_figure` draws one line per series (agent and constants) through its
 horizons, each point the mean over seeds of the seconds (log axis) and of R_T / T with
@@ -57,7 +57,7 @@ def frontier_figure(results: Sequence[RunResult], *, budget: float | None = None
     if budget is not None:
         axes.axvline(budget, color="0.4", linewidth=0.8, linestyle=":", label="CPU budget")
     axes.set_xscale("log")
-    axes.set_xlabel("agent + environment seconds per run (log)")
+    axes.set_xlabel("agent + environment CPU seconds per run (log)")
     axes.set_ylabel("average regret R_T / T (mean over seeds, 95% CI)")
     axes.set_title(title_of("Compute frontier", results), fontsize=9)
     axes.grid(True, which="both", alpha=0.3)

@@ -64,8 +64,8 @@ def run_demo(
         if announce is not None:
             announce(f"scenario {len(done) + 1}/{len(scenarios)}: {spec.title}")
         horizons = [h if h is not None else own_horizon(spec) for h in spec.all_horizons]
-        results, tuning = play_scenario(spec, out, horizons, backend=backend, progress=progress)
-        parts = () if tuning is None else scale_parts(tuning, spec.seeds)
+        results, tunings = play_scenario(spec, out, horizons, backend=backend, progress=progress)
+        parts = scale_parts(tunings, spec.seeds) if tunings else ()
         done.append(Section(spec.title, results, spec.description, spec.references, parts))
     return write_report(out / "report.md", done, command=COMMAND)
 

@@ -2,7 +2,7 @@
 
 Runs of one scenario at several horizons T give, per series (agent and constants) and
 horizon, the mean over seeds of the CPU seconds spent in the agent and the environment
-(``agent_seconds + env_seconds``: the comparator is excluded) and of the final regret.
+(:func:`run_seconds`: the comparator is excluded) and of the final regret.
 Regrets at different horizons are compared per round: the frontier plots the average
 regret R_T / T against the seconds, so moving right buys rounds and moving down buys
 learning, and a curve below another at equal seconds learned more for the same compute.
@@ -15,9 +15,10 @@ learning, and a curve below another at equal seconds learned more for the same c
   needs to reach a level of R_T / T, interpolated log-linearly between its horizons (no
   extrapolation), and the speed-up against a reference series at a level both reach.
 
-Times are wall-clock seconds inside the agent and the environment (perf_counter), as
-in :class:`~bco_gym.engine.result.RunResult`: on a loaded machine they include waiting
-for a core, so a report states the load average beside them.
+Times are process CPU seconds (``RunResult.cpu_seconds``, ``time.process_time`` over
+the loop that played the rounds, every thread of the process counted), which do not
+count waiting for a core on a loaded machine; results saved before that field existed
+fall back to the wall-clock ``agent_seconds + env_seconds`` (perf_counter), which do.
 """
 
 from __future__ import annotations
@@ -52,8 +53,21 @@ class FrontierPoint:
 
 
 def run_seconds(result: RunResult) -> float:
-    """Agent plus environment seconds of one run (the comparator excluded)."""
+    """Agent plus environment CPU seconds of one run (the comparator excluded); the
+    wall-clock ``agent_seconds + env_seconds`` for a result without ``cpu_seconds``."""
+    if result.cpu_seconds is not None:
+        return result.cpu_seconds
     return result.agent_seconds + result.env_seconds
+
+
+def reference_budget(results: Iterable[RunResult], reference: str) -> float | None:
+    """The most seconds any seed of ``reference`` spent at its largest horizon (so the
+    reference reaches that horizon on every seed within the budget); None if absent."""
+    group = group_series(results).get(reference)
+    if not group:
+        return None
+    largest = max(result.horizon for result in group)
+    return max(run_seconds(result) for result in group if result.horizon == largest)
 
 
 def frontier_points(results: Iterable[RunResult]) -> dict[str, list[FrontierPoint]]:

@@ -1,13 +1,17 @@
 """Scenarios at scale: theory constants beside tuned ones, at several horizons.
 
 A scenario of a suite with a :class:`~bco_gym.reports.suites.ScaleTuning` is played in
-three sweeps, each resumable under ``out``:
+three steps, each a resumable sweep under ``out``:
 
-1. every agent with its theory constants at every horizon (``runs/<name>``);
-2. :func:`~bco_gym.sweeps.tuning.tune` on the tuning seeds (``tuning/<name>``, the
-   chosen constants in ``tuning/<name>.json``), refused by
-   :func:`~bco_gym.sweeps.tuning.check_disjoint` if they overlap the evaluation seeds;
-3. the tuned agents (constants label "tuned") at every horizon on the evaluation seeds
+1. every agent with its theory constants at every horizon (``runs/<name>``); an agent
+   of ``Scenario.agent_horizons`` (FKM at scale: a projection most rounds) plays its
+   own, shorter horizons on the same seeds;
+2. :func:`~bco_gym.sweeps.tuning.tune` on the tuning seeds, one tuning per tuning
+   horizon (``tuning/<name>`` and ``tuning/<name>.json`` for the plan's horizon,
+   ``tuning/<name>-T<h>`` and its JSON for an agent tuned at its own horizon h), each
+   refused by :func:`~bco_gym.sweeps.tuning.check_disjoint` if its seeds overlap the
+   evaluation seeds;
+3. the tuned agents (constants label "tuned") at their horizons on the evaluation seeds
    (``runs/<name>-tuned``).
 
 :func:`tuning_markdown` writes what the report says of the tuning: grid, seeds,
@@ -22,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from bco_gym.engine.result import RunResult
-from bco_gym.reports.suites import Scenario
+from bco_gym.reports.suites import ScaleTuning, Scenario
 from bco_gym.reports.summary import render_markdown
-from bco_gym.sweeps.sweep import sweep
+from bco_gym.sweeps.sweep import Cell, cells, run_cells
 from bco_gym.sweeps.tuning import Tuning, check_disjoint, save_tuned, tune
 
 
@@ -35,40 +39,91 @@ def play_scenario(
     *,
     backend: str = "serial",
     progress: bool | str | None = None,
-) -> tuple[list[RunResult], Tuning | None]:
-    """The scenario's results (theory, then tuned if ``spec.tuning``) and its tuning."""
+) -> tuple[list[RunResult], list[Tuning]]:
+    """The scenario's results (theory, then tuned if ``spec.tuning``) and its tunings.
+
+    Every agent plays ``horizons`` except those of ``spec.agent_horizons``, which play
+    their own (same seeds). Agents tuned at different horizons
+    (:attr:`~bco_gym.reports.suites.ScaleTuning.agent_horizons`) give one
+    :class:`~bco_gym.sweeps.tuning.Tuning` per horizon: ``tuning/<name>.json`` for the
+    plan's own horizon, ``tuning/<name>-T<horizon>.json`` for the others.
+    """
     out = Path(out)
-    common: dict[str, Any] = {
-        "backend": backend,
-        "env_kwargs": dict(spec.env_kwargs),
-        "progress": progress,
-    }
-    results = sweep(
-        spec.env_id, list(spec.agents), list(horizons), list(spec.seeds),
-        out=out / "runs" / spec.name, **common,
-    )  # fmt: skip
+    common: dict[str, Any] = {"backend": backend, "progress": progress}
+    env_kwargs = dict(spec.env_kwargs)
+    grid = _cells(spec, spec.agents, horizons, env_kwargs)
+    results = run_cells(grid, out=out / "runs" / spec.name, **common)
     if spec.tuning is None:
-        return results, None
+        return results, []
+    tunings = [
+        _tune(spec, agents, horizon, out, env_kwargs, common)
+        for horizon, agents in _tuning_groups(spec.tuning).items()
+    ]
+    overrides = {a: kw for tuning in tunings for a, kw in tuning.overrides().items()}
+    agents = [agent for agent in spec.tuning.agents if agent in overrides]
+    if not agents:
+        return results, tunings
+    tuned_grid = _cells(
+        spec, agents, horizons, env_kwargs, overrides, dict.fromkeys(agents, "tuned")
+    )
+    tuned = run_cells(tuned_grid, out=out / "runs" / f"{spec.name}-tuned", **common)
+    return [*results, *tuned], tunings
+
+
+def _cells(
+    spec: Scenario,
+    agents: Sequence[str],
+    horizons: Sequence[int],
+    env_kwargs: dict[str, Any],
+    agent_kwargs: dict[str, dict[str, Any]] | None = None,
+    constants: dict[str, str] | None = None,
+) -> list[Cell]:
+    """Each agent's cells at its horizons (``spec.agent_horizons`` or ``horizons``)."""
+    grid = []
+    for agent in agents:
+        own = spec.horizons_of(agent) if agent in spec.agent_horizons else horizons
+        grid += cells(
+            spec.env_id, agent, list(own), list(spec.seeds), env_kwargs=env_kwargs,
+            agent_kwargs={agent: (agent_kwargs or {}).get(agent, {})} if agent_kwargs else None,
+            constants={agent: constants[agent]} if constants else None,
+        )  # fmt: skip
+    return grid
+
+
+def _tuning_groups(plan: ScaleTuning) -> dict[int, list[str]]:
+    """The tuned agents grouped by their tuning horizon, the plan's own first."""
+    groups: dict[int, list[str]] = {plan.horizon: []}
+    for agent in plan.agents:
+        groups.setdefault(plan.horizon_of(agent), []).append(agent)
+    return {horizon: agents for horizon, agents in groups.items() if agents}
+
+
+def _tune(
+    spec: Scenario,
+    agents: Sequence[str],
+    horizon: int,
+    out: Path,
+    env_kwargs: dict[str, Any],
+    common: dict[str, Any],
+) -> Tuning:
+    """Tune ``agents`` at ``horizon`` on the plan's seeds; check and save the outcome."""
     plan = spec.tuning
+    assert plan is not None
+    stem = spec.name if horizon == plan.horizon else f"{spec.name}-T{horizon}"
     tuning = tune(
         spec.env_id,
-        list(plan.agents),
-        plan.horizon,
+        list(agents),
+        horizon,
         list(plan.seeds),
         list(plan.grid),
-        out=out / "tuning" / spec.name,
-        agent_kwargs={agent: dict(kwargs) for agent, kwargs in plan.fixed.items()},
+        out=out / "tuning" / stem,
+        env_kwargs=env_kwargs,
+        agent_kwargs={a: dict(kw) for a, kw in plan.fixed.items() if a in agents},
         **common,
     )
     check_disjoint(tuning, spec.seeds)
-    save_tuned(out / "tuning" / f"{spec.name}.json", tuning)
-    agents = list(tuning.constants)
-    tuned = sweep(
-        spec.env_id, agents, list(horizons), list(spec.seeds),
-        out=out / "runs" / f"{spec.name}-tuned",
-        agent_kwargs=tuning.overrides(), constants=dict.fromkeys(agents, "tuned"), **common,
-    )  # fmt: skip
-    return [*results, *tuned], tuning
+    save_tuned(out / "tuning" / f"{stem}.json", tuning)
+    return tuning
 
 
 def tuning_markdown(tuning: Tuning, evaluation_seeds: Sequence[int]) -> list[str]:
@@ -126,11 +181,14 @@ def frontier_markdown(
 ) -> list[str]:
     """The frontier section: figure, points, the budget table and equal-regret speed-ups.
 
-    The budget is the greatest, over series, of the mean seconds at the smallest horizon
-    (so every series reaches a horizon on most seeds, and cheaper ones reach larger
-    horizons); the reference is ``reference``'s tuned series (its theory series without
-    tuning); the equal-regret level is the lowest R_T / T that every tuned series reaches
-    (every non-random series without tuning).
+    Seconds are CPU seconds of agent plus environment
+    (:func:`~bco_gym.reports.frontier.run_seconds`). The reference is ``reference``'s
+    tuned series (its theory series without tuning); the budget is the most seconds a
+    seed of the reference spent at its largest horizon (so it reaches that horizon on
+    every seed, and cheaper series reach larger ones), or without a reference the
+    greatest, over series, of the mean seconds at the smallest horizon; the equal-regret
+    level is the lowest R_T / T that every tuned series reaches (every non-random series
+    without tuning).
     """
     from bco_gym.plotting import save
     from bco_gym.plotting.frontier import frontier_figure
@@ -139,22 +197,31 @@ def frontier_markdown(
         common_level,
         equal_regret_rows,
         frontier_points,
+        reference_budget,
     )
 
     curves = frontier_points(results)
     if all(len(points) < 2 for points in curves.values()):
         return []
-    budget = max(points[0].seconds for points in curves.values())
+    base = reference_label(list(curves), reference)
+    budget = None if base is None else reference_budget(results, base)
+    if budget is None:
+        budget = max(points[0].seconds for points in curves.values())
     figure = save(frontier_figure(results, budget=budget), Path(directory) / f"{stem}-frontier.png")
-    lines = ["### Compute frontier", "", f"![R_T / T against seconds]({figure.name})", ""]
-    header = ["series", "T", "seeds", "seconds/run", "final regret", "R_T / T"]
+    lines = ["### Compute frontier", "", f"![R_T / T against CPU seconds]({figure.name})", ""]
+    header = ["series", "T", "seeds", "CPU s/run", "final regret", "R_T / T"]
     body = [
         [p.label, f"{p.horizon:,}", str(p.seeds), _seconds(p.seconds), f"{p.regret:.5g}",
          _per_round(p.per_round)]
         for points in curves.values() for p in points
     ]  # fmt: skip
-    lines += [render_markdown(header, body), ""]
-    base = reference_label(list(curves), reference)
+    lines += [
+        "Seconds are process CPU seconds of agent plus environment per run (the "
+        "comparator excluded; a batch's time shared among its seeds).",
+        "",
+        render_markdown(header, body),
+        "",
+    ]
     if base is None:
         return lines
     rows = budget_rows(results, budget, base)
@@ -169,9 +236,9 @@ def frontier_markdown(
         reached = ", ".join(f"{h:,}" for h in row.horizons) or "none"
         body.append([row.label, reached, _per_round(row.per_round), paired, wins])
     lines += [
-        f"Within a budget of {budget:.3g} s per run (the slowest series' mean seconds at "
-        "the smallest horizon), each series' largest horizon on each seed and its R_T / T, "
-        f"paired by seed with {base}:",
+        f"Within a budget of {budget:.3g} CPU s per run ({base}'s most seconds on a seed "
+        "at its largest horizon), each series' largest horizon on each seed and its "
+        f"R_T / T, paired by seed with {base}:",
         "",
         render_markdown(header, body),
         "",
@@ -202,11 +269,11 @@ def frontier_markdown(
 
 
 def scale_parts(
-    tuning: Tuning, evaluation_seeds: Sequence[int]
+    tunings: Sequence[Tuning], evaluation_seeds: Sequence[int]
 ) -> tuple[Callable[[Path, list[RunResult], str], list[str]], ...]:
-    """The report parts of a scenario at scale: its tuning, then its compute frontier."""
+    """The report parts of a scenario at scale: its tunings, then its compute frontier."""
 
     def tuned(directory: Path, results: list[RunResult], stem: str) -> list[str]:
-        return tuning_markdown(tuning, evaluation_seeds)
+        return [line for t in tunings for line in tuning_markdown(t, evaluation_seeds)]
 
     return (tuned, frontier_markdown)

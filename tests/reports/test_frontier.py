@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,6 +14,8 @@ from bco_gym.reports.frontier import (
     common_level,
     equal_regret_rows,
     frontier_points,
+    reference_budget,
+    run_seconds,
     seconds_to_reach,
     within_budget,
 )
@@ -103,3 +106,21 @@ def test_equal_regret_speedup_is_the_references_seconds_over_the_series():
     assert rows["slow"].speedup == pytest.approx(1.0)
     with pytest.raises(ValueError, match="reference 'nobody' is not one of the series"):
         equal_regret_rows(curves, "nobody", level)
+
+
+def test_seconds_are_cpu_seconds_when_the_result_has_them():
+    run = results()[0]  # 0.75 s agent + 0.25 s env, wall-clock
+    assert run_seconds(run) == pytest.approx(1.0)
+    timed = dataclasses.replace(run, cpu_seconds=0.4)
+    assert run_seconds(timed) == 0.4
+    curves = frontier_points([dataclasses.replace(r, cpu_seconds=2.0) for r in results()])
+    assert {p.seconds for points in curves.values() for p in points} == {2.0}
+
+
+def test_the_reference_budget_is_its_costliest_seed_at_its_largest_horizon():
+    assert reference_budget(results(), "fast") == 12.0  # seed 1 at T = 1000
+    assert reference_budget(results(), "slow") == 40.0
+    assert reference_budget(results(), "nobody") is None
+    # Within it the reference reaches its largest horizon on every seed.
+    rows = {row.label: row for row in budget_rows(results(), 12.0, "fast")}
+    assert rows["fast"].horizons == (1000, 1000, 1000)

@@ -66,29 +66,59 @@ def test_a_tiny_scenario_plays_theory_then_tuned_runs_on_disjoint_seeds(tmp_path
         horizons=(40,),
         seeds=(0, 1),
         env_kwargs={"n": 3},
-        tuning=ScaleTuning(("bbcg",), (0.5, 4.0), seeds=(7,), horizon=60, fixed={"bbcg": fixed}),
-    )
-    results, tuning = play_scenario(spec, tmp_path, spec.all_horizons)
+        tuning=ScaleTuning(
+            ("bbcg", "fkm"), (0.5, 4.0), seeds=(7,), horizon=60,
+            fixed={"bbcg": fixed, "fkm": fixed}, agent_horizons={"fkm": 30},
+        ),
+        agent_horizons={"fkm": (20, 30)},
+    )  # fmt: skip
+    results, tunings = play_scenario(spec, tmp_path, spec.all_horizons)
+    # One tuning per tuning horizon, each saved with its seeds.
+    assert [(t.horizon, list(t.constants)) for t in tunings] == [(60, ["bbcg"]), (30, ["fkm"])]
     saved = load_tuned(tmp_path / "tuning" / "tiny.json")
     assert saved.tune_seeds == (7,) and saved.fixed == {"bbcg": fixed}
-    assert tuning.constants["bbcg"].value in (0.5, 4.0)
+    assert load_tuned(tmp_path / "tuning" / "tiny-T30.json").constants.keys() == {"fkm"}
+    chosen = {a: c.value for t in tunings for a, c in t.constants.items()}
+    assert set(chosen.values()) <= {0.5, 4.0}
     tuned = [r for r in results if r.constants == "tuned"]
-    assert {(r.horizon, r.seed) for r in tuned} == {(40, 0), (40, 1), (80, 0), (80, 1)}
+    # FKM plays its own horizons, on the same seeds as the others.
+    assert {(r.agent, r.horizon, r.seed) for r in tuned} == {
+        *((a, h, s) for a, hs in (("bbcg", (40, 80)), ("fkm", (20, 30))) for h in hs
+          for s in (0, 1)),
+    }  # fmt: skip
     assert not {r.seed for r in tuned} & set(saved.tune_seeds)
     for result in tuned:
-        assert result.agent_kwargs == {**fixed, "c": tuning.constants["bbcg"].value}
+        assert result.agent_kwargs == {**fixed, "c": chosen[result.agent]}
         assert result.params["smoothing_radius"] == 0.2
     theory = [r for r in results if r.constants != "tuned"]
-    assert len(theory) == 3 * 2 * 2
-    # The report carries the tuning table and the frontier figure.
-    tuned_part, frontier_part = scale_parts(tuning, spec.seeds)
+    assert sorted((r.agent, r.horizon) for r in theory if r.seed == 0) == [
+        ("bbcg", 40), ("bbcg", 80), ("fkm", 20), ("fkm", 30), ("random", 40), ("random", 80),
+    ]  # fmt: skip
+    assert all(r.cpu_seconds is not None for r in results)
+    # The report carries the tuning tables and the frontier figure, budget from tuned FKM.
+    tuned_part, frontier_part = scale_parts(tunings, spec.seeds)
     text = "\n".join(
         tuned_part(tmp_path, results, "tiny") + frontier_part(tmp_path, results, "tiny")
     )
-    assert "### Tuned constants" in text and "on seeds [7], disjoint" in text
+    assert text.count("### Tuned constants") == 2 and "on seeds [7], disjoint" in text
+    assert "at T = 30 on seeds [7]" in text
     assert "### Compute frontier" in text and (tmp_path / "tiny-frontier.png").exists()
-    assert "Within a budget of" in text
+    budget = max(r.cpu_seconds for r in tuned if r.agent == "fkm" and r.horizon == 30)
+    assert f"Within a budget of {budget:.3g} CPU s per run (fkm (tuned" in text
     assert json.loads((tmp_path / "tuning" / "tiny.json").read_text())["tune_seeds"] == [7]
+    # Re-playing resumes: the same results, nothing recomputed.
+    again, _ = play_scenario(spec, tmp_path, spec.all_horizons)
+    assert len(again) == len(results)
+    assert all(a.same_outcome(b) for a, b in zip(again, results, strict=True))
+
+
+def test_agent_horizons_must_name_agents_of_the_scenario():
+    with pytest.raises(ValueError, match=r"agent_horizons names \['fkm'\], which are not"):
+        Scenario("x", "BCO-Ball-v0", ("bbcg",), 50, seeds=(0,), agent_horizons={"fkm": (10,)})
+    spec = Scenario("x", "BCO-Ball-v0", ("bbcg", "fkm"), 50, seeds=(0,), horizons=(20,),
+                    agent_horizons={"fkm": (10, 5)})  # fmt: skip
+    assert spec.horizons_of("fkm") == [5, 10] and spec.horizons_of("bbcg") == [20, 50]
+    assert spec.quick().horizons_of("fkm") == [spec.quick_horizon]
 
 
 def test_the_tune_command_holds_fixed_arguments(tmp_path):
