@@ -6,14 +6,15 @@ counter, ``stats``), then delegate to the private hooks ``_reset``/``_act``/``_u
 that each algorithm implements.
 
 Block fast path. An agent whose plays within a block do not depend on that block's
-feedback (BBCG, the random agent) sets ``supports_blocks = True`` and implements
+feedback (BBCG and BBCG2, the random agent) sets ``supports_blocks = True`` and implements
 ``_block_actions``/``_update_block``; then ``block_actions()`` returns the next k >= 1
 plays at once (up to the end of the agent's current block) and ``update_block(losses)``
-absorbs their k losses. The two give actions and state bit-identical to k rounds of
-``act``/``update``, and the two paths may be mixed freely within an episode. Such an
-agent may also name an anchor of its pending block (``block_anchor()``: a point a and
-a radius delta with every play within delta of a, a claimed in the shrunk set
-K_delta), which lets a caller certify the block's feasibility cheaply.
+absorbs their k losses ((k, 2) for a two-point agent: each pair's two). The two give
+actions and state bit-identical to k rounds of ``act``/``update``, and the two paths may
+be mixed freely within an episode. Such an agent may also name an anchor of its pending
+block (``block_anchor()``: a point a and a radius delta with every play within delta of
+a, a claimed in the shrunk set K_delta), which lets a caller certify the block's
+feasibility cheaply.
 
 This class is the single-run template (agents users write, the sb3 agents). The
 built-in agents derive from :class:`~bco_gym.agents.batch.BatchAgent`, which runs the
@@ -301,7 +302,7 @@ class Agent(abc.ABC):
             raise NotImplementedError(
                 f"{type(self).__name__} ('{self.name}') has no block fast path (its plays "
                 "depend on every loss); use act()/update(), or an agent with "
-                "supports_blocks=True ('bbcg', 'random')"
+                "supports_blocks=True ('bbcg', 'bbcg2', 'random')"
             )
 
     def _check_can_act(self, verb: str) -> None:

@@ -230,7 +230,8 @@ class BatchAgent(Agent):
         self._check_block_pending()
         k = self._pending_block
         values = np.asarray(losses, dtype=float)
-        expected = (k,) if self.batch_size is None else (self.rows, k)
+        per_round = tuple(getattr(self, "_round_losses", ()))  # (2,): a two-point pair's
+        expected = (k, *per_round) if self.batch_size is None else (self.rows, k, *per_round)
         if values.shape != expected:
             raise ValueError(
                 f"{type(self).__name__}: update_block() got losses of shape {values.shape}; "
@@ -238,7 +239,7 @@ class BatchAgent(Agent):
             )
         if not np.all(np.isfinite(values)):
             raise ValueError(f"{type(self).__name__}: losses must be finite, got {values!r}")
-        self._update_block_rows(values.reshape(self.rows, k))
+        self._update_block_rows(values.reshape(self.rows, k, *per_round))
         self._pending_block = 0
         self._awaiting_update = False
         self._round += k

@@ -192,10 +192,14 @@ def play_block(
     while played < horizon:
         plays = agent.block_actions()
         acted = time.perf_counter()
-        plays = check(plays, played, agent.block_anchor() if uses_anchors else None)
-        values = evaluate(played, plays)
+        anchor = agent.block_anchor() if uses_anchors else None
+        if stage.two_point:  # pairs (S, k, 2, *shape): the pair losses, their means tallied
+            feedback = _pair_block(stage, plays, played, anchor)
+            values = pair_mean(feedback[:, :, 0], feedback[:, :, 1])
+        else:
+            values = feedback = evaluate(played, check(plays, played, anchor))
         stepped = time.perf_counter()
-        agent.update_block(values)
+        agent.update_block(feedback)
         done = time.perf_counter()
         for tally, row_values in zip(tallies, values, strict=True):
             tally.add(row_values)
@@ -208,6 +212,21 @@ def play_block(
         tick = time.perf_counter()
     _close(bar)
     return Played(tallies, agent_seconds, env_seconds, latency, one_pass_comparators(tallies))
+
+
+def _pair_block(stage: Stage, plays: Any, start: int, anchor: Any) -> np.ndarray:
+    """The losses (S, k, 2) of a block of pairs (S, k, 2, *shape), rounds start, ...: both
+    points of every pair evaluated as the lean loop evaluates them (``LossBatch.block``
+    is ``losses`` row by row, bit for bit). When the agent's anchor does not certify both
+    halves, each round is checked and evaluated as the lean loop does (its errors)."""
+    plays = np.asarray(plays, dtype=np.float64)
+    halves = [plays[:, :, 0], plays[:, :, 1]]
+    if all(stage.feasibility.certifies(half, anchor) for half in halves):
+        return np.stack([stage.losses.block(start, half) for half in halves], axis=2)
+    rounds = [
+        two_point_info(stage, plays[:, j], start + j)["losses"] for j in range(plays.shape[1])
+    ]
+    return np.stack(rounds, axis=1)
 
 
 def play_gym(

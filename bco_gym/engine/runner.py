@@ -13,8 +13,8 @@ loops with the same outcome (``RunResult.loop`` says which ran; :mod:`.loops`):
                       agent.update(info["loss"], info)
 
 * ``"block"`` -- agents whose plays within a block do not depend on that block's
-  feedback (``agent.supports_blocks``: BBCG, random): whole blocks of plays, checked
-  and evaluated vectorised;
+  feedback (``agent.supports_blocks``: BBCG, BBCG2, random): whole blocks of plays (of
+  pairs for two-point feedback), checked and evaluated vectorised;
 * ``"lean"`` -- every other agent: round by round, computing what ``env.step``
   computes (feasibility, projection, loss, gradient) without Gymnasium's per-round API.
 

@@ -125,6 +125,11 @@ class Feasibility:
             self._refuse(plays[row, offset], start + offset, row, found[1])
         return plays
 
+    def certifies(self, plays: np.ndarray, anchor: tuple[np.ndarray, float] | None) -> bool:
+        """Whether the agent's anchor certifies every play of the block (S, k, *shape)
+        float64 (the check :meth:`block` skips then)."""
+        return anchor is not None and self.uses_anchors and self._certified(plays, *anchor)
+
     def _refuse(self, play: np.ndarray, t: int, row: int, reason: str) -> None:
         """Raise ``env.step``'s error for this play (naming the row when rows are named)."""
         try:

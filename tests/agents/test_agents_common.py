@@ -39,7 +39,7 @@ def test_registry_names_and_classes():
     for name, cls in AGENTS.items():
         assert cls.name == name and issubclass(cls, Agent)
         assert cls.SCALE_PARAM is None or cls.SCALE_PARAM in cls.OPTIONS
-    assert [n for n, cls in AGENTS.items() if cls.supports_blocks] == ["bbcg", "random"]
+    assert [n for n, cls in AGENTS.items() if cls.supports_blocks] == ["bbcg", "random", "bbcg2"]
     exponents = {name: AGENTS[name].regret_exponent for name in CORE}
     assert exponents == {
         "bbcg": 0.75,
