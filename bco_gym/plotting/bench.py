@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.plotting.pairs import BETTER, NOT_SEPARATED, WORSE, cell_rectangle, text_color
+from bco_gym.plotting.pairs import BETTER, NOT_SEPARATED, WORSE, draw_matrix
 from bco_gym.plotting.style import agent_color, legend_outside, lighter, new_figure
 
 
@@ -106,33 +106,15 @@ def improvement_figure(stats: Any, suite: str) -> Any:
     count = len(agents)
     figure = new_figure(max(6.5, 1.25 * count + 2.2), 0.9 * count + 2.4)
     axes = figure.subplots()
-    for row, first in enumerate(agents):
-        for column, second in enumerate(agents):
-            estimate = stats.improvements.get((first, second))
-            if first == second or estimate is None:
-                color, text = "white", "—" if first == second else "no common\nscenario"
-            else:
-                color = _improvement_color(estimate)
-                text = f"{estimate.value:.2f}\n[{estimate.low:.2f}, {estimate.high:.2f}]"
-            axes.add_patch(cell_rectangle(column, row, color))
-            axes.text(
-                column,
-                row,
-                text,
-                ha="center",
-                va="center",
-                fontsize="x-small",
-                color=text_color(color),
-            )
-    axes.set_xlim(-0.5, count - 0.5)
-    axes.set_ylim(count - 0.5, -0.5)
-    axes.set_xticks(range(count), agents, rotation=30, ha="right", fontsize="small")
-    axes.set_yticks(range(count), agents, fontsize="small")
-    axes.set_xlabel("column agent Y", fontsize="small")
-    axes.set_ylabel("row agent X", fontsize="small")
-    axes.tick_params(length=0)
-    for side in axes.spines.values():
-        side.set_visible(False)
+
+    def cell(first: str, second: str) -> tuple[Any, str]:
+        estimate = stats.improvements.get((first, second))
+        if first == second or estimate is None:
+            return "white", "—" if first == second else "no common\nscenario"
+        text = f"{estimate.value:.2f}\n[{estimate.low:.2f}, {estimate.high:.2f}]"
+        return _improvement_color(estimate), text
+
+    draw_matrix(axes, agents, cell, row_label="row agent X", column_label="column agent Y")
     figure.suptitle(
         f"Suite {suite}: probability of improvement P(X < Y), 95% CI\n"
         "a run of X scores lower than a run of Y, averaged over the scenarios both ran\n"

@@ -16,6 +16,7 @@ regret (best first):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from bco_gym.plotting.style import lighter, new_figure
@@ -68,17 +69,41 @@ def pairwise_figure(ranking: Ranking, *, title: str = "") -> Any:
     size = 1.25 * count
     figure = new_figure(size + 2.2, 0.9 * count + 2.2)
     axes = figure.subplots()
+
+    def cell(first: str, second: str) -> tuple[Any, str]:
+        if first == second:
+            return "white", "—"
+        comparison = ranking.pairs[(first, second)]
+        text = (
+            f"{_number(comparison.mean)}\n{comparison.wins}/{comparison.pairs}, "
+            f"{_p_text(comparison.adjusted)}"
+        )
+        return _cell_color(comparison), text
+
+    draw_matrix(axes, labels, cell, row_label="row agent", column_label="column agent")
+    heading = (
+        "Row minus column: mean paired difference of final regret, seeds where the row is "
+        f"lower, Holm-adjusted p\nblue: row better, red: row worse (separated at "
+        f"{ranking.alpha:g} after Holm); grey: not separated"
+    )
+    figure.suptitle(f"{title}\n{heading}" if title else heading, fontsize="small")
+    return figure
+
+
+def draw_matrix(
+    axes: Any,
+    labels: list[str],
+    cell: Callable[[str, str], tuple[Any, str]],
+    *,
+    row_label: str,
+    column_label: str,
+) -> None:
+    """Fill ``axes`` with a square matrix over ``labels``: ``cell(row, column)`` gives each
+    cell's colour and text (the pairwise and the probability-of-improvement figures)."""
+    count = len(labels)
     for row, first in enumerate(labels):
         for column, second in enumerate(labels):
-            if row == column:
-                color, text = "white", "—"
-            else:
-                comparison = ranking.pairs[(first, second)]
-                color = _cell_color(comparison)
-                text = (
-                    f"{_number(comparison.mean)}\n{comparison.wins}/{comparison.pairs}, "
-                    f"{_p_text(comparison.adjusted)}"
-                )
+            color, text = cell(first, second)
             axes.add_patch(cell_rectangle(column, row, color))
             axes.text(
                 column,
@@ -93,18 +118,11 @@ def pairwise_figure(ranking: Ranking, *, title: str = "") -> Any:
     axes.set_ylim(count - 0.5, -0.5)
     axes.set_xticks(range(count), labels, rotation=30, ha="right", fontsize="small")
     axes.set_yticks(range(count), labels, fontsize="small")
-    axes.set_xlabel("column agent", fontsize="small")
-    axes.set_ylabel("row agent", fontsize="small")
+    axes.set_xlabel(column_label, fontsize="small")
+    axes.set_ylabel(row_label, fontsize="small")
     axes.tick_params(length=0)
     for side in axes.spines.values():
         side.set_visible(False)
-    heading = (
-        "Row minus column: mean paired difference of final regret, seeds where the row is "
-        f"lower, Holm-adjusted p\nblue: row better, red: row worse (separated at "
-        f"{ranking.alpha:g} after Holm); grey: not separated"
-    )
-    figure.suptitle(f"{title}\n{heading}" if title else heading, fontsize="small")
-    return figure
 
 
 def cell_rectangle(column: int, row: int, color: Any) -> Any:
