@@ -41,7 +41,8 @@ class AgentSpec:
     Attributes:
         name: the label results carry (``RunResult.agent``): the name or import path as
             given, or, for a class or factory, its ``name`` attribute (else its
-            qualified name).
+            qualified name; its import path when that attribute is a built-in agent's
+            name and the class comes from outside bco_gym).
         import_path: ``"module:qualname"`` of the class or factory (what a worker
             process imports; a ``__main__`` path cannot be imported there).
         version: the version of the installed distribution providing it (None for the
@@ -115,7 +116,7 @@ class AgentSpec:
         """This spec, named after ``agent`` (one it built) when ``label_from_agent``."""
         if not self.label_from_agent or agent.name == self.name:
             return self
-        return dataclasses.replace(self, name=str(agent.name))
+        return dataclasses.replace(self, name=_own_label(str(agent.name), type(agent)))
 
     def check_overrides(self, overrides: Mapping[str, Any]) -> None:
         """ValueError naming the keywords the agent does not accept."""
@@ -215,7 +216,7 @@ def resolve_agent(agent: Any) -> AgentSpec:
             f"got an agent instance {agent!r}; pass its class, or use spec_of_instance"
         )
     _check_factory(agent, "resolve_agent")
-    spec = _spec(agent, name=_declared_name(agent), source="object")
+    spec = _spec(agent, name=_own_label(_declared_name(agent), agent), source="object")
     if isinstance(agent, type) or isinstance(getattr(agent, "name", None), str):
         return spec
     return dataclasses.replace(spec, label_from_agent=True)
@@ -234,7 +235,7 @@ def spec_of_instance(agent: Agent) -> AgentSpec:
     """The spec of an agent already built: its class's, named ``agent.name``."""
     if not isinstance(agent, Agent):
         raise TypeError(f"expected a bco_gym Agent, got {type(agent).__name__}")
-    return _spec(type(agent), name=str(agent.name), source="object")
+    return _spec(type(agent), name=_own_label(str(agent.name), type(agent)), source="object")
 
 
 def available_agents() -> dict[str, str]:
@@ -394,6 +395,19 @@ def _declared_name(factory: Any) -> str:
     if isinstance(declared, str) and declared and declared != _DEFAULT_NAME:
         return declared
     return str(getattr(factory, "__qualname__", type(factory).__name__))
+
+
+def _own_label(name: str, factory: Any) -> str:
+    """``name``, or the import path of ``factory`` when ``name`` is a built-in agent's
+    and ``factory`` is code from outside bco_gym (a user's subclass of BlockBanditCG
+    inherits ``name = "bbcg"``): its results must not read as the built-in's, nor be
+    grouped with them in a table."""
+    from bco_gym.agents import AGENTS
+
+    path = _import_path_of(factory)
+    if name in AGENTS and factory is not AGENTS[name] and not path.startswith("bco_gym."):
+        return path
+    return name
 
 
 def _options_of(cls: type) -> tuple[str, ...] | None:

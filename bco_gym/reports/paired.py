@@ -136,11 +136,19 @@ def find_reference(labels: Iterable[str], reference: str) -> str | None:
 
 
 # -- paired differences ---------------------------------------------------------------------------
+def _import_path(result: RunResult) -> str:
+    return str((result.agent_spec or {}).get("import_path") or result.agent)
+
+
 def _by_seed(group: Sequence[RunResult], label: str) -> dict[int, RunResult]:
     table: dict[int, RunResult] = {}
     for result in group:
         if result.seed in table:
-            raise ValueError(f"{label}: seed {result.seed} appears twice at T = {result.horizon}")
+            paths = {_import_path(r) for r in (table[result.seed], result)}
+            which = f" by different agents ({', '.join(sorted(paths))})" if len(paths) > 1 else ""
+            raise ValueError(
+                f"{label}: seed {result.seed} appears twice at T = {result.horizon}{which}"
+            )
         table[result.seed] = result
     return table
 
@@ -270,6 +278,7 @@ def paired_table(
         groups = group_series(by_horizon[horizon])
         found = find_reference(groups, reference)
         for label, group in groups.items():
+            _by_seed(group, label)  # a series is one run per seed, never two merged
             rows.append(_row(label, group, found, groups.get(found or ""), level))
     return rows
 

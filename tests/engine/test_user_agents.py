@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from user_agents import Jitter, Unnamed, jitter_factory
+from user_agents import HalfBBCG, Jitter, Unnamed, jitter_factory
 
-from bco_gym.agents import register, unregister
+from bco_gym.agents import BlockBanditCG, register, resolve_agent, unregister
 from bco_gym.engine import run, run_many
 from bco_gym.envs import BanditConvexEnv
 from bco_gym.losses import from_array, from_function
@@ -149,3 +149,28 @@ def test_results_record_the_specs_feedback_so_reports_label_user_agents_right():
     assert series_label(results[0]).endswith("(full info)")
     jitter = run(ENV, Jitter, horizon=30, seed=0, env_kwargs={**SMALL, "feedback": "full"})
     assert series_label(jitter) == "jitter" and jitter.agent_spec["regret_exponent"] == 1.0
+
+
+def test_a_users_subclass_of_a_builtin_is_labelled_by_its_import_path_not_as_the_builtin():
+    import gymnasium as gym
+
+    from bco_gym.reports.paired import paired_table
+
+    label = "user_agents:HalfBBCG"
+    assert HalfBBCG.name == "bbcg" and resolve_agent(HalfBBCG).name == label
+    assert resolve_agent(BlockBanditCG).name == resolve_agent("bbcg").name == "bbcg"
+    built = HalfBBCG(gym.make(ENV, horizon=60, **SMALL).unwrapped.problem)
+    for agent in (HalfBBCG, lambda problem, **kwargs: HalfBBCG(problem, **kwargs), built):
+        result = run(ENV, agent, horizon=60, seed=0, env_kwargs=SMALL)
+        assert result.agent == result.agent_spec["name"] == label, agent
+        assert result.params["c"] == 1.0
+    ours = run_many(ENV, HalfBBCG, [0, 1], horizon=60, env_kwargs=SMALL)
+    builtin = run_many(ENV, "bbcg", [0, 1], horizon=60, env_kwargs=SMALL)
+    assert [r.agent for r in ours + builtin] == [label, label, "bbcg", "bbcg"]
+    assert ours[0].final_regret != builtin[0].final_regret  # c = 1 against Theorem 1's c
+    rows = {row.label: row for row in paired_table(ours + builtin, reference="bbcg")}
+    assert set(rows) == {label, "bbcg"} and rows["bbcg"].seeds == 2
+    assert rows[label].pairs == 2 and rows[label].difference_mean == pytest.approx(
+        np.mean([a.final_regret - b.final_regret for a, b in zip(ours, builtin, strict=True)]),
+        abs=1e-9,
+    )

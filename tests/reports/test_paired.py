@@ -216,3 +216,19 @@ def test_a_user_agent_on_a_full_information_env_is_not_labelled_full_information
     assert series_label(user) == "user_agents:Jitter"
     assert series_label(ofw) == "ofw (full info)"
     assert series_label(gone) == "nowhere.module:Agent"  # no longer importable: as bandit
+
+
+def test_two_agents_sharing_a_label_and_a_seed_are_refused_never_merged():
+    ours = synthetic_result("bbcg", 0, (1, 2, 3))
+    ours = dataclasses.replace(ours, agent_spec={"import_path": "user_agents:HalfBBCG"})
+    builtin = dataclasses.replace(
+        synthetic_result("bbcg", 0, (1, 2, 4)),
+        agent_spec={"import_path": "bco_gym.agents.bbcg:BlockBanditCG"},
+    )
+    for reference in ("bbcg", "random"):  # also where no row is compared with it
+        with pytest.raises(
+            ValueError,
+            match=r"bbcg: seed 0 appears twice at T = 100 by different agents "
+            r"\(bco_gym.agents.bbcg:BlockBanditCG, user_agents:HalfBBCG\)",
+        ):
+            paired_table([ours, builtin], reference=reference)

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.agents import Agent
+from bco_gym.agents import Agent, BlockBanditCG
 
 
 class Jitter(Agent):
@@ -101,3 +101,11 @@ class Fragile(Jitter):
 
 class NotAnAgent:
     """A class that is not an Agent."""
+
+
+class HalfBBCG(BlockBanditCG):
+    """A user's BBCG with c = 1 by default: it inherits ``name = "bbcg"``, yet its results
+    must not read as the built-in's (they are labelled by its import path)."""
+
+    def __init__(self, problem: Any, c: float = 1.0, **kwargs: Any):
+        super().__init__(problem, c=c, **kwargs)
