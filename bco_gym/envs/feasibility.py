@@ -104,7 +104,10 @@ class Feasibility:
                 on_infeasible=self.on_infeasible,
                 batched=True,
             )
-        points = self._as_points(actions, t, extra_axes=1)
+        if type(actions) is np.ndarray and actions.ndim >= 1 and len(actions) == 1:
+            points = actions  # a single agent's play: env.step's check and its message
+        else:
+            points = self._as_points(actions, t, extra_axes=1)
         point, projected = feasible_points(
             self.set, points[0], atol=self.atol, round_index=t, on_infeasible=self.on_infeasible
         )

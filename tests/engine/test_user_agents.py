@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from user_agents import HalfBBCG, Jitter, Unnamed, jitter_factory
+from user_agents import Faulty, HalfBBCG, Jitter, Unnamed, jitter_factory
 
 from bco_gym.agents import BlockBanditCG, register, resolve_agent, unregister
 from bco_gym.engine import run, run_many
 from bco_gym.envs import BanditConvexEnv
+from bco_gym.errors import InfeasibleActionError
 from bco_gym.losses import from_array, from_function
 from bco_gym.sets import L2Ball
 
@@ -174,3 +175,15 @@ def test_a_users_subclass_of_a_builtin_is_labelled_by_its_import_path_not_as_the
         np.mean([a.final_regret - b.final_regret for a, b in zip(ours, builtin, strict=True)]),
         abs=1e-9,
     )
+
+
+def test_a_single_run_names_the_wrong_shape_its_agent_played_not_a_batchs():
+    kwargs = {"fault": "shape", "at": 2}
+    with pytest.raises(
+        InfeasibleActionError, match=r"^round 2: action of shape \(5,\), expected \(4,\)"
+    ):
+        run(ENV, Faulty, horizon=30, seed=0, env_kwargs=SMALL, agent_kwargs=kwargs)
+    with pytest.raises(
+        InfeasibleActionError, match=r"^round 2: action of shape \(2, 5\), expected \(S, 4\)"
+    ):
+        run_many(ENV, Faulty, [0, 1], horizon=30, env_kwargs=SMALL, agent_kwargs=kwargs)

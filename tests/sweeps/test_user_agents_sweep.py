@@ -64,7 +64,7 @@ def test_a_registered_name_runs_serially_and_is_refused_with_the_way_out_elsewhe
 EXPECTED = {
     "raise": "RuntimeError: faulty agent gives up in round 5",
     "nan": "InfeasibleActionError: round 5: action not in L2Ball(n=3, radius=1): non-finite",
-    "shape": "InfeasibleActionError: round 5: actions have shape (1, 4)",
+    "shape": "InfeasibleActionError: round 5: action of shape (4,), expected (3,)",
     "outside": "InfeasibleActionError: round 5: action not in L2Ball(n=3, radius=1): Euclidean",
 }
 
