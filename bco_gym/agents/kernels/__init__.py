@@ -34,7 +34,63 @@ that the caller lets the env's own check decide (raise, or resume with ``trusted
 numba is an optional dependency (the ``fast`` extra): this package's modules
 :mod:`.oracles` and :mod:`.rounds` import it and are imported only where a compiled
 loop is about to run (:mod:`bco_gym.engine.compiled`); this module holds the constants.
+
+numba's cache keys a compiled kernel on its own source file alone, so a kernel of
+:mod:`.rounds` that inlines a helper of :mod:`.oracles` would be loaded stale after an
+edit of :mod:`.oracles` only (or a checkout that changes only that file).
+:func:`drop_stale_cache`, run by :mod:`.oracles` before anything is compiled, removes the
+package's cached kernels whenever the digest of its sources changes.
 """
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
 
 #: The built-in sets the kernels know (their oracles are in :mod:`.oracles`).
 KIND_BALL, KIND_L1, KIND_BOX, KIND_SIMPLEX = 0, 1, 2, 3
+
+#: The file in the package's ``__pycache__`` holding the digest its cached kernels were
+#: compiled from.
+CACHE_STAMP = "kernels.sha256"
+
+
+def sources_digest(directory: Path) -> str:
+    """SHA-256 over the names and contents of the ``.py`` files of ``directory``, sorted."""
+    digest = hashlib.sha256()
+    for path in sorted(directory.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def drop_stale_cache(directory: Path | None = None) -> bool:
+    """Remove numba's cached kernels (``__pycache__/*.nbi``, ``*.nbc``) of ``directory``
+    (this package by default) when its sources changed since they were compiled.
+
+    Returns True when cached kernels were dropped. A ``__pycache__`` that cannot be
+    written (a read-only install) is left alone: numba then caches elsewhere, and an
+    install rewrites every source file, which numba notices by itself.
+    """
+    directory = Path(__file__).parent if directory is None else directory
+    cache = directory / "__pycache__"
+    digest = sources_digest(directory)
+    stamp = cache / CACHE_STAMP
+    try:
+        if stamp.read_text() == digest:
+            return False
+    except OSError:
+        pass
+    try:
+        cache.mkdir(exist_ok=True)
+        stale = [*cache.glob("*.nbi"), *cache.glob("*.nbc")]
+        for path in stale:
+            path.unlink(missing_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=cache, prefix=CACHE_STAMP)
+        with os.fdopen(handle, "w") as out:
+            out.write(digest)
+        os.replace(temporary, stamp)
+    except OSError:
+        return False
+    return bool(stale)

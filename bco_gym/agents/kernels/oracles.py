@@ -11,7 +11,10 @@ import math
 import numba
 import numpy as np
 
-from bco_gym.agents.kernels import KIND_BALL, KIND_BOX, KIND_SIMPLEX
+from bco_gym.agents.kernels import KIND_BALL, KIND_BOX, KIND_SIMPLEX, drop_stale_cache
+
+# Before any kernel of the package is compiled or loaded (package docstring).
+drop_stale_cache()
 
 #: NumPy's pairwise summation: blocks of this many terms are summed with 8 accumulators.
 PAIRWISE_BLOCK = 128
