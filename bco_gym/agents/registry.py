@@ -51,7 +51,8 @@ class AgentSpec:
         source: how it was found, one of ``SOURCES``.
         summary: one line saying what it is.
         feedback: "bandit", "full" or "two-point" (the class's, or the factory's
-            ``feedback`` attribute; default "bandit").
+            ``feedback`` attribute; default "bandit"; for a factory without one, the
+            class of the agent it builds, once built: :meth:`labelled`).
         scale_param: the keyword of its one free scale constant (``SCALE_PARAM``) or None.
         regret_exponent: a in its O(T^a) regret guarantee, or None.
         theory_defaults: whether its defaults come from a theorem (``THEORY_DEFAULTS``).
@@ -113,10 +114,28 @@ class AgentSpec:
         return agent
 
     def labelled(self, agent: Agent) -> AgentSpec:
-        """This spec, named after ``agent`` (one it built) when ``label_from_agent``."""
-        if not self.label_from_agent or agent.name == self.name:
-            return self
-        return dataclasses.replace(self, name=_own_label(str(agent.name), type(agent)))
+        """This spec, named after ``agent`` (one it built) when ``label_from_agent``; a
+        factory (not a class) declaring no ``feedback`` or ``regret_exponent`` of its own
+        takes them from the agent's class, so that a factory's full-information agent is
+        labelled as one and its exponent is drawn, as when its class is given."""
+        spec = self
+        if not isinstance(self.factory, type):
+            declared = {
+                "feedback": getattr(self.factory, "feedback", None),
+                "regret_exponent": getattr(self.factory, "regret_exponent", None),
+            }
+            exponent = getattr(type(agent), "regret_exponent", None)
+            built = {
+                "feedback": str(type(agent).feedback),
+                "regret_exponent": None if exponent is None else float(exponent),
+            }
+            found = {
+                k: v for k, v in built.items() if declared[k] is None and v != getattr(self, k)
+            }
+            spec = dataclasses.replace(self, **found) if found else self
+        if not spec.label_from_agent or agent.name == spec.name:
+            return spec
+        return dataclasses.replace(spec, name=_own_label(str(agent.name), type(agent)))
 
     def check_overrides(self, overrides: Mapping[str, Any]) -> None:
         """ValueError naming the keywords the agent does not accept."""

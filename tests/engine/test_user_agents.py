@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from user_agents import Faulty, HalfBBCG, Jitter, Unnamed, jitter_factory
+from user_agents import (
+    Faulty,
+    GradientJitter,
+    HalfBBCG,
+    Jitter,
+    Unnamed,
+    gradient_jitter_factory,
+    jitter_factory,
+)
 
 from bco_gym.agents import BlockBanditCG, register, resolve_agent, unregister
 from bco_gym.engine import run, run_many
@@ -187,3 +195,23 @@ def test_a_single_run_names_the_wrong_shape_its_agent_played_not_a_batchs():
         InfeasibleActionError, match=r"^round 2: action of shape \(2, 5\), expected \(S, 4\)"
     ):
         run_many(ENV, Faulty, [0, 1], horizon=30, env_kwargs=SMALL, agent_kwargs=kwargs)
+
+
+def test_a_factory_records_the_feedback_and_exponent_of_the_agent_it_builds():
+    from bco_gym.reports.paired import series_label
+
+    full = {**SMALL, "feedback": "full"}
+    by_class = run(ENV, GradientJitter, horizon=30, seed=0, env_kwargs=full)
+    for factory in (gradient_jitter_factory, "user_agents:gradient_jitter_factory"):
+        for result in (
+            run(ENV, factory, horizon=30, seed=0, env_kwargs=full),
+            run_many(ENV, factory, [0], horizon=30, env_kwargs=full)[0],
+        ):
+            assert np.array_equal(result.regret, by_class.regret)  # the same plays
+            assert result.agent_spec["feedback"] == "full"
+            assert result.agent_spec["regret_exponent"] == 0.5
+            assert series_label(result).endswith("(full info)"), series_label(result)
+    bandit = run(ENV, jitter_factory, horizon=30, seed=0, env_kwargs=SMALL)
+    assert bandit.agent_spec["feedback"] == "bandit"
+    assert bandit.agent_spec["regret_exponent"] == 1.0
+    assert series_label(bandit) == "jitter"

@@ -109,3 +109,26 @@ class HalfBBCG(BlockBanditCG):
 
     def __init__(self, problem: Any, c: float = 1.0, **kwargs: Any):
         super().__init__(problem, c=c, **kwargs)
+
+
+class GradientJitter(Jitter):
+    """Jitter on full information: it keeps the last gradient it was shown."""
+
+    name = "gradient-jitter"
+    feedback = "full"
+    regret_exponent = 0.5
+
+    def _update(self, loss: float, info: Any) -> None:
+        self.last_gradient = np.array(info["gradient"])
+
+
+def gradient_jitter_factory(problem: Any, **kwargs: Any) -> GradientJitter:
+    """A factory (declaring nothing) of a full-information agent."""
+    return GradientJitter(problem, **kwargs)
+
+
+class GuessedJitter(Jitter):
+    """Jitter whose default spread is a guess, not a theorem's (``THEORY_DEFAULTS``)."""
+
+    name = "guessed-jitter"
+    THEORY_DEFAULTS = False
