@@ -80,8 +80,8 @@ def announce_feedback(agents: Sequence[str], given: dict[str, Any]) -> None:
     full = _full_information(agents)
     if full and "feedback" not in given:
         print(
-            f"note: {', '.join(full)} need full information; the env uses feedback='full' "
-            "(bandit agents only read the loss)",
+            f"note: {', '.join(full)} need{'s' if len(full) == 1 else ''} full information; "
+            "the env uses feedback='full' (bandit agents only read the loss)",
             file=sys.stderr,
         )
 
@@ -481,10 +481,15 @@ def _demo_written(path: Path) -> bool:
 
 
 def print_tuning(args: argparse.Namespace, tuning: Any, grid: Sequence[float]) -> None:
+    from bco_gym.agents.registry import find_agent
     from bco_gym.reports.summary import format_column, render_text
 
     chosen = list(tuning.constants.items())
     theory = format_column([c.theory_value for _, c in chosen], 4)
+    for i, (agent, _) in enumerate(chosen):  # an agent's own default, not a theorem's
+        spec = find_agent(agent)
+        if spec is not None and not spec.theory_defaults:
+            theory[i] += " (default, no theorem)"
     values = format_column([c.value for _, c in chosen], 4)
     regrets = format_column([c.mean_regret for _, c in chosen], 4)
     header = ["agent", "param", "theory value", "tuned value", "mean regret (tuned)", "grid scores"]

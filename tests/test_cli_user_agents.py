@@ -99,3 +99,19 @@ def test_exponents_use_a_declared_exponent_and_tune_its_scale_param(tmp_path, ca
     document = json.loads(tuned.read_text())
     assert document["constants"]["user_agents:Jitter"]["param"] == "spread"
     assert "user_agents:Unnamed" in document["skipped"]
+
+
+def test_tune_marks_a_default_that_is_no_theorems_and_compare_notes_full_information(
+    tmp_path, capsys, no_figures
+):
+    argv = ["tune", *BALL, "--agents", "user_agents:Jitter,user_agents:GuessedJitter"]
+    argv += ["--horizon", "40", "--tune-seeds", "10:12", "--grid", "0.1:1", "--points", "2"]
+    assert main([*argv, "--out", str(tmp_path / "tuned.json"), "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    theorem = next(line for line in lines if line.startswith("user_agents:Jitter "))
+    guess = next(line for line in lines if line.startswith("user_agents:GuessedJitter "))
+    assert "spread  0.5000 " in guess and "0.5000 (default, no theorem)" in guess
+    assert "0.5000 " in theorem and "no theorem" not in theorem
+    argv = ["compare", *BALL, "--agents", "user_agents:GradientJitter,random", "--horizon", "30"]
+    assert main([*argv, "--seeds", "1", "--out", str(tmp_path / "cmp"), "--quiet"]) == 0
+    assert "note: user_agents:GradientJitter needs full information" in capsys.readouterr().err
