@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import abc
 import math
+import numbers
 from typing import Any, ClassVar
 
 import numpy as np
@@ -58,6 +59,15 @@ def scalar_loss(loss: Any, owner: str) -> float:
     if not math.isfinite(loss):
         raise ValueError(f"{owner}: loss={loss!r} must be finite")
     return loss
+
+
+def is_seed(value: Any) -> bool:
+    """Whether ``value`` is a seed an agent's ``reset`` takes: an int >= 0 (not a bool)."""
+    return (
+        not isinstance(value, bool | np.bool_)
+        and isinstance(value, numbers.Integral)
+        and value >= 0
+    )
 
 
 def _is_real(value: Any) -> bool:
@@ -163,7 +173,12 @@ class Agent(abc.ABC):
 
     # -- public template methods --------------------------------------------------------
     def reset(self, seed: int | None = None) -> None:
-        """Start a new episode; all the agent's randomness comes from ``seed``."""
+        """Start a new episode; all the agent's randomness comes from ``seed`` (None or an
+        int >= 0; ValueError naming anything else)."""
+        if seed is not None and not is_seed(seed):
+            raise ValueError(
+                f"{type(self).__name__}: reset(seed={seed!r}); allowed: None or an int >= 0"
+            )
         self.rng = np.random.default_rng(seed)
         self._start_episode()
         self.stats = {"rounds": 0, "lmo_calls": 0, "projections": 0}

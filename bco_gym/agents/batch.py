@@ -38,13 +38,12 @@ later iterates in the last bits only (tested to 1e-12). At n <= 2^20 / K_b (n = 
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from bco_gym.agents.base import Agent, scalar_loss
+from bco_gym.agents.base import Agent, is_seed, scalar_loss
 from bco_gym.problem import Problem
 
 #: Floats per row that one slice of a block may hold (8 MiB per array and row): a
@@ -91,22 +90,14 @@ def row_seeds(owner: str, seed: Any, rows: int, batched: bool) -> list[int | Non
     """One seed per row: an int s -> [s, ..., s+S-1]; a list as is; None -> fresh entropy."""
     if seed is None:
         return [None] * rows
-    if _is_seed(seed):
+    if is_seed(seed):
         return [int(seed) + i for i in range(rows)]
     if batched and isinstance(seed, Sequence | np.ndarray) and not isinstance(seed, str):
         seeds = list(seed)
-        if len(seeds) == rows and all(s is None or _is_seed(s) for s in seeds):
+        if len(seeds) == rows and all(s is None or is_seed(s) for s in seeds):
             return [None if s is None else int(s) for s in seeds]
     allowed = f"None, an int >= 0 or a list of {rows} of them" if batched else "None or an int >= 0"
     raise ValueError(f"{owner}: reset(seed={seed!r}); allowed: {allowed}")
-
-
-def _is_seed(value: Any) -> bool:
-    return (
-        not isinstance(value, bool | np.bool_)
-        and isinstance(value, numbers.Integral)
-        and value >= 0
-    )
 
 
 class BatchAgent(Agent):

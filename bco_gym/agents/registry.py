@@ -92,6 +92,7 @@ class AgentSpec:
                 "run_many plays it as one single agent per seed"
             )
         rows = {} if batch_size is None else {"batch_size": batch_size}
+        self._check_call(problem, {**rows, **overrides})
         try:
             agent = self.factory(problem, **rows, **overrides)
         except OverflowError as error:  # a constant so large or small that float64 overflows
@@ -112,6 +113,25 @@ class AgentSpec:
                 "nearer the default"
             ) from None
         return agent
+
+    def _check_call(self, problem: Any, keywords: Mapping[str, Any]) -> None:
+        """TypeError naming the factory when it cannot be called as factory(problem,
+        **keywords) (a function that is not an agent factory, a wrong signature)."""
+        if isinstance(self.factory, type):
+            return
+        try:
+            signature = inspect.signature(self.factory)
+        except (TypeError, ValueError):  # no signature to read: the call will tell
+            return
+        try:
+            signature.bind(problem, **keywords)
+        except TypeError as error:
+            given = "".join(f", {key}=..." for key in keywords)
+            raise TypeError(
+                f"agent {self.name!r}: the factory {self.import_path}{signature} cannot be "
+                f"called as factory(problem{given}) ({error}); an agent factory takes the "
+                "Problem first, then the agent's keywords"
+            ) from None
 
     def labelled(self, agent: Agent) -> AgentSpec:
         """This spec, named after ``agent`` (one it built) when ``label_from_agent``; a

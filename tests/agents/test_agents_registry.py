@@ -130,6 +130,18 @@ def test_unknown_names_and_objects_get_errors_listing_what_is_allowed(problem):
         resolve_agent(lambda problem: 3).build(problem)
 
 
+def test_a_callable_that_is_no_agent_factory_is_refused_before_it_is_called(problem):
+    with pytest.raises(TypeError, match=r"factory \w+:getcwd\(\) cannot be called as "):
+        make_agent("os:getcwd", problem)  # callable, but takes no problem
+    with pytest.raises(
+        TypeError,
+        match=r"cannot be called as factory\(problem, spread=\.\.\.\) \(got an unexpected "
+        r"keyword argument 'spread'\); an agent factory takes the Problem first",
+    ):
+        resolve_agent(lambda problem: Jitter(problem)).build(problem, spread=0.2)
+    assert resolve_agent(jitter_factory).build(problem, spread=0.2).params == {"spread": 0.2}
+
+
 def test_classes_and_factories_are_labelled_by_their_declared_name():
     assert resolve_agent(Jitter).name == "jitter"
     assert resolve_agent(Unnamed).name == "Unnamed"
@@ -169,3 +181,16 @@ def test_a_built_user_agent_plays_feasible_points(problem):
         agent.update(1.0)
     assert all(problem.set.contains(p) for p in points)
     assert len({tuple(np.round(p, 12)) for p in points}) == 5
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True, [1, 2], np.random.default_rng(0)])
+def test_a_user_agents_reset_names_a_bad_seed(problem, seed):
+    agent = make_agent(Jitter, problem)
+    with pytest.raises(
+        ValueError, match=r"^Jitter: reset\(seed=.*\); allowed: None or an int >= 0"
+    ):
+        agent.reset(seed=seed)
+    agent.reset(seed=np.int64(3))
+    first = agent.act()
+    agent.reset(seed=3)
+    assert np.array_equal(agent.act(), first)  # a NumPy integer seeds as the int does
