@@ -266,6 +266,12 @@ class Agent(abc.ABC):
         that such a constant is refused when the agent is built, naming what overflowed.
         """
         owner = type(self).__name__
+        if not hasattr(self, "_was_reset"):
+            raise TypeError(
+                f"{owner}.__init__ did not call super().__init__(problem), which checks the "
+                "feedback and keeps problem, set, horizon, params and the protocol's books; "
+                "call it first in __init__"
+            )
         for key, value in self.params.items():
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"{owner}: parameter {key}={value!r} is not finite in float64")
@@ -282,9 +288,10 @@ class Agent(abc.ABC):
             )
 
     def _shown_params(self) -> str:
-        return ", ".join(
+        shown = ", ".join(
             f"{key}={value!r}" for key, value in self.params.items() if isinstance(value, float)
         )
+        return shown or "its parameters (none a float)"
 
     # -- validation -------------------------------------------------------------------
     def _check_can_update(self, info: dict[str, Any] | None) -> None:

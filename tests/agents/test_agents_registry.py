@@ -194,3 +194,26 @@ def test_a_user_agents_reset_names_a_bad_seed(problem, seed):
     first = agent.act()
     agent.reset(seed=3)
     assert np.array_equal(agent.act(), first)  # a NumPy integer seeds as the int does
+
+
+class _NoSuper(Jitter):
+    def __init__(self, problem, spread=0.5):  # forgets super().__init__(problem)
+        self.params = {"spread": spread}
+
+
+class _NaNBound(Unnamed):
+    def __init__(self, problem):
+        super().__init__(problem)
+        self.params = {}
+
+    def regret_bound(self):
+        return float("nan")
+
+
+def test_an_agent_that_skips_agent_init_or_has_a_nan_bound_is_told_so(problem):
+    with pytest.raises(TypeError, match=r"_NoSuper.__init__ did not call super\(\).__init__"):
+        make_agent(_NoSuper, problem)
+    with pytest.raises(
+        ValueError, match=r"the regret bound at its parameters \(none a float\) is nan"
+    ):
+        make_agent(_NaNBound, problem)
