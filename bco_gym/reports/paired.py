@@ -127,7 +127,7 @@ def find_reference(labels: Iterable[str], reference: str) -> str | None:
     labels = list(labels)
     if reference in labels:
         return reference
-    matches = [label for label in labels if label.split(" ")[0] == reference]
+    matches = [label for label in labels if label.startswith(f"{reference} (")]
     if len(matches) > 1:
         raise ValueError(
             f"reference {reference!r} matches several series {matches}; pass one of them exactly"

@@ -232,3 +232,13 @@ def test_two_agents_sharing_a_label_and_a_seed_are_refused_never_merged():
             r"\(bco_gym.agents.bbcg:BlockBanditCG, user_agents:HalfBBCG\)",
         ):
             paired_table([ours, builtin], reference=reference)
+
+
+def test_a_reference_whose_name_has_a_space_is_found_by_its_series():
+    mine = [synthetic_result("my algo", s, (1, 2, 3 + s), constants="custom") for s in (0, 1)]
+    other = [synthetic_result("bbcg", s, (1, 2, 5 + 2 * s)) for s in (0, 1)]
+    assert find_reference(["my algo (custom, c=1)", "bbcg"], "my algo") == "my algo (custom, c=1)"
+    assert find_reference(["bbcg2 (custom, c=1)"], "bbcg") is None
+    rows = {row.label: row for row in paired_table(mine + other, reference="my algo")}
+    assert rows["bbcg"].reference == "my algo (custom, c=1)"
+    assert (rows["bbcg"].pairs, rows["bbcg"].difference_mean) == (2, 2.5)
