@@ -246,7 +246,7 @@ def fit_exponents(results: Iterable[RunResult], *, level: float = 0.95) -> list[
                 high=high,
                 level=level,
                 dropped_resamples=dropped,
-                theory=theory_exponent(agent),
+                theory=theory_exponent(agent, group[0]),
                 lmo_per_round=sum(r.lmo_calls for r in largest) / rounds,
                 projections_per_round=sum(r.projections for r in largest) / rounds,
                 comparator=comparator_text(group),
@@ -255,11 +255,16 @@ def fit_exponents(results: Iterable[RunResult], *, level: float = 0.95) -> list[
     return fits
 
 
-def theory_exponent(agent: str) -> float | None:
-    """a of the agent's O(T^a) guarantee: its declared ``regret_exponent`` (a user
-    agent's too), else the built-in table; None when it declares none (fit only)."""
+def theory_exponent(agent: str, result: RunResult | None = None) -> float | None:
+    """a of the agent's O(T^a) guarantee: the one ``result`` (a run of it) recorded in
+    its ``agent_spec`` (what a factory's agent declared), else its declared
+    ``regret_exponent`` (a user agent's too), else the built-in table; None when it
+    declares none (fit only)."""
     from bco_gym.agents import find_agent
 
+    recorded = (result.agent_spec or {}).get("regret_exponent") if result is not None else None
+    if recorded is not None:
+        return float(recorded)
     spec = find_agent(agent)
     if spec is not None and spec.regret_exponent is not None:
         return spec.regret_exponent

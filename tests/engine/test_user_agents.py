@@ -215,3 +215,16 @@ def test_a_factory_records_the_feedback_and_exponent_of_the_agent_it_builds():
     assert bandit.agent_spec["feedback"] == "bandit"
     assert bandit.agent_spec["regret_exponent"] == 1.0
     assert series_label(bandit) == "jitter"
+
+
+def test_the_exponents_table_draws_the_exponent_a_factorys_agent_declared():
+    from bco_gym.reports.summary import fit_exponents
+
+    assert resolve_agent(jitter_factory).regret_exponent is None  # known only once built
+    results = [
+        result
+        for horizon in (20, 40)
+        for result in run_many(ENV, jitter_factory, [0, 1], horizon=horizon, env_kwargs=SMALL)
+    ]
+    (fit,) = fit_exponents(results)
+    assert (fit.agent, fit.theory) == ("jitter", 1.0)
