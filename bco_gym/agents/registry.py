@@ -423,10 +423,38 @@ def _spec(
         feedback=str(getattr(factory, "feedback", "bandit")),
         scale_param=getattr(factory, "SCALE_PARAM", None),
         regret_exponent=None if exponent is None else float(exponent),
-        theory_defaults=bool(getattr(factory, "THEORY_DEFAULTS", True)),
+        theory_defaults=_theory_defaults(factory),
         batched=is_class and issubclass(factory, BatchAgent),
         options=_options_of(factory) if is_class else None,
     )
+
+
+def _theory_defaults(factory: Any) -> bool:
+    """Whether ``factory``'s defaults come from a theorem (``THEORY_DEFAULTS``).
+
+    The library's classes say it of themselves, and a class from outside built on the
+    protocol (:class:`~bco_gym.agents.Agent`, ``BatchAgent``) inherits the protocol's
+    True unless it declares otherwise. A subclass of a built-in agent is credited with
+    the built-in's theorem only when it, or a base class from outside, declares
+    ``THEORY_DEFAULTS`` itself: one that declares nothing may have changed the
+    defaults, so it is labelled "default" and shows its constant, never "theory".
+    """
+    if not isinstance(factory, type):
+        return bool(getattr(factory, "THEORY_DEFAULTS", True))
+    if _is_library_class(factory):
+        return bool(factory.THEORY_DEFAULTS)
+    from bco_gym.agents.batch import BatchAgent
+
+    for cls in factory.__mro__:
+        if "THEORY_DEFAULTS" in vars(cls) and not _is_library_class(cls):
+            return bool(vars(cls)["THEORY_DEFAULTS"])
+        if _is_library_class(cls) and cls not in (Agent, BatchAgent):
+            return False  # a built-in reached with no declaration on the way
+    return bool(factory.THEORY_DEFAULTS)
+
+
+def _is_library_class(cls: type) -> bool:
+    return cls.__module__ == "bco_gym" or cls.__module__.startswith("bco_gym.")
 
 
 def _declared_name(factory: Any) -> str:

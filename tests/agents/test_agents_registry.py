@@ -217,3 +217,25 @@ def test_an_agent_that_skips_agent_init_or_has_a_nan_bound_is_told_so(problem):
         ValueError, match=r"the regret bound at its parameters \(none a float\) is nan"
     ):
         make_agent(_NaNBound, problem)
+
+
+def test_theory_is_credited_only_where_a_class_declares_it():
+    class MyBBCG(BlockBanditCG):  # a built-in's subclass that may have changed its defaults
+        pass
+
+    class Declared(BlockBanditCG):
+        THEORY_DEFAULTS = True
+
+    class FromDeclared(Declared):
+        pass
+
+    class Guess(Declared):
+        THEORY_DEFAULTS = False
+
+    assert resolve_agent("bbcg").theory_defaults  # the library's own classes say it
+    assert resolve_agent(BlockBanditCG).constants_free
+    assert not resolve_agent(MyBBCG).theory_defaults
+    assert not resolve_agent(MyBBCG).constants_free  # results say "default" and show c
+    assert resolve_agent(Declared).theory_defaults
+    assert resolve_agent(FromDeclared).theory_defaults
+    assert not resolve_agent(Guess).theory_defaults

@@ -177,9 +177,13 @@ def test_a_users_subclass_of_a_builtin_is_labelled_by_its_import_path_not_as_the
     builtin = run_many(ENV, "bbcg", [0, 1], horizon=60, env_kwargs=SMALL)
     assert [r.agent for r in ours + builtin] == [label, label, "bbcg", "bbcg"]
     assert ours[0].final_regret != builtin[0].final_regret  # c = 1 against Theorem 1's c
+    # it declares no THEORY_DEFAULTS of its own, so its c = 1 is not credited to Theorem 1
+    assert {r.constants for r in ours} == {"default"}
+    assert {r.constants for r in builtin} == {"theory"}
     rows = {row.label: row for row in paired_table(ours + builtin, reference="bbcg")}
-    assert set(rows) == {label, "bbcg"} and rows["bbcg"].seeds == 2
-    assert rows[label].pairs == 2 and rows[label].difference_mean == pytest.approx(
+    series = f"{label} (default, c=1)"
+    assert set(rows) == {series, "bbcg"} and rows["bbcg"].seeds == 2
+    assert rows[series].pairs == 2 and rows[series].difference_mean == pytest.approx(
         np.mean([a.final_regret - b.final_regret for a, b in zip(ours, builtin, strict=True)]),
         abs=1e-9,
     )
