@@ -130,16 +130,10 @@ def interval_rounds_for(convex_set: Any) -> Callable[..., None] | None:
     found = _base_kind(convex_set)
     if found is None:
         return None
-    from bco_gym.agents.kernels.intervals import EXTRA, interval_rounds
+    from bco_gym.agents.kernels.intervals import IntervalSpans
 
     kind, radius, low, high = found
-    dim = convex_set.shape[0]
-    work = (np.empty(dim + EXTRA), np.empty(dim), np.empty(dim), np.empty(dim))
-
-    def rounds(thetas, constants, played, first, *state):  # type: ignore[no-untyped-def]
-        interval_rounds(thetas, constants, played, first, kind, radius, low, high, *state, *work)
-
-    return rounds
+    return IntervalSpans(kind, radius, low, high, convex_set.shape[0])
 
 
 @dataclass

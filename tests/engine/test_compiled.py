@@ -243,7 +243,13 @@ def test_longer_direction_chunks_draw_the_same_directions(convex_set) -> None:  
 # -- the interval-regret tracker's compiled update --------------------------------------------
 @pytest.mark.parametrize(
     "convex_set",
-    [L2Ball(7, 1.5), L1Ball(9, 2.0), Hypercube(-1.0, [1.0, 2.0, 0.5, 3.0, 1.0]), Simplex(6)],
+    [
+        L2Ball(7, 1.5),
+        L2Ball(40, 1.0),
+        L1Ball(9, 2.0),
+        Hypercube(-1.0, [1.0, 2.0, 0.5, 3.0, 1.0]),
+        Simplex(6),
+    ],
     ids=repr,
 )
 @pytest.mark.parametrize("horizon", [1, 2, 37, 1000])
