@@ -141,7 +141,7 @@ class IntervalRegret:
     def use_rounds(self, rounds: Any) -> None:
         """Feed the rounds through ``rounds(thetas, constants, played, first, open_rows,
         has_open, top_row, has_top, maxima, argmax)``, a compiled update of this state
-        (:func:`bco_gym.agents.kernels.intervals.interval_rounds` bound to K's oracle); the
+        (:class:`bco_gym.agents.kernels.intervals.IntervalSpans`, bound to K's oracle); the
         NumPy update stays in use while segment pieces must be kept."""
         self._rounds = rounds
 

@@ -212,6 +212,32 @@ def test_streaming_tally_matches_stored_segment_sums(monkeypatch):
     assert tally.round_losses() is None
 
 
+def test_stored_tally_sums_are_fsums_of_the_stored_losses() -> None:
+    """The stored path takes its segment sums and total from one pass of exact sums: each
+    is math.fsum's, with cancellation and extreme magnitudes; a loss not finite gives
+    fsum's inf or nan (the exact sums refuse it, math.fsum takes over)."""
+    rng = np.random.default_rng(9)
+    values = rng.standard_normal(400) * 10.0 ** rng.integers(-300, 300, 400)
+    values[10:14] = [1e300, 1e300, -1e300, -1e300]  # exact: 0 whatever the order
+    stops = [1, 3, 50, 51, 200, 400]
+    tally = _LossTally(400, stops)
+    tally.add(values[:123])
+    tally.add(values[123:])
+    bounds = list(zip([0, *stops[:-1]], stops, strict=True))
+    assert tally.segment_sums() == [math.fsum(values[a:b].tolist()) for a, b in bounds]
+    assert tally.total() == math.fsum(values.tolist())
+    for bad, expected in ((np.inf, math.inf), (np.nan, None)):
+        spoiled = values.copy()
+        spoiled[60] = bad
+        tally = _LossTally(400, stops, losses=spoiled)
+        sums = tally.segment_sums()
+        assert sums[:4] == [math.fsum(spoiled[a:b].tolist()) for a, b in bounds[:4]]
+        if expected is None:
+            assert math.isnan(sums[4]) and math.isnan(tally.total())
+        else:
+            assert sums[4] == expected and tally.total() == expected
+
+
 def test_loop_selection():
     def loop_of(name, fast=None, wrap=None, **kwargs):
         env = gym.make("BCO-Simplex-v0", n=3, horizon=20, **kwargs)
