@@ -38,7 +38,7 @@ loop is about to run (:mod:`bco_gym.engine.compiled`); this module holds the con
 numba's cache keys a compiled kernel on its own source file alone, so a kernel of
 :mod:`.rounds` that inlines a helper of :mod:`.oracles` would be loaded stale after an
 edit of :mod:`.oracles` only (or a checkout that changes only that file).
-:func:`drop_stale_cache`, run by :mod:`.oracles` before anything is compiled, removes the
+``drop_stale_cache``, run by :mod:`.oracles` before anything is compiled, removes the
 package's cached kernels whenever the digest of its sources changes.
 """
 

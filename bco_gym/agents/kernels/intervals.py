@@ -3,7 +3,7 @@
 :class:`~bco_gym.losses.intervals.IntervalRegret` keeps the dyadic cover as a binary
 counter: per level k at most one open block (a finished left half waiting for its right
 half), the running maximum of R(I) over the finished blocks of each length 2^k and where
-it was attained, and the top level's block. :func:`interval_span` adds a span of rounds
+it was attained, and the top level's block. :class:`IntervalSpans` adds a span of rounds
 to that state, as the NumPy update adds it, in three steps:
 
 1. the squared norms of the rounds' theta_t, one ``np.vecdot`` (the ball only);
@@ -163,7 +163,7 @@ def interval_parents(
 
 
 class IntervalSpans:
-    """:func:`interval_span` bound to a set's oracle and its scratch arrays, the update
+    """The compiled update bound to a set's oracle and its scratch arrays, the update
     :meth:`~bco_gym.losses.intervals.IntervalRegret.use_rounds` installs: called as
     ``(thetas, constants, played, first, open_rows, has_open, top_row, has_top, maxima,
     argmax)``."""
