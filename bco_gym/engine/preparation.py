@@ -64,12 +64,14 @@ def _prepare_agent(
         return built, spec.labelled(built)
     if agent_kwargs:
         raise ValueError("agent_kwargs apply only when run() builds the agent itself")
+    # As make_agent does (first: it names an __init__ that skipped Agent.__init__, before
+    # any attribute that call sets is read): finite parameters and regret bound.
+    agent.check_parameters()
     env_horizon = env.unwrapped.problem.horizon
     if agent.horizon != env_horizon:
         raise ValueError(
             f"the agent was built for horizon {agent.horizon}, the env has {env_horizon}"
         )
-    agent.check_parameters()  # as make_agent does: finite parameters and regret bound
     return agent, spec_of_instance(agent)
 
 

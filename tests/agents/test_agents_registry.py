@@ -239,3 +239,14 @@ def test_theory_is_credited_only_where_a_class_declares_it():
     assert resolve_agent(Declared).theory_defaults
     assert resolve_agent(FromDeclared).theory_defaults
     assert not resolve_agent(Guess).theory_defaults
+
+
+def test_run_names_an_instance_that_skipped_agent_init():
+    import gymnasium as gym
+
+    from bco_gym.experiment import run
+
+    env = gym.make("BCO-Ball-v0", horizon=20)
+    instance = _NoSuper(env.unwrapped.problem)
+    with pytest.raises(TypeError, match=r"_NoSuper.__init__ did not call super\(\).__init__"):
+        run(env, instance, horizon=20, seed=0)
