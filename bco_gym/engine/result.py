@@ -209,7 +209,8 @@ def scalar_stats(stats: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` with numpy scalars/arrays and tuples turned into plain JSON types."""
+    """``value`` with numpy scalars/arrays and tuples turned into plain JSON types;
+    functions and classes as ``"module:qualname"``, anything else as its repr."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -224,6 +225,10 @@ def jsonable(value: Any) -> Any:
         return float(value)
     if value is None or isinstance(value, bool | int | float | str):
         return value
+    if callable(value) and hasattr(value, "__qualname__"):
+        # a function or class parameter: its import path, not a repr with a memory address
+        # that would differ between two runs of the same agent
+        return f"{getattr(value, '__module__', None) or '?'}:{value.__qualname__}"
     return repr(value)
 
 

@@ -232,3 +232,17 @@ def test_the_exponents_table_draws_the_exponent_a_factorys_agent_declared():
     ]
     (fit,) = fit_exponents(results)
     assert (fit.agent, fit.theory) == ("jitter", 1.0)
+
+
+def test_a_function_parameter_is_recorded_by_its_import_path_not_a_memory_address():
+    import json
+
+    from bco_gym.engine.result import jsonable
+
+    recorded = jsonable({"step": np.sqrt, "schedule": Jitter, "rate": np.float64(0.5)})
+    assert recorded == {
+        "step": "numpy:sqrt",
+        "schedule": f"{Jitter.__module__}:Jitter",
+        "rate": 0.5,
+    }
+    assert json.loads(json.dumps(recorded)) == recorded  # the same in every process
