@@ -199,7 +199,8 @@ def register(
     """Make ``name`` an agent name in this process (every tool then accepts it).
 
     Args:
-        name: the new name (a non-empty string without ``":"``).
+        name: the new name: a non-empty string without ``":"``, ``","`` or surrounding
+            spaces, and no built-in's name in any case.
         factory: an Agent subclass or a callable ``(problem, **kwargs) -> Agent``.
         summary: one line shown by ``bco-gym list``; default the first docstring line.
         replace: allow replacing a name already registered (never a built-in).
@@ -212,16 +213,25 @@ def register(
     """
     from bco_gym.agents import AGENTS
 
-    if not isinstance(name, str) or not name.strip() or ":" in name:
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or name != name.strip()
+        or ":" in name
+        or "," in name
+    ):
         raise ValueError(
             f"register: name={name!r} must be a non-empty string without ':' (':' marks an "
-            "import path 'package.module:ClassName')"
+            "import path 'package.module:ClassName'), ',' (it separates the names of "
+            "'--agents A,B') or surrounding spaces"
         )
     _check_factory(factory, f"register({name!r})")
-    if name in AGENTS:
+    builtin = {known.casefold(): known for known in AGENTS}.get(name.casefold())
+    if builtin is not None:
         raise ValueError(
-            f"register: {name!r} is a built-in agent and cannot be replaced; built-ins: "
-            f"{', '.join(AGENTS)}"
+            f"register: {name!r} is the built-in agent {builtin!r} (names are compared "
+            f"ignoring case, so that no report shows two of them) and cannot be replaced; "
+            f"built-ins: {', '.join(AGENTS)}"
         )
     if name in _REGISTERED and not replace:
         raise ValueError(

@@ -88,10 +88,13 @@ def test_register_refuses_clashes_builtins_and_non_agents(registered):
     with pytest.raises(ValueError, match=r"already registered.*replace=True"):
         register("dup", Faulty)
     assert register("dup", Faulty, replace=True).factory is Faulty
-    with pytest.raises(ValueError, match="'bbcg' is a built-in agent"):
+    with pytest.raises(ValueError, match="'bbcg' is the built-in agent 'bbcg'"):
         register("bbcg", Jitter, replace=True)
-    with pytest.raises(ValueError, match="without ':'"):
-        register("a:b", Jitter)
+    with pytest.raises(ValueError, match=r"'BBCG' is the built-in agent 'bbcg'.*ignoring case"):
+        register("BBCG", Jitter)
+    for bad in ("a:b", "mine,bbcg", " mine", "mine "):
+        with pytest.raises(ValueError, match=r"without ':'.*','.*surrounding spaces"):
+            register(bad, Jitter)
     with pytest.raises(TypeError, match="NotAnAgent is a class but not a subclass"):
         register("no", NotAnAgent)
     with pytest.raises(TypeError, match=r"3 .int. is not an agent"):
