@@ -226,7 +226,11 @@ def _improvement_table(stats: Aggregates) -> list[str]:
         "Row X, column Y: P(X < Y), the probability that a run of X scores lower than a "
         "run of Y on the same scenario, averaged over the scenarios both ran, with its "
         "95% stratified-bootstrap interval (bco_gym's own; P(Y < X) = 1 - P(X < Y) on every "
-        "resample); in bold where the interval excludes 0.5.",
+        "resample); in bold where the interval excludes 0.5. It answers a different "
+        "question from the verdicts above: a P of 1.000 [1.000, 1.000] (every run of X "
+        "below every run of Y) can stand beside 'separated in no scenario' when each "
+        "scenario has too few seeds for its own paired test to pass Holm's correction; the "
+        "verdicts are per scenario, this is pooled over scenarios.",
         "",
         render_markdown(["P(row < column)", *order], body),
         "",
