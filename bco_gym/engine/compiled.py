@@ -118,10 +118,29 @@ def tracker_rounds(stage: Any) -> Callable[..., None] | None:
     """The compiled interval-regret update for the rows' trackers when kernels would play
     (``BCO_GYM_KERNELS`` on, or auto from MIN_RUN_ROUNDS, numba installed) and K is a set
     they know (:func:`interval_rounds_for`), else None."""
+    if not _kernels_wanted(stage):
+        return None
+    return interval_rounds_for(stage.losses.sequences[0].set)
+
+
+def tally_kernels(stage: Any) -> dict[str, Any]:
+    """The compiled parts of the rows' :class:`~bco_gym.engine.tally.LossTally` when
+    kernels would play: ``rounds`` (:func:`tracker_rounds`) and ``exact_add``
+    (:func:`bco_gym.agents.kernels.sums.exact_add`, the exact segment sums in one pass;
+    the same sums, being exact), else None for both."""
+    if not _kernels_wanted(stage):
+        return {"rounds": None, "exact_add": None}
+    from bco_gym.agents.kernels.sums import exact_add
+
+    return {"rounds": tracker_rounds(stage), "exact_add": exact_add}
+
+
+def _kernels_wanted(stage: Any) -> bool:
+    """Whether compiled code may run for this stage (``BCO_GYM_KERNELS``, numba)."""
     mode = kernel_mode()
     if mode == "off" or (mode == "auto" and stage.horizon * stage.rows < MIN_RUN_ROUNDS):
-        return None
-    return interval_rounds_for(stage.losses.sequences[0].set) if numba_available() else None
+        return False
+    return numba_available()
 
 
 def interval_rounds_for(convex_set: Any) -> Callable[..., None] | None:
@@ -160,8 +179,13 @@ def play_compiled(
     runner = _Runner(stage, plan, kernels)
     horizon, chunk_size = stage.horizon, stage.losses.chunk_size
     stops = list(checkpoints)
+    from bco_gym.agents.kernels.sums import exact_add
+
     rounds = interval_rounds_for(stage.losses.sequences[0].set)
-    tallies = [LossTally(horizon, stops, sequence=s, rounds=rounds) for s in stage.losses.sequences]
+    tallies = [
+        LossTally(horizon, stops, sequence=s, rounds=rounds, exact_add=exact_add)
+        for s in stage.losses.sequences
+    ]
     agent_seconds = env_seconds = 0.0
     latency = LatencyHistogram()
     stop_index, t = 0, 0
@@ -172,7 +196,7 @@ def play_compiled(
         index, offset = divmod(t, chunk_size)
         room = min(stops[stop_index], (index + 1) * chunk_size, t + buffer.shape[1] - filled) - t
         tick = time.perf_counter()
-        params = stage.losses._chunk(index)  # the S sequences' chunk, stacked (rounds, S, ...)
+        params = stage.losses.row_chunk(index)  # the S sequences' chunk, stacked (S, rounds, ...)
         drawn = time.perf_counter()
         count = runner.window(t, params, offset, room, buffer[:, filled:])
         played = time.perf_counter()
@@ -230,8 +254,8 @@ class _Runner:
             count = len(directions)
         else:
             count = min(room, WINDOW)
-        theta = params["theta"][offset : offset + count]
-        shifts = params["offset"][offset : offset + count]
+        theta = params["theta"][:, offset : offset + count]
+        shifts = params["offset"][:, offset : offset + count]
         losses = out[:, :count]
         weights = plan.weights(t, count) if plan.weights is not None else None
         first, trusted = 0, -1

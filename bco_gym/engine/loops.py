@@ -33,7 +33,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from bco_gym.engine.compiled import compiled_plan, play_compiled, tracker_rounds
+from bco_gym.engine.compiled import compiled_plan, play_compiled, tally_kernels
 from bco_gym.engine.latency import LatencyHistogram
 from bco_gym.engine.preparation import find_wrapper
 from bco_gym.engine.tally import LossTally, one_pass_comparators
@@ -110,9 +110,9 @@ def play_lean(
             done.tallies, done.agent_seconds, done.env_seconds, done.latency, done.comparators
         )
     horizon, rows = stage.horizon, stage.rows
-    rounds = tracker_rounds(stage)  # the trackers' compiled update, or None
+    compiled = tally_kernels(stage)  # the tallies' compiled updates, or None
     tallies = [
-        LossTally(horizon, checkpoints, sequence=s, rounds=rounds) for s in stage.losses.sequences
+        LossTally(horizon, checkpoints, sequence=s, **compiled) for s in stage.losses.sequences
     ]
     buffer = np.empty((rows, min(horizon, LEAN_BUFFER)))
     durations, latency = np.empty(buffer.shape[1]), LatencyHistogram()
@@ -178,9 +178,9 @@ def play_block(
 ) -> Played:
     """Block by block for all S rows; agent and losses freshly reset."""
     horizon = stage.horizon
-    rounds = tracker_rounds(stage)  # the trackers' compiled update, or None
+    compiled = tally_kernels(stage)  # the tallies' compiled updates, or None
     tallies = [
-        LossTally(horizon, checkpoints, sequence=s, rounds=rounds) for s in stage.losses.sequences
+        LossTally(horizon, checkpoints, sequence=s, **compiled) for s in stage.losses.sequences
     ]
     check, evaluate = stage.feasibility.block, stage.losses.block
     uses_anchors = stage.feasibility.uses_anchors

@@ -41,6 +41,7 @@ class LossTally:
         losses: np.ndarray | None = None,
         sequence: Any = None,
         rounds: Any = None,
+        exact_add: Any = None,
     ):
         self._stops = list(checkpoints)
         keep = losses is not None or horizon <= ROUND_LOSSES_LIMIT
@@ -48,7 +49,8 @@ class LossTally:
         self._filled = 0 if losses is None else len(losses)
         self._buffer = np.empty(0 if keep else min(horizon, TALLY_BUFFER))
         self._buffered = 0  # rounds in the buffer, all of the current segment
-        self._segment = ExactSum()
+        self._exact_add = exact_add  # a compiled ExactSum update, or None (NumPy's)
+        self._segment = ExactSum(exact_add)
         self._segments: list[int] = []  # exact sums of the finished segments (scaled ints)
         self._stored: tuple[int, list[int] | None] | None = None  # (_filled, _stored_sums())
         # interval regrets (adaptive, dynamic) of the row, fed as the losses come
@@ -80,7 +82,7 @@ class LossTally:
                 self._buffered = 0
             if self._filled == stop:
                 self._segments.append(self._segment.scaled())
-                self._segment = ExactSum()
+                self._segment = ExactSum(self._exact_add)
 
     def comparators(self) -> list[Any] | None:
         """The comparators summed while the losses streamed in (a linear family, after all
@@ -125,7 +127,7 @@ class LossTally:
             assert self._values is not None
             sums: list[int] | None = []
             for start, stop in itertools.pairwise([0, *self._stops]):
-                exact = ExactSum()
+                exact = ExactSum(self._exact_add)
                 try:
                     exact.add(self._values[start:stop])
                 except ValueError:
@@ -153,18 +155,34 @@ class ExactSum:
     total is then sum_e (H_e 2^27 + L_e) 2^(e - 53), an exact Python integer times
     2^-(1074 + 53), rounded once by integer true division: the correctly rounded sum,
     the value ``math.fsum`` gives, at a few numpy calls per batch.
+
+    ``compiled`` (:func:`bco_gym.agents.kernels.sums.exact_add`, which the compiled
+    loops pass) adds the same integers in one pass over the floats' bits: the same exact
+    total, at about 1 µs per batch instead of 15.
     """
 
     OFFSET = 1074  # np.frexp exponents of finite float64 lie in [-1073, 1024]
     SIZE = OFFSET + 1025
     SPLIT = 27
     BATCH = 1 << 26  # terms per bincount
+    MAX_TERMS = 1 << 36  # the int64 bucket totals stay exact below this many terms
 
-    def __init__(self) -> None:
+    def __init__(self, compiled: Any = None) -> None:
         self._high = np.zeros(self.SIZE, dtype=np.int64)
         self._low = np.zeros(self.SIZE, dtype=np.int64)
+        # bco_gym.agents.kernels.sums.exact_add (the same exact total, one pass), or None
+        self._compiled = compiled
+        self._terms = 0
 
     def add(self, values: np.ndarray) -> None:
+        if self._compiled is not None:
+            values = np.ascontiguousarray(values, dtype=np.float64)
+            self._terms += len(values)
+            if self._terms >= self.MAX_TERMS:
+                raise ValueError(f"exact sum: more than {self.MAX_TERMS} terms in one sum")
+            if not self._compiled(values.view(np.int64), self._high, self._low, self.SPLIT):
+                raise ValueError("exact sum: the losses must be finite")
+            return
         if len(values) >= self.BATCH:  # keep each bincount's float64 sums exact
             for start in range(0, len(values), self.BATCH - 1):
                 self.add(values[start : start + self.BATCH - 1])

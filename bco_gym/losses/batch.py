@@ -132,6 +132,8 @@ class LossBatch:
         self._gradient = _GRADIENTS.get(type(first)._gradient)
         self._chunk_index = -1
         self._params: Params = {}
+        self._row_chunk_index = -1
+        self._row_params: Params = {}
 
     def __repr__(self) -> str:
         return f"LossBatch({self.size} x {self.sequences[0]!r})"
@@ -235,24 +237,37 @@ class LossBatch:
     def _chunk(self, index: int) -> Params:
         """The S sequences' parameters of chunk ``index``, stacked: (chunk_size, S, ...)."""
         if index != self._chunk_index:
-            chunks = [sequence.chunk(index) for sequence in self.sequences]
-            stacked = {}
-            for key in chunks[0]:
-                arrays = [np.asarray(chunk[key]) for chunk in chunks]
-                # the last chunk of a finite sequence (data) may be shorter: same in every row
-                if any(
-                    a.ndim == 0 or a.shape != arrays[0].shape or a.shape[0] > self.chunk_size
-                    for a in arrays
-                ):
-                    raise ValueError(
-                        f"{self.name} loss: chunk parameter {key!r} has no common leading round "
-                        f"axis of at most {self.chunk_size} rounds; the family cannot be "
-                        "batch-evaluated (see bco_gym.losses.batch)"
-                    )
-                stacked[key] = np.stack(arrays, axis=1)
-            self._params = stacked
+            self._params = self._stacked(index, axis=1)
             self._chunk_index = index
         return self._params
+
+    def row_chunk(self, index: int) -> Params:
+        """The S sequences' parameters of chunk ``index``, stacked row first: (S, chunk_size,
+        ...), for the compiled loops. Each row's rounds stay contiguous, so stacking is a
+        plain copy per row (about 6x cheaper than interleaving them as :meth:`_chunk` does)."""
+        if index != self._row_chunk_index:
+            self._row_params = self._stacked(index, axis=0)
+            self._row_chunk_index = index
+        return self._row_params
+
+    def _stacked(self, index: int, axis: int) -> Params:
+        """The S sequences' chunk ``index``, each parameter stacked along ``axis``."""
+        chunks = [sequence.chunk(index) for sequence in self.sequences]
+        stacked = {}
+        for key in chunks[0]:
+            arrays = [np.asarray(chunk[key]) for chunk in chunks]
+            # the last chunk of a finite sequence (data) may be shorter: same in every row
+            if any(
+                a.ndim == 0 or a.shape != arrays[0].shape or a.shape[0] > self.chunk_size
+                for a in arrays
+            ):
+                raise ValueError(
+                    f"{self.name} loss: chunk parameter {key!r} has no common leading round "
+                    f"axis of at most {self.chunk_size} rounds; the family cannot be "
+                    "batch-evaluated (see bco_gym.losses.batch)"
+                )
+            stacked[key] = np.stack(arrays, axis=axis)
+        return stacked
 
     def _row_losses(self, start: int, points: np.ndarray) -> np.ndarray:
         """The exact fallback: each row's own chunks and ``_evaluate``, as ``losses`` does."""

@@ -2,6 +2,9 @@
 
 Each function is the agent's NumPy update (bco_gym/agents/<name>.py) in its order of
 operations, with the loss f_t(y) = <theta_t, y> + sign * offset_t evaluated inline.
+The losses' parameters come row first, ``theta`` (S, k, n) and ``offset`` (S, k), as
+:meth:`~bco_gym.losses.batch.LossBatch.row_chunk` stacks them; the directions round
+first, (k, S, n), as the agents' direction streams draw them.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ def fkm_rounds(
         if not accepted:
             return j
         for s in range(rows):
-            value = linear_value(theta[j, s], plays[s], offset[j, s], sign, work[0])
+            value = linear_value(theta[s, j], plays[s], offset[s, j], sign, work[0])
             losses[s, j] = value
             if residual:
                 value, previous[s] = value - previous[s], value
@@ -62,8 +65,8 @@ def fkm2_rounds(
         if not accepted:
             return j
         for s in range(rows):
-            plus = linear_value(theta[j, s], plays[s, 0], offset[j, s], sign, work[0])
-            minus = linear_value(theta[j, s], plays[s, 1], offset[j, s], sign, work[0])
+            plus = linear_value(theta[s, j], plays[s, 0], offset[s, j], sign, work[0])
+            minus = linear_value(theta[s, j], plays[s, 1], offset[s, j], sign, work[0])
             losses[s, j] = (plus + minus) / 2
             coefficient = eta_d * ((plus - minus) / 2) / delta
             step = work[4]
@@ -101,7 +104,7 @@ def bfw_rounds(
         if not accepted:
             return j
         for s in range(rows):
-            value = linear_value(theta[j, s], plays[s], offset[j, s], sign, work[0])
+            value = linear_value(theta[s, j], plays[s], offset[s, j], sign, work[0])
             losses[s, j] = value
             if residual:
                 value, previous[s] = value - previous[s], value
@@ -121,18 +124,18 @@ def ofw_rounds(
     """Online Frank-Wolfe (full information): play x; b = eta (nabla_1 + ... + nabla_{t-1});
     one Frank-Wolfe step of weight sigma_t; then nabla_t = theta_t joins the sum."""
     rows, n = points.shape
-    for j in range(first, theta.shape[0]):
+    for j in range(first, theta.shape[1]):
         for s in range(rows):
             if j != trusted and not inside(check, points[s], work):
                 return j
         for s in range(rows):
-            losses[s, j] = linear_value(theta[j, s], points[s], offset[j, s], sign, work[0])
+            losses[s, j] = linear_value(theta[s, j], points[s], offset[s, j], sign, work[0])
             for i in range(n):
                 linear[s, i] = gradient_sum[s, i] * eta
             frank_wolfe_step(points[s], linear[s], anchor, weights[j], oracle, gradient[s], work)
             for i in range(n):
-                gradient_sum[s, i] += theta[j, s, i]
-    return theta.shape[0]
+                gradient_sum[s, i] += theta[s, j, i]
+    return theta.shape[1]
 
 
 @jit
@@ -141,14 +144,14 @@ def ogd_rounds(
 ):  # pragma: no cover - compiled
     """Projected online gradient descent: play x; x <- Pi_K(x - eta theta_t)."""
     rows, n = points.shape
-    for j in range(first, theta.shape[0]):
+    for j in range(first, theta.shape[1]):
         for s in range(rows):
             if j != trusted and not inside(check, points[s], work):
                 return j
         for s in range(rows):
-            losses[s, j] = linear_value(theta[j, s], points[s], offset[j, s], sign, work[0])
+            losses[s, j] = linear_value(theta[s, j], points[s], offset[s, j], sign, work[0])
             step = work[4]
             for i in range(n):
-                step[i] = points[s, i] - eta * theta[j, s, i]
+                step[i] = points[s, i] - eta * theta[s, j, i]
             project(oracle, step, points[s], work)
-    return theta.shape[0]
+    return theta.shape[1]

@@ -1,0 +1,98 @@
+"""The compiled exact-sum update (bco_gym/agents/kernels/sums.py) against math.fsum and
+the NumPy update of :class:`~bco_gym.engine.tally.ExactSum`: the same exact totals, so
+the same correctly rounded sums, whichever update ran."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from bco_gym.agents.kernels.sums import exact_add
+from bco_gym.engine import compiled
+from bco_gym.engine.tally import ExactSum, LossTally
+from bco_gym.experiment import run_many
+
+
+def batches():
+    rng = np.random.default_rng(11)
+    return [
+        rng.standard_normal(500) * 10.0 ** rng.integers(-300, 300, 500),
+        np.array([1e16, 1.0, -1e16, 3e-300, -0.0, 0.0, 5e-324, -5e-324, 2.2250738585072014e-308]),
+        rng.standard_normal(300) * 1e-310,  # subnormals
+        np.concatenate([np.full(200, 0.1), np.full(200, -0.1), [2.0**-60]]),
+        rng.uniform(-1, 1, 1000) + 1e15,
+        np.array([np.finfo(float).max, np.finfo(float).max, -np.finfo(float).max]),
+        np.array([-np.finfo(float).max, -1.0, -np.finfo(float).tiny]),
+        np.zeros(0),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(batches())))
+def test_compiled_exact_sum_is_fsum_and_the_numpy_total(case):
+    values = batches()[case]
+    rng = np.random.default_rng(case)
+    fast, slow = ExactSum(exact_add), ExactSum()
+    for piece in np.array_split(rng.permutation(values), 5):
+        fast.add(piece)
+        slow.add(piece)
+    assert fast.scaled() == slow.scaled()
+    try:
+        expected = math.fsum(values.tolist())
+    except OverflowError:  # fsum's partials overflow; the exact total is still a float
+        expected = math.fsum((values / 4).tolist()) * 4
+    assert ExactSum.rounded(fast.scaled()) == expected
+
+
+def test_compiled_exact_sum_reads_strided_input_and_refuses_non_finite():
+    values = np.arange(20, dtype=float) * 0.1
+    fast = ExactSum(exact_add)
+    fast.add(values[::3])  # not contiguous: copied first
+    assert ExactSum.rounded(fast.scaled()) == math.fsum(values[::3].tolist())
+    for bad in (np.inf, -np.inf, np.nan):
+        before = fast.scaled()
+        with pytest.raises(ValueError, match="finite"):
+            fast.add(np.array([1.0, bad, 2.0]))
+        assert fast.scaled() == before  # nothing of the refused batch was added
+
+
+def test_tallies_give_the_same_sums_with_either_update():
+    rng = np.random.default_rng(5)
+    losses = rng.standard_normal(3000) * 10.0 ** rng.integers(-5, 5, 3000)
+    stops = [1, 10, 500, 2999, 3000]
+    fast = LossTally(3000, stops, losses, exact_add=exact_add)
+    slow = LossTally(3000, stops, losses)
+    assert fast.segment_sums() == slow.segment_sums()
+    assert fast.total() == slow.total() == math.fsum(losses.tolist())
+
+
+def test_tallies_take_the_compiled_sum_only_where_kernels_would_play(monkeypatch):
+    import gymnasium as gym
+
+    from bco_gym.engine.runner import single_stage
+
+    env = gym.make("BCO-Ball-v0", horizon=50)
+    env.reset(seed=0)
+    stage = single_stage(env.unwrapped)
+    monkeypatch.setenv(compiled.SWITCH, "auto")
+    assert compiled.tally_kernels(stage) == {"rounds": None, "exact_add": None}
+    monkeypatch.setenv(compiled.SWITCH, "on")
+    found = compiled.tally_kernels(stage)
+    assert found["exact_add"] is exact_add and found["rounds"] is not None
+    monkeypatch.setenv(compiled.SWITCH, "off")
+    assert compiled.tally_kernels(stage) == {"rounds": None, "exact_add": None}
+
+
+def test_block_runs_give_the_same_sums_with_either_update(monkeypatch):
+    """bbcg (the NumPy block loop, whose tallies take the compiled sum when kernels are
+    on): the same cumulative losses, bit for bit, with kernels on and off."""
+    results = {}
+    for mode in ("on", "off"):
+        monkeypatch.setenv(compiled.SWITCH, mode)
+        results[mode] = run_many("BCO-Ball-v0", "bbcg", [0, 1], horizon=3000)
+    for a, b in zip(results["on"], results["off"], strict=True):
+        np.testing.assert_array_equal(a.cumulative_loss, b.cumulative_loss)
+        assert a.final_regret == b.final_regret
