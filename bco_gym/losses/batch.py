@@ -244,14 +244,17 @@ class LossBatch:
     def row_chunk(self, index: int) -> Params:
         """The S sequences' parameters of chunk ``index``, stacked row first: (S, chunk_size,
         ...), for the compiled loops. Each row's rounds stay contiguous, so stacking is a
-        plain copy per row (about 6x cheaper than interleaving them as :meth:`_chunk` does)."""
+        plain copy per row (about 6x cheaper than interleaving them as :meth:`_chunk` does),
+        into the same arrays each time: the arrays returned are valid until the next call
+        for another chunk."""
         if index != self._row_chunk_index:
-            self._row_params = self._stacked(index, axis=0)
+            self._row_params = self._stacked(index, axis=0, reuse=self._row_params)
             self._row_chunk_index = index
         return self._row_params
 
-    def _stacked(self, index: int, axis: int) -> Params:
-        """The S sequences' chunk ``index``, each parameter stacked along ``axis``."""
+    def _stacked(self, index: int, axis: int, reuse: Params | None = None) -> Params:
+        """The S sequences' chunk ``index``, each parameter stacked along ``axis`` (into
+        the array of ``reuse`` under its key when that has the shape and type)."""
         chunks = [sequence.chunk(index) for sequence in self.sequences]
         stacked = {}
         for key in chunks[0]:
@@ -266,7 +269,11 @@ class LossBatch:
                     f"axis of at most {self.chunk_size} rounds; the family cannot be "
                     "batch-evaluated (see bco_gym.losses.batch)"
                 )
-            stacked[key] = np.stack(arrays, axis=axis)
+            out = None if reuse is None else reuse.get(key)
+            shape = (*arrays[0].shape[:axis], len(arrays), *arrays[0].shape[axis:])
+            if out is None or out.shape != shape or out.dtype != np.result_type(*arrays):
+                out = None
+            stacked[key] = np.stack(arrays, axis=axis, out=out)
         return stacked
 
     def _row_losses(self, start: int, points: np.ndarray) -> np.ndarray:
