@@ -135,6 +135,23 @@ def tally_kernels(stage: Any) -> dict[str, Any]:
     return {"rounds": tracker_rounds(stage), "exact_add": exact_add}
 
 
+def install_loss_kernels(stage: Any) -> None:
+    """Let the rows' linear loss sequences draw their chunks with the compiled
+    :func:`~bco_gym.agents.kernels.losses.linear_thetas` (the same bits in one pass;
+    :meth:`~bco_gym.losses.linear.LinearLoss.use_kernel`) when kernels would play."""
+    if not _kernels_wanted(stage):
+        return
+    from bco_gym.agents.kernels.losses import linear_thetas
+    from bco_gym.losses.linear import LinearLoss
+
+    for sequence in stage.losses.sequences:
+        if (
+            isinstance(sequence, LinearLoss)
+            and type(sequence)._draw_chunk is LinearLoss._draw_chunk
+        ):
+            sequence.use_kernel(linear_thetas)
+
+
 def _kernels_wanted(stage: Any) -> bool:
     """Whether compiled code may run for this stage (``BCO_GYM_KERNELS``, numba)."""
     mode = kernel_mode()
@@ -181,6 +198,7 @@ def play_compiled(
     stops = list(checkpoints)
     from bco_gym.agents.kernels.sums import exact_add
 
+    install_loss_kernels(stage)
     rounds = interval_rounds_for(stage.losses.sequences[0].set)
     tallies = [
         LossTally(horizon, stops, sequence=s, rounds=rounds, exact_add=exact_add)

@@ -33,7 +33,12 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from bco_gym.engine.compiled import compiled_plan, play_compiled, tally_kernels
+from bco_gym.engine.compiled import (
+    compiled_plan,
+    install_loss_kernels,
+    play_compiled,
+    tally_kernels,
+)
 from bco_gym.engine.latency import LatencyHistogram
 from bco_gym.engine.preparation import find_wrapper
 from bco_gym.engine.tally import LossTally, one_pass_comparators
@@ -111,6 +116,7 @@ def play_lean(
         )
     horizon, rows = stage.horizon, stage.rows
     compiled = tally_kernels(stage)  # the tallies' compiled updates, or None
+    install_loss_kernels(stage)  # the linear families' compiled draw, when kernels are on
     tallies = [
         LossTally(horizon, checkpoints, sequence=s, **compiled) for s in stage.losses.sequences
     ]
@@ -179,6 +185,7 @@ def play_block(
     """Block by block for all S rows; agent and losses freshly reset."""
     horizon = stage.horizon
     compiled = tally_kernels(stage)  # the tallies' compiled updates, or None
+    install_loss_kernels(stage)  # the linear families' compiled draw, when kernels are on
     tallies = [
         LossTally(horizon, checkpoints, sequence=s, **compiled) for s in stage.losses.sequences
     ]

@@ -68,6 +68,7 @@ class LinearLoss(LossSequence):
     """
 
     name = "linear"
+    _thetas: Any = None  # a compiled draw of theta_t (use_kernel), or None
 
     def __init__(self, convex_set: ConvexSet, mean_norm: float = 0.5, noise: float = 0.5):
         super().__init__(convex_set)
@@ -95,9 +96,26 @@ class LinearLoss(LossSequence):
         """mu for rounds first..first+size-1 (broadcastable to (size, dim))."""
         return self._globals["mean"]
 
+    def use_kernel(self, thetas: Any) -> bool:
+        """Draw the chunks' theta_t with ``thetas``, a compiled form of the same operations
+        (:func:`bco_gym.agents.kernels.losses.linear_thetas`; the same bits, in one pass),
+        where it applies: a set of one axis whose direction space is all of R^n. Returns
+        whether it was installed (the compiled loops install it)."""
+        applies = len(self.set.shape) == 1 and self.set.aff_dim == self.set.dim
+        self._thetas = thetas if applies else None
+        return applies
+
     def _draw_chunk(self, rng: np.random.Generator, first: int, size: int) -> Params:
-        noise = self.noise * unit_ball_in_tangent(self.set, rng, size)
-        theta = self._means(first, size) + noise
+        thetas = self._thetas
+        if thetas is None:
+            noise = self.noise * unit_ball_in_tangent(self.set, rng, size)
+            theta = self._means(first, size) + noise
+        else:  # the same draws and operations, compiled (use_kernel)
+            normals = rng.standard_normal((size, self.set.dim))
+            radii = (rng.uniform(size=(size, 1)) ** (1.0 / self.set.aff_dim)).ravel()
+            means = np.asarray(self._means(first, size), dtype=float).reshape(-1, self.set.dim)
+            theta = np.empty((size, self.set.dim))
+            thetas(normals, radii, float(self.noise), means, theta, np.empty(self.set.dim))
         return {"theta": theta, "offset": theta @ self._center_flat}
 
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:

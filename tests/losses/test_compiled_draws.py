@@ -1,0 +1,72 @@
+"""The linear families' compiled chunk draw (bco_gym/agents/kernels/losses.py) gives the
+NumPy draw's theta_t and offsets bit for bit, and is refused where it does not apply."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from bco_gym.agents.kernels.losses import linear_thetas
+from bco_gym.engine import compiled
+from bco_gym.experiment import run_many
+from bco_gym.losses import make_losses
+from bco_gym.sets import Hypercube, L1Ball, L2Ball, NuclearNormBall, Simplex
+
+FAMILIES = ("linear", "linear-switching", "linear-drift", "linear-adversarial")
+
+
+def sets():
+    yield L2Ball(1)
+    yield L2Ball(10, radius=2.5)
+    yield L2Ball(129)  # above NumPy's pairwise block of 128: the long pairwise sum
+    yield L2Ball(300, radius=0.1)
+    yield L1Ball(7)
+    low = [-1.0, 0.0, -2.0, -3.0, 0.5, 0.0, 1.0, 1.5, -2.0]
+    yield Hypercube(low=low, high=[1.0] * 4 + [2.0] * 5)
+
+
+def pair(family, convex_set, seed, **kwargs):
+    numpy_draw, compiled_draw = (make_losses(family, convex_set, **kwargs) for _ in range(2))
+    for sequence in (numpy_draw, compiled_draw):
+        sequence.reset(np.random.default_rng(seed))
+    return numpy_draw, compiled_draw
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_compiled_chunks_are_the_numpy_chunks_bit_for_bit(family):
+    for number, convex_set in enumerate(sets()):
+        if family in ("linear-drift", "linear-adversarial") and convex_set.dim < 2:
+            continue  # the plane families need a plane
+        kwargs = {"noise": 0.7} if number % 2 else {}
+        numpy_draw, compiled_draw = pair(family, convex_set, number, **kwargs)
+        assert compiled_draw.use_kernel(linear_thetas)
+        for index in (0, 1, 5):
+            expected, found = numpy_draw.chunk(index), compiled_draw.chunk(index)
+            assert set(found) == set(expected)
+            for key in expected:
+                assert found[key].shape == expected[key].shape
+                np.testing.assert_array_equal(found[key], expected[key])  # same bits
+                assert found[key].tobytes() == expected[key].tobytes()  # and signs of zeros
+
+
+def test_the_compiled_draw_is_refused_where_V_is_not_all_of_R_n():
+    for convex_set in (Simplex(5), NuclearNormBall(3, 4)):
+        sequence = make_losses("linear", convex_set)
+        sequence.reset(np.random.default_rng(0))
+        assert not sequence.use_kernel(linear_thetas)
+        assert sequence._thetas is None
+
+
+def test_kernel_runs_draw_the_same_losses(monkeypatch):
+    """Whole batched runs with kernels on (compiled rounds, compiled draws) and off: the
+    same per-round losses (to the ball norm's documented 1e-12) and the same comparators
+    bit for bit, which depend only on the drawn theta_t."""
+    results = {}
+    for mode in ("on", "off"):
+        monkeypatch.setenv(compiled.SWITCH, mode)
+        results[mode] = run_many("BCO-Hypercube-v0", "fkm", [3, 4], horizon=5000)
+    for on, off in zip(results["on"], results["off"], strict=True):
+        np.testing.assert_array_equal(on.comparator_loss, off.comparator_loss)
+        np.testing.assert_array_equal(on.cumulative_loss, off.cumulative_loss)  # the box: exact
