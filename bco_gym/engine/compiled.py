@@ -137,19 +137,19 @@ def tally_kernels(stage: Any) -> dict[str, Any]:
 
 def install_loss_kernels(stage: Any) -> None:
     """Let the rows' linear loss sequences draw their chunks with the compiled
-    :func:`~bco_gym.agents.kernels.losses.linear_thetas` (the same bits in one pass;
+    :func:`~bco_gym.agents.kernels.losses.linear_thetas` and evaluate spans with
+    :func:`~bco_gym.agents.kernels.losses.linear_values` (the same bits;
     :meth:`~bco_gym.losses.linear.LinearLoss.use_kernel`) when kernels would play."""
     if not _kernels_wanted(stage):
         return
-    from bco_gym.agents.kernels.losses import linear_thetas
+    from bco_gym.agents.kernels.losses import linear_thetas, linear_values
     from bco_gym.losses.linear import LinearLoss
 
     for sequence in stage.losses.sequences:
-        if (
-            isinstance(sequence, LinearLoss)
-            and type(sequence)._draw_chunk is LinearLoss._draw_chunk
-        ):
-            sequence.use_kernel(linear_thetas)
+        kind = type(sequence)
+        if isinstance(sequence, LinearLoss) and kind._draw_chunk is LinearLoss._draw_chunk:
+            evaluate = kind._evaluate is LinearLoss._evaluate
+            sequence.use_kernel(linear_thetas, linear_values if evaluate else None)
 
 
 def _kernels_wanted(stage: Any) -> bool:

@@ -52,6 +52,13 @@ def unit_ball_in_tangent(convex_set: ConvexSet, rng: np.random.Generator, size: 
     return g * (radii / np.maximum(norms, np.finfo(float).tiny))
 
 
+def _contiguous_floats(*arrays: np.ndarray) -> bool:
+    """Whether every array is a C-contiguous float64 ndarray (what the compiled code takes)."""
+    return all(
+        isinstance(a, np.ndarray) and a.dtype == np.float64 and a.flags.c_contiguous for a in arrays
+    )
+
+
 def unit_direction_in_tangent(convex_set: ConvexSet, rng: np.random.Generator) -> np.ndarray:
     """A direction uniform on the unit sphere of V, flattened to (dim,)."""
     direction = convex_set.tangent(rng.standard_normal(convex_set.shape)).ravel()
@@ -69,6 +76,7 @@ class LinearLoss(LossSequence):
 
     name = "linear"
     _thetas: Any = None  # a compiled draw of theta_t (use_kernel), or None
+    _values: Any = None  # a compiled evaluation (use_kernel), or None
 
     def __init__(self, convex_set: ConvexSet, mean_norm: float = 0.5, noise: float = 0.5):
         super().__init__(convex_set)
@@ -96,13 +104,16 @@ class LinearLoss(LossSequence):
         """mu for rounds first..first+size-1 (broadcastable to (size, dim))."""
         return self._globals["mean"]
 
-    def use_kernel(self, thetas: Any) -> bool:
+    def use_kernel(self, thetas: Any, values: Any = None) -> bool:
         """Draw the chunks' theta_t with ``thetas``, a compiled form of the same operations
         (:func:`bco_gym.agents.kernels.losses.linear_thetas`; the same bits, in one pass),
-        where it applies: a set of one axis whose direction space is all of R^n. Returns
-        whether it was installed (the compiled loops install it)."""
+        where it applies: a set of one axis whose direction space is all of R^n; and
+        evaluate contiguous spans with ``values``
+        (:func:`~bco_gym.agents.kernels.losses.linear_values`, the same floats). Returns
+        whether the draw was installed (the compiled loops install both)."""
         applies = len(self.set.shape) == 1 and self.set.aff_dim == self.set.dim
         self._thetas = thetas if applies else None
+        self._values = values
         return applies
 
     def _draw_chunk(self, rng: np.random.Generator, first: int, size: int) -> Params:
@@ -121,6 +132,10 @@ class LinearLoss(LossSequence):
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:
         theta = params["theta"][part]
         flat = points.reshape(len(points), -1)
+        if self._values is not None and _contiguous_floats(theta, flat, params["offset"]):
+            values = np.empty(len(flat))  # the same floats, compiled (use_kernel)
+            self._values(theta, flat, params["offset"][part], -1.0, values, np.empty(flat.shape[1]))
+            return values
         return row_dot(theta, flat) - params["offset"][part]
 
     def _gradient(self, params: Params, offset: int, x: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from bco_gym.agents.kernels.losses import linear_thetas
+from bco_gym.agents.kernels.losses import linear_thetas, linear_values
 from bco_gym.engine import compiled
 from bco_gym.experiment import run_many
 from bco_gym.losses import make_losses
@@ -49,6 +49,31 @@ def test_compiled_chunks_are_the_numpy_chunks_bit_for_bit(family):
                 assert found[key].shape == expected[key].shape
                 np.testing.assert_array_equal(found[key], expected[key])  # same bits
                 assert found[key].tobytes() == expected[key].tobytes()  # and signs of zeros
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_compiled_values_are_the_numpy_values_bit_for_bit(family):
+    rng = np.random.default_rng(7)
+    for number, convex_set in enumerate(sets()):
+        if family in ("linear-drift", "linear-adversarial") and convex_set.dim < 2:
+            continue
+        numpy_draw, compiled_draw = pair(family, convex_set, number)
+        compiled_draw.use_kernel(linear_thetas, linear_values)
+        points = rng.standard_normal((300, convex_set.dim)) * 10.0 ** rng.integers(-8, 8, (300, 1))
+        points[:3] = 0.0  # products of zeros: signed zeros summed
+        points[3] = -0.0
+        for first, stop in ((0, 300), (4000, 4300), (5, 6)):
+            for start, end, params, part in numpy_draw.chunks(first, stop):
+                span = points[start - first : end - first]
+                want = numpy_draw._evaluate(params, part, span)
+                index = start // compiled_draw.chunk_size
+                got = compiled_draw._evaluate(compiled_draw.chunk(index), part, span)
+                assert got.tobytes() == want.tobytes()
+        # a strided span is evaluated by NumPy (the compiled code takes contiguous arrays)
+        params = compiled_draw.chunk(0)
+        strided = np.asfortranarray(points[:50])
+        want = numpy_draw._evaluate(numpy_draw.chunk(0), slice(0, 50), strided)
+        assert compiled_draw._evaluate(params, slice(0, 50), strided).tobytes() == want.tobytes()
 
 
 def test_the_compiled_draw_is_refused_where_V_is_not_all_of_R_n():

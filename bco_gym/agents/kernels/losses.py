@@ -1,4 +1,5 @@
-"""The linear families' per-round vectors, compiled: theta_t = mu_t + s w_t in one pass.
+"""The linear families' draws and values, compiled: theta_t = mu_t + s w_t in one pass, and
+f_t(y) = <theta_t, y - c> for a span of rounds.
 
 :class:`~bco_gym.losses.linear.LinearLoss` draws a chunk's noise w_t uniform in the unit
 ball of V as g_t ||g_t||^-1 U_t^(1/d) (g_t standard normal, U_t uniform;
@@ -14,6 +15,10 @@ the last bit from the C library's that numba calls), and so do the draws. Only f
 whose direction space is all of R^n (V's projection the identity): the ball, the box,
 the l1 ball. Installed by the compiled loops (:meth:`LinearLoss.use_kernel`); the
 chunks are the same bits with or without it (tests/losses/test_compiled_draws.py).
+
+:func:`linear_values` evaluates a span of rounds as ``LinearLoss._evaluate`` does (the
+row products' pairwise sum, minus the offset), without NumPy's per-row reduction
+overhead (about 23 ns a round on n = 10, against 3).
 """
 
 from __future__ import annotations
@@ -38,3 +43,16 @@ def linear_thetas(normals, radii, noise, means, out, work):  # pragma: no cover 
         m = 0 if shared else r
         for i in range(n):
             out[r, i] = means[m, i] + noise * (normals[r, i] * ratio)
+
+
+@jit
+def linear_values(theta, points, offset, sign, out, work):  # pragma: no cover - compiled
+    """``out`` (k,) = <theta_t, y_t> + sign * offset_t for the rows of ``theta`` and
+    ``points`` (k, n): ``row_dot``'s pairwise sum of the products, then the offset, the
+    floats of ``LinearLoss._evaluate`` (sign -1). ``work`` (n,) is scratch."""
+    rows, n = theta.shape
+    for r in range(rows):
+        for i in range(n):
+            work[i] = theta[r, i] * points[r, i]
+        # NumPy's sum starts from the identity +0: an all -0 sum is +0 there
+        out[r] = (0.0 + pairwise_sum(work, 0, n)) + sign * offset[r]
