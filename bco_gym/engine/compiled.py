@@ -125,14 +125,16 @@ def tracker_rounds(stage: Any) -> Callable[..., None] | None:
 
 def tally_kernels(stage: Any) -> dict[str, Any]:
     """The compiled parts of the rows' :class:`~bco_gym.engine.tally.LossTally` when
-    kernels would play: ``rounds`` (:func:`tracker_rounds`) and ``exact_add``
+    kernels would play: ``rounds`` (:func:`tracker_rounds`), ``exact_add``
     (:func:`bco_gym.agents.kernels.sums.exact_add`, the exact segment sums in one pass;
-    the same sums, being exact), else None for both."""
+    the same sums, being exact) and ``column_sums`` (the comparators' sums of theta_t,
+    :func:`bco_gym.agents.kernels.sums.column_sums`, the same floats), else None each."""
     if not _kernels_wanted(stage):
-        return {"rounds": None, "exact_add": None}
-    from bco_gym.agents.kernels.sums import exact_add
+        return {"rounds": None, "exact_add": None, "column_sums": None}
+    from bco_gym.agents.kernels.sums import column_sums, exact_add
 
-    return {"rounds": tracker_rounds(stage), "exact_add": exact_add}
+    rounds = tracker_rounds(stage)
+    return {"rounds": rounds, "exact_add": exact_add, "column_sums": column_sums}
 
 
 def install_loss_kernels(stage: Any) -> None:
@@ -196,14 +198,9 @@ def play_compiled(
     runner = _Runner(stage, plan, kernels)
     horizon, chunk_size = stage.horizon, stage.losses.chunk_size
     stops = list(checkpoints)
-    from bco_gym.agents.kernels.sums import exact_add
-
     install_loss_kernels(stage)
-    rounds = interval_rounds_for(stage.losses.sequences[0].set)
-    tallies = [
-        LossTally(horizon, stops, sequence=s, rounds=rounds, exact_add=exact_add)
-        for s in stage.losses.sequences
-    ]
+    parts = tally_kernels(stage)  # all compiled: kernels play
+    tallies = [LossTally(horizon, stops, sequence=s, **parts) for s in stage.losses.sequences]
     agent_seconds = env_seconds = 0.0
     latency = LatencyHistogram()
     stop_index, t = 0, 0

@@ -43,9 +43,18 @@ class ChangingTracker:
             summed in the same pass (:meth:`comparators`).
         rounds: a compiled update for the IntervalRegret
             (:func:`~bco_gym.engine.compiled.interval_rounds_for`; the same values), or None.
+        column_sums: the compiled ``theta[a:b].sum(0)`` for :class:`ThetaSums`
+            (:func:`bco_gym.agents.kernels.sums.column_sums`; the same floats), or None.
     """
 
-    def __init__(self, sequence: Any, horizon: int, checkpoints: Any = None, rounds: Any = None):
+    def __init__(
+        self,
+        sequence: Any,
+        horizon: int,
+        checkpoints: Any = None,
+        rounds: Any = None,
+        column_sums: Any = None,
+    ):
         self.sequence = sequence
         self.reason = sequence.changing_reason()
         self.regret = (
@@ -66,7 +75,7 @@ class ChangingTracker:
             and kind.comparator is LinearLoss.comparator
             and kind.summed_vectors is LinearLoss.summed_vectors
         )
-        self.sums = ThetaSums(checkpoints) if one_pass else None
+        self.sums = ThetaSums(checkpoints, column_sums) if one_pass else None
 
     def add(self, played: np.ndarray) -> None:
         """The next ``len(played)`` rounds' losses f_t(y_t).
@@ -119,11 +128,14 @@ class ThetaSums:
     The rounds come as pieces of chunks; each piece is cut at the checkpoints, and each
     cut piece summed (``theta[part].sum(0)``) and added to the running total, exactly as
     :meth:`~bco_gym.losses.base.LossSequence.prefix_sums` cuts and adds them: the same
-    floats in the same order, so the totals are ``summed_vectors``' bit for bit.
+    floats in the same order, so the totals are ``summed_vectors``' bit for bit. A
+    compiled ``column_sums`` (:func:`bco_gym.agents.kernels.sums.column_sums`) takes the
+    pieces' sums in NumPy's order when given.
     """
 
-    def __init__(self, checkpoints: Any):
+    def __init__(self, checkpoints: Any, column_sums: Any = None):
         self.stops = check_checkpoints(checkpoints)
+        self._column_sums = column_sums  # kernels/sums.column_sums, or None (NumPy's sum)
         self.found: list[np.ndarray] = []  # the total at each checkpoint reached
         self._total: np.ndarray | None = None
 
@@ -131,13 +143,24 @@ class ThetaSums:
         """Rounds [start, end), whose theta_t are ``theta[offset + t - start]``."""
         while start < end and len(self.found) < len(self.stops):
             stop = min(end, self.stops[len(self.found)])
-            piece = theta[offset : offset + stop - start].sum(0)
+            piece = self._piece(theta, offset, stop - start)
             total = self._total
             self._total = np.array(piece, dtype=float) if total is None else total + piece
             if stop == self.stops[len(self.found)]:
                 self.found.append(self._total.copy())
             offset += stop - start
             start = stop
+
+    def _piece(self, theta: np.ndarray, offset: int, count: int) -> np.ndarray:
+        """theta[offset : offset + count].sum(0), compiled when it can be (same floats)."""
+        compiled = self._column_sums
+        if compiled is None or theta.ndim != 2 or theta.dtype != np.float64:
+            return theta[offset : offset + count].sum(0)
+        if not theta.flags.c_contiguous:
+            return theta[offset : offset + count].sum(0)
+        piece = np.empty(theta.shape[1])
+        compiled(theta, offset, count, piece)
+        return piece
 
 
 def changing_fields(metrics: IntervalMetrics | None, reason: str | None) -> dict[str, Any]:

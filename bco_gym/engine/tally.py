@@ -42,6 +42,7 @@ class LossTally:
         sequence: Any = None,
         rounds: Any = None,
         exact_add: Any = None,
+        column_sums: Any = None,
     ):
         self._stops = list(checkpoints)
         keep = losses is not None or horizon <= ROUND_LOSSES_LIMIT
@@ -57,7 +58,9 @@ class LossTally:
         self.changing = (
             None
             if sequence is None
-            else ChangingTracker(sequence, horizon, self._stops, rounds=rounds)
+            else ChangingTracker(
+                sequence, horizon, self._stops, rounds=rounds, column_sums=column_sums
+            )
         )
         if self.changing is not None and losses is not None:
             self.changing.add(losses)

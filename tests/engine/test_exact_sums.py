@@ -11,8 +11,9 @@ import pytest
 
 pytest.importorskip("numba")
 
-from bco_gym.agents.kernels.sums import exact_add
+from bco_gym.agents.kernels.sums import column_sums, exact_add
 from bco_gym.engine import compiled
+from bco_gym.engine.metrics import ThetaSums
 from bco_gym.engine.tally import ExactSum, LossTally
 from bco_gym.experiment import run_many
 
@@ -78,12 +79,14 @@ def test_tallies_take_the_compiled_sum_only_where_kernels_would_play(monkeypatch
     env.reset(seed=0)
     stage = single_stage(env.unwrapped)
     monkeypatch.setenv(compiled.SWITCH, "auto")
-    assert compiled.tally_kernels(stage) == {"rounds": None, "exact_add": None}
+    none = {"rounds": None, "exact_add": None, "column_sums": None}
+    assert compiled.tally_kernels(stage) == none
     monkeypatch.setenv(compiled.SWITCH, "on")
     found = compiled.tally_kernels(stage)
     assert found["exact_add"] is exact_add and found["rounds"] is not None
+    assert found["column_sums"] is column_sums
     monkeypatch.setenv(compiled.SWITCH, "off")
-    assert compiled.tally_kernels(stage) == {"rounds": None, "exact_add": None}
+    assert compiled.tally_kernels(stage) == none
 
 
 def test_block_runs_give_the_same_sums_with_either_update(monkeypatch):
@@ -96,3 +99,35 @@ def test_block_runs_give_the_same_sums_with_either_update(monkeypatch):
     for a, b in zip(results["on"], results["off"], strict=True):
         np.testing.assert_array_equal(a.cumulative_loss, b.cumulative_loss)
         assert a.final_regret == b.final_regret
+
+
+@pytest.mark.parametrize("shape", [(4096, 10), (300, 3), (5000, 129), (4096, 1), (7, 1), (1, 5)])
+def test_column_sums_are_numpys_sum_over_rounds(shape):
+    """Row after row from +0 (one column: NumPy's pairwise sum), bit for bit, for pieces
+    at any offset; signed zeros included."""
+    rng = np.random.default_rng(shape[0] + shape[1])
+    theta = rng.standard_normal(shape) * 10.0 ** rng.integers(-6, 6, (shape[0], 1))
+    theta[: min(3, shape[0])] = -0.0
+    out = np.empty(shape[1])
+    for first, count in ((0, shape[0]), (0, 1), (shape[0] // 3, shape[0] - shape[0] // 3)):
+        if count < 1 or first + count > shape[0]:
+            continue
+        column_sums(theta, first, count, out)
+        assert out.tobytes() == theta[first : first + count].sum(0).tobytes()
+    zeros = np.full((9, shape[1]), -0.0)
+    column_sums(zeros, 0, 9, out)
+    assert out.tobytes() == zeros.sum(0).tobytes()  # +0, as NumPy's
+
+
+def test_theta_sums_are_the_same_with_the_compiled_pieces():
+    rng = np.random.default_rng(2)
+    stops = [1, 5, 700, 1500, 4000]
+    plain, fast = ThetaSums(stops), ThetaSums(stops, column_sums)
+    for chunk_start in range(0, 4000, 512):
+        theta = rng.standard_normal((512, 6))
+        for sums in (plain, fast):
+            sums.add(theta, 0, chunk_start, chunk_start + 300)
+            sums.add(theta, 300, chunk_start + 300, chunk_start + 512)
+    assert len(fast.found) == len(plain.found) == len(stops)
+    for a, b in zip(fast.found, plain.found, strict=True):
+        assert a.tobytes() == b.tobytes()

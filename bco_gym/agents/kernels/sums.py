@@ -1,4 +1,4 @@
-"""The exact sum's accumulation, compiled: :class:`~bco_gym.engine.tally.ExactSum` in one pass.
+"""Sums the tallies take, compiled: the exact sum's accumulation and the column sums of theta_t.
 
 :class:`~bco_gym.engine.tally.ExactSum` holds, per binary exponent, the integer sums of
 the high and low halves of the floats' 53-bit integer mantissas. Its NumPy update takes
@@ -8,11 +8,15 @@ the floats' bits. The two write different (but equal) representations of subnorm
 floats, so their bucket arrays may differ, never their exact totals
 (:meth:`~bco_gym.engine.tally.ExactSum.scaled`): a sum's value, being exact, does not
 depend on which update ran (tests/engine/test_exact_sums.py).
+
+:func:`column_sums` is ``theta[a:b].sum(0)``, the pieces
+:class:`~bco_gym.engine.metrics.ThetaSums` adds up for the comparators, in NumPy's order,
+without its per-row inner-loop calls (about 10 ns a round on n = 10, against 2.5).
 """
 
 from __future__ import annotations
 
-from bco_gym.agents.kernels.oracles import jit
+from bco_gym.agents.kernels.oracles import jit, pairwise_sum
 
 #: The bits of a float64: 52 of fraction, 11 of biased exponent.
 FRACTION_BITS, EXPONENT_MASK = 52, 0x7FF
@@ -43,3 +47,19 @@ def exact_add(bits, high, low, split):  # pragma: no cover - compiled
         high[bucket] += mantissa >> split
         low[bucket] += mantissa & mask
     return True
+
+
+@jit
+def column_sums(values, first, count, out):  # pragma: no cover - compiled
+    """out[i] = ``values[first : first + count].sum(0)[i]`` as NumPy takes it from its
+    identity +0: row after row, in order, for rows of more than one entry; for rows of
+    one entry the rows are one contiguous column, which NumPy sums pairwise."""
+    n = values.shape[1]
+    if n == 1:
+        out[0] = 0.0 + pairwise_sum(values[:, 0], first, count)
+        return
+    for i in range(n):
+        out[i] = 0.0
+    for r in range(first, first + count):
+        for i in range(n):
+            out[i] += values[r, i]
