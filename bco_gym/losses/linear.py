@@ -122,11 +122,12 @@ class LinearLoss(LossSequence):
             noise = self.noise * unit_ball_in_tangent(self.set, rng, size)
             theta = self._means(first, size) + noise
         else:  # the same draws and operations, compiled (use_kernel)
-            normals = rng.standard_normal((size, self.set.dim))
-            radii = (rng.uniform(size=(size, 1)) ** (1.0 / self.set.aff_dim)).ravel()
-            means = np.asarray(self._means(first, size), dtype=float).reshape(-1, self.set.dim)
-            theta = np.empty((size, self.set.dim))
-            thetas(normals, radii, float(self.noise), means, theta, np.empty(self.set.dim))
+            dim = self._center_flat.size  # the set's (full) dimension, = aff_dim here
+            normals = rng.standard_normal((size, dim))
+            radii = (rng.uniform(size=(size, 1)) ** (1.0 / dim)).ravel()
+            means = np.asarray(self._means(first, size), dtype=float).reshape(-1, dim)
+            theta = np.empty((size, dim))
+            thetas(normals, radii, float(self.noise), means, theta, np.empty(dim))
         return {"theta": theta, "offset": theta @ self._center_flat}
 
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ contract.
 from __future__ import annotations
 
 import abc
+import math
 import numbers
 from collections.abc import Callable, Sequence
 
@@ -78,7 +79,7 @@ class ConvexSet(abc.ABC):
     @property
     def dim(self) -> int:
         """Ambient dimension: the number of entries of a point."""
-        return int(np.prod(self.shape))
+        return math.prod(int(size) for size in self.shape)  # np.prod costs ~3 us a call
 
     @property
     def aff_dim(self) -> int:
