@@ -15,7 +15,6 @@ from bco_gym.agents.kernels.sums import column_sums, exact_add
 from bco_gym.engine import compiled
 from bco_gym.engine.metrics import ThetaSums
 from bco_gym.engine.tally import ExactSum, LossTally
-from bco_gym.experiment import run_many
 
 
 def batches():
@@ -87,18 +86,6 @@ def test_tallies_take_the_compiled_sum_only_where_kernels_would_play(monkeypatch
     assert found["column_sums"] is column_sums
     monkeypatch.setenv(compiled.SWITCH, "off")
     assert compiled.tally_kernels(stage) == none
-
-
-def test_block_runs_give_the_same_sums_with_either_update(monkeypatch):
-    """bbcg (the NumPy block loop, whose tallies take the compiled sum when kernels are
-    on): the same cumulative losses, bit for bit, with kernels on and off."""
-    results = {}
-    for mode in ("on", "off"):
-        monkeypatch.setenv(compiled.SWITCH, mode)
-        results[mode] = run_many("BCO-Ball-v0", "bbcg", [0, 1], horizon=3000)
-    for a, b in zip(results["on"], results["off"], strict=True):
-        np.testing.assert_array_equal(a.cumulative_loss, b.cumulative_loss)
-        assert a.final_regret == b.final_regret
 
 
 @pytest.mark.parametrize("shape", [(4096, 10), (300, 3), (5000, 129), (4096, 1), (7, 1), (1, 5)])
