@@ -141,11 +141,17 @@ def install_loss_kernels(stage: Any) -> None:
     """Let the rows' linear loss sequences draw their chunks with the compiled
     :func:`~bco_gym.agents.kernels.losses.linear_thetas` and evaluate spans with
     :func:`~bco_gym.agents.kernels.losses.linear_values` (the same bits;
-    :meth:`~bco_gym.losses.linear.LinearLoss.use_kernel`) when kernels would play."""
+    :meth:`~bco_gym.losses.linear.LinearLoss.use_kernel`), and the env's block check take
+    its anchor certificate's distances compiled
+    (:func:`~bco_gym.agents.kernels.checks.near_anchors`), when kernels would play."""
     if not _kernels_wanted(stage):
         return
+    from bco_gym.agents.kernels.checks import near_anchors
     from bco_gym.agents.kernels.losses import linear_thetas, linear_values
     from bco_gym.losses.linear import LinearLoss
+
+    if stage.feasibility.uses_anchors:
+        stage.feasibility.use_kernel(near_anchors)
 
     for sequence in stage.losses.sequences:
         kind = type(sequence)

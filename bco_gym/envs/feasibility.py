@@ -86,6 +86,14 @@ class Feasibility:
             type(convex_set) in CERTIFIED_SETS and convex_set.aff_dim == convex_set.dim
         )
         self._shrunk: dict[float, Any] = {}
+        self._near_anchors: Any = None  # the compiled distances (use_kernel), or None
+
+    def use_kernel(self, near_anchors: Any) -> None:
+        """Take the certificate's distances with ``near_anchors``
+        (:func:`bco_gym.agents.kernels.checks.near_anchors`; the compiled loops install
+        it): one pass instead of einsum over slices, the same verdicts (module docstring
+        of that module)."""
+        self._near_anchors = near_anchors
 
     # -- one round -----------------------------------------------------------------------
     def round(self, actions: Any, t: int) -> tuple[np.ndarray, np.ndarray]:
@@ -162,6 +170,11 @@ class Feasibility:
         limit = (radius + slack) ** 2
         rows, rounds = plays.shape[:2]
         size = plays[0, 0].size if rounds else 1
+        compiled = self._near_anchors
+        if compiled is not None and plays.flags.c_contiguous and anchors.flags.c_contiguous:
+            return bool(
+                compiled(plays.reshape(rows, rounds, size), anchors.reshape(rows, size), limit)
+            )
         # temporaries stay in cache: groups of whole rows, or slices of one row's rounds
         group = max(1, CERTIFICATE_FLOATS // max(1, rounds * size))
         step = rounds if group > 1 else max(1, CERTIFICATE_FLOATS // size)
