@@ -69,34 +69,66 @@ def test_pairwise_sum_is_numpys_reduction() -> None:
 
 @pytest.mark.parametrize(
     "convex_set",
-    [L2Ball(7, 1.5), L1Ball(9, 2.0), Hypercube(-1.0, [1.0, 2.0, 0.5, 3.0, 1.0]), Simplex(6)],
+    [
+        L2Ball(7, 1.5),
+        L2Ball(150, 0.5),  # more than 128 terms: the long pairwise sums
+        L1Ball(9, 2.0),
+        L1Ball(40, 2.0),  # more than 32 terms: np.sort instead of the insertion sort
+        Hypercube(-1.0, [1.0, 2.0, 0.5, 3.0, 1.0]),
+        Simplex(6),
+        Simplex(33),
+    ],
     ids=repr,
 )
 @pytest.mark.parametrize("delta", [None, 0.3, 1.0])
 def test_oracles_equal_the_sets(convex_set, delta) -> None:  # type: ignore[no-untyped-def]
+    """The rounds' oracles on rows of 2-D arrays (into row 1 of ``out``), on points of
+    every scale and on rounded ones (ties, 0.0 and -0.0: the sort's equal values)."""
     from bco_gym.agents.kernels.oracles import lmo, project
 
     target = convex_set if delta is None else convex_set.shrink(delta * convex_set.inner_radius)
     oracle = compiled._oracle(target)
     assert oracle is not None
     rng = np.random.default_rng(1)
-    work, out = np.empty((4, convex_set.dim)), np.empty(convex_set.dim)
+    n = convex_set.dim
+    work, rows, out = np.empty((6, n)), np.full((3, n), np.nan), np.full((2, n), np.nan)
     exact = not isinstance(convex_set, L2Ball)
     for scale in (0.01, 0.5, 3.0, 50.0):
-        for _ in range(20):
-            x = convex_set.center + scale * rng.standard_normal(convex_set.dim)
-            project(oracle, x, out, work)
-            expected = target.project(x)
-            if exact:
-                assert np.array_equal(out, expected)
-            else:
-                np.testing.assert_allclose(out, expected, rtol=1e-15, atol=1e-15)
-            lmo(oracle, x - convex_set.center, out, work)
-            expected = target.lmo(x - convex_set.center)
-            if exact:
-                assert np.array_equal(out, expected)
-            else:
-                np.testing.assert_allclose(out, expected, rtol=1e-15, atol=1e-15)
+        for trial in range(20):
+            x = convex_set.center + scale * rng.standard_normal(n)
+            if trial % 4 == 3:
+                x = np.round(x, 1)
+                x[rng.integers(0, n, size=3)] = rng.choice([0.0, -0.0], size=3)
+            work[4] = x  # the rounds' step, projected from work's row 4
+            project(*oracle, 4, out, 1, work)
+            found = {"project": out[1].copy()}
+            rows[2] = x - convex_set.center
+            lmo(*oracle, rows, 2, out, 1, work)
+            found["lmo"] = out[1].copy()
+            for name, expected in (
+                ("project", target.project(x)),
+                ("lmo", target.lmo(x - convex_set.center)),
+            ):
+                if exact:
+                    assert np.array_equal(found[name], expected), name
+                else:
+                    np.testing.assert_allclose(found[name], expected, rtol=1e-15, atol=1e-15)
+
+
+@pytest.mark.parametrize(
+    "env_id, n", [("BCO-Simplex-v0", 40), ("BCO-L1Ball-v0", 40), ("BCO-L1Ball-v0", 140)]
+)
+@pytest.mark.parametrize("agent, feedback", [("fkm", "bandit"), ("ofw", "full")])
+def test_kernel_runs_in_high_dimension_equal_the_numpy_loop(
+    monkeypatch: pytest.MonkeyPatch, env_id, n, agent, feedback
+) -> None:  # type: ignore[no-untyped-def]
+    """Above 32 coordinates the simplex projection sorts with np.sort, above 128 a row's
+    sums are the long pairwise sums: calls the kernels make to functions that allocate."""
+    options = {"horizon": 300, "seed": 2, "env_kwargs": {"feedback": feedback, "n": n}}
+    monkeypatch.setenv(compiled.SWITCH, "on")
+    fast = run(env_id, agent, **options)
+    monkeypatch.setenv(compiled.SWITCH, "off")
+    assert fast.same_outcome(run(env_id, agent, **options))
 
 
 # -- whole runs -------------------------------------------------------------------------------

@@ -16,7 +16,9 @@ the generated families, ``f = <theta, x - c>``, +1 for :func:`~bco_gym.losses.fr
 read from the loss sequences' own chunks; the exploration directions are the agents' own
 (:class:`~bco_gym.agents.estimators.DirectionStream`): no random number is drawn here.
 The oracles of the built-in sets are inside the kernels (``KIND_*``; a shrunk set
-c + a(K - c) through its base set's oracle, as :class:`~bco_gym.sets.base.ShrunkSet`).
+c + a(K - c) through its base set's oracle, as :class:`~bco_gym.sets.base.ShrunkSet`):
+the rounds read and write rows in place, without numba's reference counting
+(:mod:`.oracles`).
 
 Floating point. Every product, quotient and sum is the NumPy code's, in its order, and a
 row's inner product is NumPy's pairwise summation (:func:`.oracles.pairwise_sum`), so losses and
