@@ -102,3 +102,26 @@ def test_runs_are_the_same_with_kernels_on_and_off(monkeypatch, env, agent):
         np.testing.assert_array_equal(on.cumulative_loss, off.cumulative_loss)
         assert on.final_regret == off.final_regret
         assert on.adaptive_regret == off.adaptive_regret
+
+
+def test_kernel_losses_of_zero_products_are_numpys_plus_zero():
+    """A play at the centre 0 against theta_t < 0 in every entry: every product is -0.
+    NumPy's row sum starts from its identity +0, so the loss is +0 - 0 = +0; the rounds
+    kernels' loss must be the same float, sign included."""
+    from bco_gym.agents.kernels import rounds
+    from bco_gym.losses.base import row_dot
+    from bco_gym.sets import L2Ball
+
+    n, k = 10, 3
+    theta = -np.abs(np.random.default_rng(0).standard_normal((1, k, n))) - 0.1
+    offset = np.zeros((1, k))
+    oracle = compiled._oracle(L2Ball(n))
+    check = compiled._set_check(L2Ball(n), 1e-9)
+    losses = np.empty((1, k))
+    points = np.zeros((1, n))
+    rounds.ogd_rounds(
+        points, theta, offset, -1.0, 0.0, oracle, check, losses, 0, -1, np.empty((6, n))
+    )
+    expected = row_dot(theta[0], np.zeros((k, n))) - offset[0]
+    assert losses[0].tobytes() == expected.tobytes()
+    assert not np.signbit(losses[0]).any()

@@ -181,7 +181,8 @@ def linear_value(theta, s, j, x, r, offset, sign, work):  # pragma: no cover - c
     n = x.shape[1]
     for i in range(n):
         work[0, i] = theta[s, j, i] * x[r, i]
-    return row_sum(work, 0, n) + sign * offset
+    # NumPy's sum starts from its identity +0: a sum of -0 products is +0 there
+    return (0.0 + row_sum(work, 0, n)) + sign * offset
 
 
 @inline
