@@ -187,6 +187,10 @@ class DirectionStream:
     (chunk_size, S, *shape) array: a round costs
     no sampling work and no Python call per row. :meth:`next` returns a read-only
     (S, *shape) view, valid until the next chunk is drawn (use it within the round).
+
+    The compiled rounds read a chunk row first, as it is drawn ((S, chunk_size, *shape),
+    no transposed copy): after :meth:`serve_rows`, :meth:`take_rows` hands them the chunk
+    itself, and :meth:`next` and :meth:`take` still serve the same directions (copies).
     """
 
     def __init__(
@@ -198,12 +202,29 @@ class DirectionStream:
         self.set = convex_set
         self.rngs = list(rngs)
         self.chunk_size = int(chunk_size)
+        self.row_first = False  # chunks kept as drawn, (S, rounds, *shape) (serve_rows)
         self._chunk = np.empty((0, len(self.rngs), *convex_set.shape))
+        self._rounds = 0  # the rounds of the current chunk
         self._position = 0
+
+    @property
+    def drawn(self) -> bool:
+        """Whether any chunk has been drawn yet."""
+        return self._rounds > 0
+
+    def serve_rows(self) -> None:
+        """Keep chunks row first from now on, for :meth:`take_rows` (the rounds not yet
+        taken of the current chunk included)."""
+        if not self.row_first:
+            self.row_first = True
+            self._chunk = np.ascontiguousarray(self._chunk.swapaxes(0, 1))
+            self._chunk.flags.writeable = False
 
     def next(self) -> np.ndarray:
         """The next directions of every row, shape (S, *shape) (a read-only view)."""
-        if self._position == len(self._chunk):
+        if self.row_first:
+            return self.take(1)[0]
+        if self._position == self._rounds:
             self._draw()
         directions = self._chunk[self._position]
         self._position += 1
@@ -213,19 +234,39 @@ class DirectionStream:
         """The directions of the next k rounds, 1 <= k <= ``count``, shape (k, S, *shape):
         what k calls of :meth:`next` return, stacked (a read-only view; k stops at the end
         of the current chunk, so the generators are read exactly as :meth:`next` reads them)."""
-        if self._position == len(self._chunk):
+        if self.row_first:
+            chunk, start, rounds = self.take_rows(count)
+            directions = np.ascontiguousarray(chunk[:, start : start + rounds].swapaxes(0, 1))
+            directions.flags.writeable = False
+            return directions
+        if self._position == self._rounds:
             self._draw()
-        stop = min(len(self._chunk), self._position + max(1, int(count)))
+        stop = min(self._rounds, self._position + max(1, int(count)))
         directions = self._chunk[self._position : stop]
         self._position = stop
         return directions
 
+    def take_rows(self, count: int) -> tuple[np.ndarray, int, int]:
+        """The next k rounds, 1 <= k <= ``count``, row first (after :meth:`serve_rows`):
+        ``(chunk, start, k)`` with chunk[:, start + j] the directions :meth:`take`'s row j
+        would be. ``chunk`` is the whole read-only (S, rounds, *shape) chunk (C order),
+        valid until the next chunk is drawn."""
+        if not self.row_first:
+            raise RuntimeError("take_rows needs a row-first stream: call serve_rows() first")
+        if self._position == self._rounds:
+            self._draw()
+        start = self._position
+        self._position = min(self._rounds, start + max(1, int(count)))
+        return self._chunk, start, self._position - start
+
     def _draw(self) -> None:
         directions, norms = tangent_gaussian_rows(self.set, self.rngs, self.chunk_size)
         directions /= norms.reshape(norms.shape + (1,) * len(self.set.shape))
-        self._chunk = np.ascontiguousarray(directions.swapaxes(0, 1))
+        if not self.row_first:
+            directions = np.ascontiguousarray(directions.swapaxes(0, 1))
+        self._chunk = directions
         self._chunk.flags.writeable = False
-        self._position = 0
+        self._rounds, self._position = self.chunk_size, 0
 
 
 def _row_norms(rows: np.ndarray) -> np.ndarray:

@@ -12,7 +12,8 @@ A window is at most one chunk of the agent's directions (up to 4096 rounds, draw
 order and with the values of the NumPy loop's 256-round chunks), within one chunk of
 the losses and one checkpoint segment. Per window: the directions are taken from the
 agent's own :class:`~bco_gym.agents.estimators.DirectionStream` (so the agent's generators
-are read as the NumPy loop reads them), the losses' parameters from the S sequences'
+are read as the NumPy loop reads them; row first, as drawn, without the round-first copy
+the NumPy loop reads), the losses' parameters from the S sequences'
 own chunks (:class:`~bco_gym.losses.batch.LossBatch`), and one kernel call plays the
 window for all S rows and writes the (S, k) losses, which go into the rows' tallies.
 Afterwards the agent holds the state the NumPy loop leaves (iterate, sums, round and
@@ -255,9 +256,11 @@ class _Runner:
             agent._residuals.previous if hasattr(agent, "_residuals") else np.zeros(rows)
         )
         stream = getattr(agent, "_directions", None)
-        if stream is not None and len(stream._chunk) == 0:  # nothing drawn yet
-            rounds = DIRECTION_FLOATS // (rows * dim)
-            stream.chunk_size = int(min(4096, max(stream.chunk_size, rounds)))
+        if stream is not None:
+            if not stream.drawn:
+                rounds = DIRECTION_FLOATS // (rows * dim)
+                stream.chunk_size = int(min(4096, max(stream.chunk_size, rounds)))
+            stream.serve_rows()  # the kernels read the chunks as drawn, row first
         if plan.name == "bfw":
             self.sums = (agent._estimate_sum, agent._linear, agent._gradient)
         elif plan.name == "ofw":
@@ -269,10 +272,9 @@ class _Runner:
         """Play rounds t, ..., t + k - 1 (k <= ``room``, within the agent's directions),
         their losses into out[:, :k]; returns k."""
         plan, agent = self.plan, self.agent
-        directions = None
+        directions, start = None, 0
         if plan.name in ("fkm", "fkm2", "bfw"):
-            directions = agent._directions.take(room)
-            count = len(directions)
+            directions, start, count = agent._directions.take_rows(room)
         else:
             count = min(room, WINDOW)
         theta = params["theta"][:, offset : offset + count]
@@ -281,33 +283,34 @@ class _Runner:
         weights = plan.weights(t, count) if plan.weights is not None else None
         first, trusted = 0, -1
         while first < count:
-            first = self._call(directions, theta, shifts, weights, losses, first, trusted)
+            first = self._call(directions, start, theta, shifts, weights, losses, first, trusted)
             if first < count:
                 self._env_check(t + first)
                 trusted = first
         return count
 
-    def _call(self, directions, theta, shifts, weights, losses, first, trusted) -> int:  # type: ignore[no-untyped-def]
+    def _call(self, directions, start, theta, shifts, weights, losses, first, trusted) -> int:  # type: ignore[no-untyped-def]
         k, plan, agent, params = self.kernels, self.plan, self.agent, self.agent.params
         common = (plan.oracle, plan.check)
         if plan.name == "fkm":
             return k.fkm_rounds(
-                self.points, directions, theta, shifts, plan.sign,
+                self.points, directions, start, theta, shifts, plan.sign,
                 params["smoothing_radius"], agent._estimate_scale, self.residual, self.previous,
                 *common, self.plays, losses, first, trusted, self.work,
             )  # fmt: skip
         if plan.name == "fkm2":
             eta_d = params["step_size"] * agent._dimension
             return k.fkm2_rounds(
-                self.points, directions, theta, shifts, plan.sign, params["smoothing_radius"],
-                eta_d, *common, self.plays, losses, first, trusted, self.work,
+                self.points, directions, start, theta, shifts, plan.sign,
+                params["smoothing_radius"], eta_d, *common, self.plays, losses, first, trusted,
+                self.work,
             )  # fmt: skip
         if plan.name == "bfw":
             return k.bfw_rounds(
-                self.points, directions, theta, shifts, plan.sign, params["smoothing_radius"],
-                agent._estimate_scale, params["step_size"], self.residual, self.previous,
-                weights, *self.sums, agent._anchor, *common, self.plays, losses, first,
-                trusted, self.work,
+                self.points, directions, start, theta, shifts, plan.sign,
+                params["smoothing_radius"], agent._estimate_scale, params["step_size"],
+                self.residual, self.previous, weights, *self.sums, agent._anchor, *common,
+                self.plays, losses, first, trusted, self.work,
             )  # fmt: skip
         if plan.name == "ofw":
             return k.ofw_rounds(

@@ -90,5 +90,33 @@ def test_direction_stream_serves_the_batches_in_order():
         np.testing.assert_array_equal(served[:, row], np.concatenate(chunks)[:12])
 
 
+@pytest.mark.parametrize("convex_set", [Simplex(4), FrobeniusBall(2, 3)], ids=repr)
+def test_a_row_first_stream_serves_the_same_directions(convex_set):
+    """serve_rows (the compiled rounds' chunks, row first) changes no direction: take_rows
+    hands the chunk that take's rounds lie in, and next/take serve what they served, in
+    order, also when the switch comes in the middle of a chunk."""
+
+    def stream() -> DirectionStream:
+        rngs = [np.random.default_rng(3), np.random.default_rng(4), np.random.default_rng(5)]
+        return DirectionStream(convex_set, rngs, chunk_size=7)
+
+    reference = stream()
+    expected = np.array([reference.next().copy() for _ in range(30)])  # (30, S, *shape)
+    switched = stream()
+    served = [switched.next().copy() for _ in range(3)]  # 3 rounds round first, then rows
+    switched.serve_rows()
+    served.append(switched.next())
+    served.extend(switched.take(2))
+    assert switched.drawn and switched.row_first
+    while len(served) < 30:
+        chunk, start, rounds = switched.take_rows(5)
+        assert chunk.shape == (3, 7, *convex_set.shape) and not chunk.flags.writeable
+        assert 1 <= rounds <= 5 and start + rounds <= 7
+        served.extend(np.moveaxis(chunk[:, start : start + rounds], 1, 0))
+    np.testing.assert_array_equal(np.array(served[:30]), expected)
+    with pytest.raises(RuntimeError, match="serve_rows"):
+        stream().take_rows(1)
+
+
 def _unit_tangent(convex_set, rng):
     return sphere_directions(convex_set, rng, 1)[0]

@@ -3,8 +3,10 @@
 Each function is the agent's NumPy update (bco_gym/agents/<name>.py) in its order of
 operations, with the loss f_t(y) = <theta_t, y> + sign * offset_t evaluated inline.
 The losses' parameters come row first, ``theta`` (S, k, n) and ``offset`` (S, k), as
-:meth:`~bco_gym.losses.batch.LossBatch.row_chunk` stacks them; the directions round
-first, (k, S, n), as the agents' direction streams draw them.
+:meth:`~bco_gym.losses.batch.LossBatch.row_chunk` stacks them; so do the directions, as
+the agents' direction streams draw them: the window's round j of row s is
+``directions[s, start + j]`` of the stream's chunk
+(:meth:`~bco_gym.agents.estimators.DirectionStream.take_rows`).
 
 The rounds make no array view: every row (a run's point, play, direction) is read and
 written in place by its index, and the oracles (:mod:`.oracles`) are inlined, taking the
@@ -21,7 +23,7 @@ from bco_gym.agents.kernels.oracles import inline, inside, kernel, linear_value,
 # -- the agents' rounds ------------------------------------------------------------------------
 @kernel
 def fkm_rounds(
-    points, directions, theta, offset, sign, delta, scale, residual, previous,
+    points, directions, start, theta, offset, sign, delta, scale, residual, previous,
     oracle, check, plays, losses, first, trusted, work,
 ):  # fmt: skip  # pragma: no cover - compiled
     """FKM's rounds first.. of the window: y = u delta + x; f = f_t(y) (or f_t(y) -
@@ -30,11 +32,11 @@ def fkm_rounds(
     kind, radius, low, high, shrink, center, centered, shrunk = oracle
     check_kind, check_radius, check_low, check_high, atol = check
     rows, n = points.shape
-    for j in range(first, directions.shape[0]):
+    for j in range(first, theta.shape[1]):
         accepted = True
         for s in range(rows):
             for i in range(n):
-                plays[s, i] = directions[j, s, i] * delta + points[s, i]
+                plays[s, i] = directions[s, start + j, i] * delta + points[s, i]
             accepted = accepted and (
                 j == trusted
                 or inside(check_kind, check_radius, check_low, check_high, atol, plays, s, work)
@@ -48,14 +50,14 @@ def fkm_rounds(
                 value, previous[s] = value - previous[s], value
             coefficient = value * scale
             for i in range(n):
-                work[4, i] = points[s, i] - directions[j, s, i] * coefficient
+                work[4, i] = points[s, i] - directions[s, start + j, i] * coefficient
             project(kind, radius, low, high, shrink, center, centered, shrunk, 4, points, s, work)
-    return directions.shape[0]
+    return theta.shape[1]
 
 
 @kernel
 def fkm2_rounds(
-    points, directions, theta, offset, sign, delta, eta_d, oracle, check, plays, losses,
+    points, directions, start, theta, offset, sign, delta, eta_d, oracle, check, plays, losses,
     first, trusted, work,
 ):  # fmt: skip  # pragma: no cover - compiled
     """Two-point FKM: plays x + u delta and x - u delta; counted loss (f+ + f-)/2;
@@ -64,11 +66,11 @@ def fkm2_rounds(
     check_kind, check_radius, check_low, check_high, atol = check
     rows, n = points.shape
     pairs = plays.reshape((2 * rows, n))  # row 2s: x + u delta, row 2s + 1: x - u delta
-    for j in range(first, directions.shape[0]):
+    for j in range(first, theta.shape[1]):
         accepted = True
         for s in range(rows):
             for i in range(n):
-                offset_i = directions[j, s, i] * delta
+                offset_i = directions[s, start + j, i] * delta
                 pairs[2 * s, i] = points[s, i] + offset_i
                 pairs[2 * s + 1, i] = points[s, i] - offset_i
             accepted = accepted and (
@@ -91,9 +93,9 @@ def fkm2_rounds(
             losses[s, j] = (plus + minus) / 2
             coefficient = eta_d * ((plus - minus) / 2) / delta
             for i in range(n):
-                work[4, i] = points[s, i] - directions[j, s, i] * coefficient
+                work[4, i] = points[s, i] - directions[s, start + j, i] * coefficient
             project(kind, radius, low, high, shrink, center, centered, shrunk, 4, points, s, work)
-    return directions.shape[0]
+    return theta.shape[1]
 
 
 @inline
@@ -113,7 +115,7 @@ def frank_wolfe_step(
 
 @kernel
 def bfw_rounds(
-    points, directions, theta, offset, sign, delta, scale, eta, residual, previous, weights,
+    points, directions, start, theta, offset, sign, delta, scale, eta, residual, previous, weights,
     estimate_sum, linear, gradient, anchor, oracle, check, plays, losses, first, trusted, work,
 ):  # fmt: skip  # pragma: no cover - compiled
     """Bandit Frank-Wolfe: y = u delta + x; G += u (f d/delta); b = G eta; one online
@@ -121,11 +123,11 @@ def bfw_rounds(
     kind, radius, low, high, shrink, center, centered, shrunk = oracle
     check_kind, check_radius, check_low, check_high, atol = check
     rows, n = points.shape
-    for j in range(first, directions.shape[0]):
+    for j in range(first, theta.shape[1]):
         accepted = True
         for s in range(rows):
             for i in range(n):
-                plays[s, i] = directions[j, s, i] * delta + points[s, i]
+                plays[s, i] = directions[s, start + j, i] * delta + points[s, i]
             accepted = accepted and (
                 j == trusted
                 or inside(check_kind, check_radius, check_low, check_high, atol, plays, s, work)
@@ -139,13 +141,13 @@ def bfw_rounds(
                 value, previous[s] = value - previous[s], value
             coefficient = value * scale
             for i in range(n):
-                estimate_sum[s, i] += directions[j, s, i] * coefficient
+                estimate_sum[s, i] += directions[s, start + j, i] * coefficient
                 linear[s, i] = estimate_sum[s, i] * eta
             frank_wolfe_step(
                 points, s, linear, anchor, weights[j], gradient, kind, radius, low, high,
                 shrink, center, centered, shrunk, work,
             )  # fmt: skip
-    return directions.shape[0]
+    return theta.shape[1]
 
 
 @kernel
