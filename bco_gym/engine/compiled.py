@@ -249,6 +249,7 @@ class _Runner:
         self.points = np.array(agent._points, dtype=float, order="C")
         rows, dim = self.points.shape
         self.work = np.empty((6, dim))  # rows 0-3 the oracles', 4-5 the rounds'
+        self.saved = np.empty((5, rows, dim))  # the rows' state at a block's start (rounds.py)
         self.two_point = plan.name == "fkm2"
         self.plays = np.empty((rows, 2, dim) if self.two_point else (rows, dim))
         self.residual = agent.params.get("estimator") == "residual"
@@ -296,30 +297,31 @@ class _Runner:
             return k.fkm_rounds(
                 self.points, directions, start, theta, shifts, plan.sign,
                 params["smoothing_radius"], agent._estimate_scale, self.residual, self.previous,
-                *common, self.plays, losses, first, trusted, self.work,
+                *common, self.plays, losses, first, trusted, self.work, self.saved,
             )  # fmt: skip
         if plan.name == "fkm2":
             eta_d = params["step_size"] * agent._dimension
             return k.fkm2_rounds(
                 self.points, directions, start, theta, shifts, plan.sign,
                 params["smoothing_radius"], eta_d, *common, self.plays, losses, first, trusted,
-                self.work,
+                self.work, self.saved,
             )  # fmt: skip
         if plan.name == "bfw":
             return k.bfw_rounds(
                 self.points, directions, start, theta, shifts, plan.sign,
                 params["smoothing_radius"], agent._estimate_scale, params["step_size"],
                 self.residual, self.previous, weights, *self.sums, agent._anchor, *common,
-                self.plays, losses, first, trusted, self.work,
+                self.plays, losses, first, trusted, self.work, self.saved,
             )  # fmt: skip
         if plan.name == "ofw":
             return k.ofw_rounds(
                 self.points, theta, shifts, plan.sign, params["step_size"], weights,
                 *self.sums, agent._anchor, *common, losses, first, trusted, self.work,
+                self.saved,
             )  # fmt: skip
         return k.ogd_rounds(
             self.points, theta, shifts, plan.sign, params["step_size"], *common, losses,
-            first, trusted, self.work,
+            first, trusted, self.work, self.saved,
         )  # fmt: skip
 
     def _env_check(self, t: int) -> None:

@@ -331,3 +331,110 @@ def test_compiled_step_weights_are_decaying_step(exponent) -> None:  # type: ign
         decaying_steps(first, 2.0, exponent, out)
         expected = [decaying_step(t, 2.0, exponent) for t in range(first, first + 1000)]
         assert out.tolist() == expected
+
+
+# -- blocks: a refused play mid-block ---------------------------------------------------------
+def _kernel_state(name: str, rows: int, dim: int, horizon: int) -> dict:  # type: ignore[type-arg]
+    rng = np.random.default_rng(7)
+    directions = rng.standard_normal((rows, horizon, dim))
+    directions /= np.linalg.norm(directions, axis=2, keepdims=True)
+    directions[2, 50] *= 30.0  # a play far out mid-block (row 2 of 6, round 50 of [32, 64))
+    state = {
+        "points": np.zeros((rows, dim)),
+        "previous": np.zeros(rows),
+        "sums": np.zeros((3, rows, dim)),  # bfw/ofw: estimate or gradient sum, linear, gradient
+        "plays": np.zeros((rows, 2, dim) if name == "fkm2" else (rows, dim)),
+        "losses": np.zeros((rows, horizon)),
+    }
+    inputs = {
+        "directions": directions,
+        "theta": rng.standard_normal((rows, horizon, dim)) * 0.5,
+        "offset": rng.standard_normal((rows, horizon)),
+        "weights": np.minimum(1.0, 2.0 * np.arange(1.0, horizon + 1) ** -0.5),
+    }
+    return state | {"inputs": inputs}
+
+
+def _call(name, state, check, begin, end, first, trusted):  # type: ignore[no-untyped-def]
+    """The kernel ``name`` on rounds [begin, end) of the test's window, from ``first``."""
+    from bco_gym.agents.kernels import rounds
+
+    dim = state["points"].shape[1]
+    inputs = state["inputs"]
+    theta, offset = inputs["theta"][:, begin:end], inputs["offset"][:, begin:end]
+    losses, weights = state["losses"][:, begin:end], inputs["weights"][begin:end]
+    shrunk = compiled._oracle(L2Ball(dim).shrink(0.2))
+    full = compiled._oracle(L2Ball(dim))
+    work, saved = np.empty((6, dim)), np.empty((5, *state["points"].shape))
+    estimate, linear, gradient = state["sums"]
+    common = (losses, first - begin, trusted - begin if trusted >= 0 else -1, work, saved)
+    d = (state["points"], inputs["directions"], begin, theta, offset, -1.0, 0.2)
+    if name == "fkm":
+        found = rounds.fkm_rounds(
+            *d, 0.05, True, state["previous"], shrunk, check, state["plays"], *common
+        )
+    elif name == "fkm2":
+        found = rounds.fkm2_rounds(*d, 0.05, shrunk, check, state["plays"], *common)
+    elif name == "bfw":
+        found = rounds.bfw_rounds(
+            *d, 0.05, 0.1, True, state["previous"], weights, estimate, linear, gradient,
+            np.zeros(dim), shrunk, check, state["plays"], *common,
+        )  # fmt: skip
+    elif name == "ofw":
+        found = rounds.ofw_rounds(
+            state["points"], theta, offset, -1.0, 0.1, weights, estimate, linear, gradient,
+            np.zeros(dim), full, check, *common,
+        )  # fmt: skip
+    else:
+        found = rounds.ogd_rounds(state["points"], theta, offset, -1.0, 0.1, full, check, *common)
+    return begin + found
+
+
+def _snapshot(state) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    return {key: value.copy() for key, value in state.items() if key != "inputs"}
+
+
+@pytest.mark.parametrize("name", ["fkm", "fkm2", "bfw", "ofw", "ogd"])
+def test_a_refused_play_mid_block_stops_every_row_before_its_round(name) -> None:  # type: ignore[no-untyped-def]
+    """The rows play blocks of rounds one row after another (rounds.py); a play refused at
+    round j* (by a box around every earlier play) must leave what round-by-round play
+    leaves: the first refused round returned, every row's state as before j*, every row's
+    play of j* in ``plays``; then, j* trusted, the rest of the window bit for bit."""
+    from bco_gym.agents.kernels import KIND_BOX
+    from bco_gym.agents.kernels.rounds import BLOCK
+
+    rows, dim, horizon = 6, 3, 400
+    wide = np.full(dim, 1e9)
+    anything = (KIND_BOX, 0.0, -wide, wide, 0.0)
+    reference = _kernel_state(name, rows, dim, horizon)
+    states, played = [_snapshot(reference)], []
+    for j in range(horizon):  # one round per call: round by round
+        assert _call(name, reference, anything, j, j + 1, j, -1) == j + 1
+        exploring = name in ("fkm", "fkm2", "bfw")
+        played.append((reference["plays"] if exploring else states[j]["points"]).copy())
+        states.append(_snapshot(reference))
+    flat = [p.reshape(-1, dim) for p in played]
+    refused = next(
+        j
+        for j in range(BLOCK + 3, horizon)
+        if np.any(flat[j] < np.min(flat[:j], axis=(0, 1)))
+        or np.any(flat[j] > np.max(flat[:j], axis=(0, 1)))
+    )
+    box = (
+        KIND_BOX,
+        0.0,
+        np.min(flat[:refused], axis=(0, 1)),
+        np.max(flat[:refused], axis=(0, 1)),
+        0.0,
+    )
+    blocked = _kernel_state(name, rows, dim, horizon)
+    assert _call(name, blocked, box, 0, horizon, 0, -1) == refused
+    expected = states[refused]
+    for key in ("points", "previous", "sums"):
+        assert np.array_equal(blocked[key], expected[key]), key
+    assert np.array_equal(blocked["losses"][:, :refused], expected["losses"][:, :refused])
+    if name in ("fkm", "fkm2", "bfw"):
+        assert np.array_equal(blocked["plays"], played[refused])
+    assert _call(name, blocked, anything, 0, horizon, refused, refused) == horizon
+    for key in ("points", "previous", "sums", "losses"):
+        assert np.array_equal(blocked[key], states[horizon][key]), key
