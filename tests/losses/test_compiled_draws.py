@@ -120,7 +120,18 @@ def test_kernel_losses_of_zero_products_are_numpys_plus_zero():
     losses = np.empty((1, k))
     points = np.zeros((1, n))
     rounds.ogd_rounds(
-        points, theta, offset, -1.0, 0.0, oracle, check, losses, 0, -1, np.empty((6, n))
+        points,
+        theta,
+        offset,
+        -1.0,
+        0.0,
+        oracle,
+        check,
+        losses,
+        0,
+        -1,
+        np.empty((6, n)),
+        np.empty((5, 1, n)),
     )
     expected = row_dot(theta[0], np.zeros((k, n))) - offset[0]
     assert losses[0].tobytes() == expected.tobytes()
