@@ -220,7 +220,7 @@ def play_compiled(
         tick = time.perf_counter()
         params = stage.losses.row_chunk(index)  # the S sequences' chunk, stacked (S, rounds, ...)
         drawn = time.perf_counter()
-        count = runner.window(t, params, offset, room, buffer[:, filled:])
+        count = runner.window(t, params, offset, room, buffer, filled)
         played = time.perf_counter()
         filled += count
         if filled == buffer.shape[1] or t + count == horizon:
@@ -268,60 +268,70 @@ class _Runner:
             self.sums = (agent._gradient_sum, agent._linear, agent._gradient)
 
     def window(
-        self, t: int, params: dict[str, np.ndarray], offset: int, room: int, out: np.ndarray
+        self,
+        t: int,
+        params: dict[str, np.ndarray],
+        offset: int,
+        room: int,
+        losses: np.ndarray,
+        column: int,
     ) -> int:
         """Play rounds t, ..., t + k - 1 (k <= ``room``, within the agent's directions),
-        their losses into out[:, :k]; returns k."""
+        their losses into losses[:, column : column + k]; returns k."""
         plan, agent = self.plan, self.agent
         directions, start = None, 0
         if plan.name in ("fkm", "fkm2", "bfw"):
             directions, start, count = agent._directions.take_rows(room)
         else:
             count = min(room, WINDOW)
-        theta = params["theta"][:, offset : offset + count]
-        shifts = params["offset"][:, offset : offset + count]
-        losses = out[:, :count]
+        # whole arrays and origins: a view's layout would make numba compile another kernel
+        theta, shifts = params["theta"], params["offset"]
+        window = (offset, column, count)
         weights = plan.weights(t, count) if plan.weights is not None else None
         first, trusted = 0, -1
         while first < count:
-            first = self._call(directions, start, theta, shifts, weights, losses, first, trusted)
+            first = self._call(
+                directions, start, theta, shifts, weights, losses, window, first, trusted
+            )
             if first < count:
                 self._env_check(t + first)
                 trusted = first
         return count
 
-    def _call(self, directions, start, theta, shifts, weights, losses, first, trusted) -> int:  # type: ignore[no-untyped-def]
+    def _call(  # type: ignore[no-untyped-def]
+        self, directions, start, theta, shifts, weights, losses, window, first, trusted
+    ) -> int:
         k, plan, agent, params = self.kernels, self.plan, self.agent, self.agent.params
         common = (plan.oracle, plan.check)
         if plan.name == "fkm":
             return k.fkm_rounds(
                 self.points, directions, start, theta, shifts, plan.sign,
                 params["smoothing_radius"], agent._estimate_scale, self.residual, self.previous,
-                *common, self.plays, losses, first, trusted, self.work, self.saved,
+                *common, self.plays, losses, window, first, trusted, self.work, self.saved,
             )  # fmt: skip
         if plan.name == "fkm2":
             eta_d = params["step_size"] * agent._dimension
             return k.fkm2_rounds(
                 self.points, directions, start, theta, shifts, plan.sign,
-                params["smoothing_radius"], eta_d, *common, self.plays, losses, first, trusted,
-                self.work, self.saved,
+                params["smoothing_radius"], eta_d, *common, self.plays, losses, window, first,
+                trusted, self.work, self.saved,
             )  # fmt: skip
         if plan.name == "bfw":
             return k.bfw_rounds(
                 self.points, directions, start, theta, shifts, plan.sign,
                 params["smoothing_radius"], agent._estimate_scale, params["step_size"],
                 self.residual, self.previous, weights, *self.sums, agent._anchor, *common,
-                self.plays, losses, first, trusted, self.work, self.saved,
+                self.plays, losses, window, first, trusted, self.work, self.saved,
             )  # fmt: skip
         if plan.name == "ofw":
             return k.ofw_rounds(
                 self.points, theta, shifts, plan.sign, params["step_size"], weights,
-                *self.sums, agent._anchor, *common, losses, first, trusted, self.work,
+                *self.sums, agent._anchor, *common, losses, window, first, trusted, self.work,
                 self.saved,
             )  # fmt: skip
         return k.ogd_rounds(
             self.points, theta, shifts, plan.sign, params["step_size"], *common, losses,
-            first, trusted, self.work, self.saved,
+            window, first, trusted, self.work, self.saved,
         )  # fmt: skip
 
     def _env_check(self, t: int) -> None:

@@ -361,13 +361,14 @@ def _call(name, state, check, begin, end, first, trusted):  # type: ignore[no-un
 
     dim = state["points"].shape[1]
     inputs = state["inputs"]
-    theta, offset = inputs["theta"][:, begin:end], inputs["offset"][:, begin:end]
-    losses, weights = state["losses"][:, begin:end], inputs["weights"][begin:end]
+    theta, offset, losses = inputs["theta"], inputs["offset"], state["losses"]
+    weights = inputs["weights"][begin:end]
     shrunk = compiled._oracle(L2Ball(dim).shrink(0.2))
     full = compiled._oracle(L2Ball(dim))
     work, saved = np.empty((6, dim)), np.empty((5, *state["points"].shape))
     estimate, linear, gradient = state["sums"]
-    common = (losses, first - begin, trusted - begin if trusted >= 0 else -1, work, saved)
+    window = (begin, begin, end - begin)
+    common = (losses, window, first - begin, trusted - begin if trusted >= 0 else -1, work, saved)
     d = (state["points"], inputs["directions"], begin, theta, offset, -1.0, 0.2)
     if name == "fkm":
         found = rounds.fkm_rounds(

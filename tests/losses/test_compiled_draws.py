@@ -128,6 +128,7 @@ def test_kernel_losses_of_zero_products_are_numpys_plus_zero():
         oracle,
         check,
         losses,
+        (0, 0, k),
         0,
         -1,
         np.empty((6, n)),

@@ -2,11 +2,14 @@
 
 Each function is the agent's NumPy update (bco_gym/agents/<name>.py) in its order of
 operations, with the loss f_t(y) = <theta_t, y> + sign * offset_t evaluated inline.
-The losses' parameters come row first, ``theta`` (S, k, n) and ``offset`` (S, k), as
-:meth:`~bco_gym.losses.batch.LossBatch.row_chunk` stacks them; so do the directions, as
-the agents' direction streams draw them: the window's round j of row s is
-``directions[s, start + j]`` of the stream's chunk
-(:meth:`~bco_gym.agents.estimators.DirectionStream.take_rows`).
+The losses' parameters come row first, whole chunks ``theta`` (S, C, n) and ``offset``
+(S, C) as :meth:`~bco_gym.losses.batch.LossBatch.row_chunk` stacks them, and so do the
+directions, as the agents' direction streams draw them: with ``window = (origin,
+out_origin, count)``, the window's round j < count of row s is ``theta[s, origin + j]``,
+``directions[s, start + j]`` (the stream's chunk,
+:meth:`~bco_gym.agents.estimators.DirectionStream.take_rows`), and its loss goes to
+``losses[s, out_origin + j]``. Whole arrays and origins rather than a window's views: a
+view's layout (contiguous or not) would make numba compile another version of a kernel.
 
 The rounds make no array view: every row (a run's point, play, direction) is read and
 written in place by its index, and the oracles (:mod:`.oracles`) are inlined or called,
@@ -68,7 +71,7 @@ def restore_values(values, saved, k):  # pragma: no cover - compiled
 @kernel
 def fkm_rounds(
     points, directions, start, theta, offset, sign, delta, scale, residual, previous,
-    oracle, check, plays, losses, first, trusted, work, saved,
+    oracle, check, plays, losses, window, first, trusted, work, saved,
 ):  # fmt: skip  # pragma: no cover - compiled
     """FKM's rounds first.. of the window: y = u delta + x; f = f_t(y) (or f_t(y) -
     f_{t-1}(y_{t-1})); x <- Pi_{K_delta}(x - u (f * eta d/delta)). Returns the number of
@@ -76,7 +79,7 @@ def fkm_rounds(
     kind, radius, low, high, shrink, center, centered, shrunk = oracle
     check_kind, check_radius, check_low, check_high, atol = check
     rows, n = points.shape
-    count = theta.shape[1]
+    origin, out_origin, count = window
     for begin in range(first, count, BLOCK):
         limit = min(count, begin + BLOCK)
         keep(points, saved, 0)
@@ -92,8 +95,10 @@ def fkm_rounds(
                     ):
                         refused = min(refused, j)
                         break
-                    value = linear_value(theta, s, j, plays, s, offset[s, j], sign, work)
-                    losses[s, j] = value
+                    value = linear_value(
+                        theta, s, origin + j, plays, s, offset[s, origin + j], sign, work
+                    )
+                    losses[s, out_origin + j] = value
                     if residual:
                         value, previous[s] = value - previous[s], value
                     coefficient = value * scale
@@ -119,14 +124,14 @@ def fkm_rounds(
 @kernel
 def fkm2_rounds(
     points, directions, start, theta, offset, sign, delta, eta_d, oracle, check, plays, losses,
-    first, trusted, work, saved,
+    window, first, trusted, work, saved,
 ):  # fmt: skip  # pragma: no cover - compiled
     """Two-point FKM: plays x + u delta and x - u delta; counted loss (f+ + f-)/2;
     x <- Pi_{K_delta}(x - u ((eta d) (f+ - f-)/2 / delta)). ``plays`` is (S, 2, n)."""
     kind, radius, low, high, shrink, center, centered, shrunk = oracle
     check_kind, check_radius, check_low, check_high, atol = check
     rows, n = points.shape
-    count = theta.shape[1]
+    origin, out_origin, count = window
     pairs = plays.reshape((2 * rows, n))  # row 2s: x + u delta, row 2s + 1: x - u delta
     for begin in range(first, count, BLOCK):
         limit = min(count, begin + BLOCK)
@@ -151,9 +156,13 @@ def fkm2_rounds(
                     ):  # fmt: skip
                         refused = min(refused, j)
                         break
-                    plus = linear_value(theta, s, j, pairs, 2 * s, offset[s, j], sign, work)
-                    minus = linear_value(theta, s, j, pairs, 2 * s + 1, offset[s, j], sign, work)
-                    losses[s, j] = (plus + minus) / 2
+                    plus = linear_value(
+                        theta, s, origin + j, pairs, 2 * s, offset[s, origin + j], sign, work
+                    )
+                    minus = linear_value(
+                        theta, s, origin + j, pairs, 2 * s + 1, offset[s, origin + j], sign, work
+                    )
+                    losses[s, out_origin + j] = (plus + minus) / 2
                     coefficient = eta_d * ((plus - minus) / 2) / delta
                     for i in range(n):
                         work[4, i] = points[s, i] - directions[s, start + j, i] * coefficient
@@ -193,15 +202,15 @@ def frank_wolfe_step(
 @kernel
 def bfw_rounds(
     points, directions, start, theta, offset, sign, delta, scale, eta, residual, previous, weights,
-    estimate_sum, linear, gradient, anchor, oracle, check, plays, losses, first, trusted, work,
-    saved,
+    estimate_sum, linear, gradient, anchor, oracle, check, plays, losses, window, first, trusted,
+    work, saved,
 ):  # fmt: skip  # pragma: no cover - compiled
     """Bandit Frank-Wolfe: y = u delta + x; G += u (f d/delta); b = G eta; one online
     Frank-Wolfe step of weight sigma_t on <b, x> + ||x - x_1||^2 over K_delta."""
     kind, radius, low, high, shrink, center, centered, shrunk = oracle
     check_kind, check_radius, check_low, check_high, atol = check
     rows, n = points.shape
-    count = theta.shape[1]
+    origin, out_origin, count = window
     for begin in range(first, count, BLOCK):
         limit = min(count, begin + BLOCK)
         keep(points, saved, 0)
@@ -220,8 +229,10 @@ def bfw_rounds(
                     ):
                         refused = min(refused, j)
                         break
-                    value = linear_value(theta, s, j, plays, s, offset[s, j], sign, work)
-                    losses[s, j] = value
+                    value = linear_value(
+                        theta, s, origin + j, plays, s, offset[s, origin + j], sign, work
+                    )
+                    losses[s, out_origin + j] = value
                     if residual:
                         value, previous[s] = value - previous[s], value
                     coefficient = value * scale
@@ -251,14 +262,14 @@ def bfw_rounds(
 @kernel
 def ofw_rounds(
     points, theta, offset, sign, eta, weights, gradient_sum, linear, gradient, anchor,
-    oracle, check, losses, first, trusted, work, saved,
+    oracle, check, losses, window, first, trusted, work, saved,
 ):  # fmt: skip  # pragma: no cover - compiled
     """Online Frank-Wolfe (full information): play x; b = eta (nabla_1 + ... + nabla_{t-1});
     one Frank-Wolfe step of weight sigma_t; then nabla_t = theta_t joins the sum."""
     kind, radius, low, high, shrink, center, centered, shrunk = oracle
     check_kind, check_radius, check_low, check_high, atol = check
     rows, n = points.shape
-    count = theta.shape[1]
+    origin, out_origin, count = window
     for begin in range(first, count, BLOCK):
         limit = min(count, begin + BLOCK)
         keep(points, saved, 0)
@@ -274,7 +285,9 @@ def ofw_rounds(
                     ):
                         refused = min(refused, j)
                         break
-                    losses[s, j] = linear_value(theta, s, j, points, s, offset[s, j], sign, work)
+                    losses[s, out_origin + j] = linear_value(
+                        theta, s, origin + j, points, s, offset[s, origin + j], sign, work
+                    )
                     for i in range(n):
                         linear[s, i] = gradient_sum[s, i] * eta
                     frank_wolfe_step(
@@ -282,7 +295,7 @@ def ofw_rounds(
                         shrink, center, centered, shrunk, work,
                     )  # fmt: skip
                     for i in range(n):
-                        gradient_sum[s, i] += theta[s, j, i]
+                        gradient_sum[s, i] += theta[s, origin + j, i]
             if refused == limit:
                 break
             restore(points, saved, 0)
@@ -297,13 +310,13 @@ def ofw_rounds(
 
 @kernel
 def ogd_rounds(
-    points, theta, offset, sign, eta, oracle, check, losses, first, trusted, work, saved
+    points, theta, offset, sign, eta, oracle, check, losses, window, first, trusted, work, saved
 ):  # pragma: no cover - compiled
     """Projected online gradient descent: play x; x <- Pi_K(x - eta theta_t)."""
     kind, radius, low, high, shrink, center, centered, shrunk = oracle
     check_kind, check_radius, check_low, check_high, atol = check
     rows, n = points.shape
-    count = theta.shape[1]
+    origin, out_origin, count = window
     for begin in range(first, count, BLOCK):
         limit = min(count, begin + BLOCK)
         keep(points, saved, 0)
@@ -316,9 +329,11 @@ def ogd_rounds(
                     ):
                         refused = min(refused, j)
                         break
-                    losses[s, j] = linear_value(theta, s, j, points, s, offset[s, j], sign, work)
+                    losses[s, out_origin + j] = linear_value(
+                        theta, s, origin + j, points, s, offset[s, origin + j], sign, work
+                    )
                     for i in range(n):
-                        work[4, i] = points[s, i] - eta * theta[s, j, i]
+                        work[4, i] = points[s, i] - eta * theta[s, origin + j, i]
                     project(
                         kind, radius, low, high, shrink, center, centered, shrunk, 4, points, s,
                         work,
