@@ -7,8 +7,8 @@ takes them in one pass, without the temporaries. Its sums of squares are in its 
 order, not einsum's: a squared distance within a few ulps of ``limit`` may be judged
 differently. That cannot change a verdict: the certificate only ever accepts, a block it
 does not accept gets the exact check, and a play whose distance is that close to the
-limit is inside K by the certificate's slack either way (tests/envs/test_feasibility_
-kernels.py compares both on blocks built near the limit).
+limit is inside K by the certificate's slack either way
+(``tests/envs/test_feasibility_kernels.py`` compares both on blocks built near the limit).
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ with ||g_t||^2 NumPy's pairwise sum of the row's squares (``row_dot``), so every
 is the NumPy code's. The power r_t stays NumPy's (its vectorised ``pow`` may differ in
 the last bit from the C library's that numba calls), and so do the draws. Only for sets
 whose direction space is all of R^n (V's projection the identity): the ball, the box,
-the l1 ball. Installed by the compiled loops (:meth:`LinearLoss.use_kernel`); the
+the l1 ball. Installed by the compiled loops
+(:meth:`~bco_gym.losses.linear.LinearLoss.use_kernel`); the
 chunks are the same bits with or without it (tests/losses/test_compiled_draws.py).
 
 :func:`linear_values` evaluates a span of rounds as ``LinearLoss._evaluate`` does (the
