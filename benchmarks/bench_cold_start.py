@@ -1,0 +1,48 @@
+"""Cold start of the compiled kernels: CPU seconds of a first process with an empty numba
+cache, then of a second process loading what the first compiled.
+
+Each process plays fkm, bfw, ofw, ogd and fkm2 on the ball (a single run and a batch of
+two each, T = 300, ``BCO_GYM_KERNELS=on``) and a batched bbcg (the block loop's compiled
+tracker, sums, draws and certificate), in a fresh ``NUMBA_CACHE_DIR``. The load average
+is printed beside each figure (docs/performance.md, "Cold start").
+
+Run:  python benchmarks/bench_cold_start.py
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+
+PLAY = """
+import os, time, warnings
+warnings.simplefilter("ignore")
+os.environ["BCO_GYM_KERNELS"] = "on"
+start = time.process_time()
+from bco_gym.experiment import run, run_many
+for agent, feedback in (("fkm", "bandit"), ("bfw", "bandit"), ("ofw", "full"),
+                        ("ogd", "full"), ("fkm2", "two-point")):
+    run("BCO-Ball-v0", agent, horizon=300, env_kwargs={"feedback": feedback})
+    run_many("BCO-Ball-v0", agent, [0, 1], horizon=300, env_kwargs={"feedback": feedback})
+run_many("BCO-Ball-v0", "bbcg", [0, 1], horizon=3000)
+print(time.process_time() - start)
+"""
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "OMP_NUM_THREADS": "1"}
+        for label in ("cold (empty cache)", "warm (cache loaded)"):
+            before = os.getloadavg()[0]
+            out = subprocess.run(
+                [sys.executable, "-c", PLAY], env=env, capture_output=True, text=True, check=True
+            )
+            seconds = float(out.stdout.strip().splitlines()[-1])
+            after = os.getloadavg()[0]
+            print(f"{label}: {seconds:.1f} s of CPU (load {before:.1f}-{after:.1f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
