@@ -4,8 +4,11 @@
 it was written from the code before the speed work of issue 18 (second round: the
 interval-regret tracker, the adversary's chunk draws, the one-pass comparator of the block
 path), so ``test_pinned_runs.py`` checks those changes moved no bit of any result.
-A fingerprint is the SHA-256 of every float a result reports (losses, comparator,
-regret, interval regrets), with the final regret beside it in hex for a reader.
+A fingerprint is the SHA-256 of every float of the play a result reports (losses,
+comparator, regret), with the final regret beside it in hex for a reader, and apart the
+SHA-256 of its interval regrets (adaptive, dynamic, per length, switching) with their
+values. The JSON keeps, instead of those values, ``intervals_before``: the values from
+before the ball's interval regrets took their closed form (test_pinned_runs.py says why).
 """
 
 from __future__ import annotations
@@ -38,8 +41,10 @@ KERNEL_CASES: tuple[tuple[str, str, str, str, int, tuple[int, ...]], ...] = (
 )
 
 
-def fingerprint(result: Any) -> dict[str, str]:
-    """SHA-256 of the result's reported floats, and its final regret in hex."""
+def fingerprint(result: Any) -> dict[str, Any]:
+    """SHA-256 of the result's reported floats of the play (losses, comparator, regret),
+    its final regret in hex, and apart the interval regrets: their SHA-256 and their
+    values in hex (:func:`interval_values`)."""
     digest = hashlib.sha256()
     for array in (
         result.cumulative_loss,
@@ -48,15 +53,30 @@ def fingerprint(result: Any) -> dict[str, str]:
         result.round_losses,
     ):
         digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+    values = interval_values(result)
+    intervals = hashlib.sha256(json.dumps(values, sort_keys=True).encode())
+    return {
+        "sha256": digest.hexdigest(),
+        "final_regret": float(result.final_regret).hex(),
+        "intervals_sha256": intervals.hexdigest(),
+        "intervals": values,
+    }
+
+
+def interval_values(result: Any) -> dict[str, Any]:
+    """The result's adaptive, dynamic and interval regrets, every float in hex."""
     interval = {k: v for k, v in result.interval_regret.items()}
-    digest.update(
+    return json.loads(
         json.dumps(
-            [float(result.adaptive_regret).hex(), float(result.dynamic_regret).hex(), interval],
+            {
+                "adaptive_regret": float(result.adaptive_regret).hex(),
+                "dynamic_regret": float(result.dynamic_regret).hex(),
+                "interval_regret": interval,
+            },
             sort_keys=True,
             default=lambda v: float(v).hex(),
-        ).encode()
+        )
     )
-    return {"sha256": digest.hexdigest(), "final_regret": float(result.final_regret).hex()}
 
 
 def case_key(case: tuple[Any, ...]) -> str:
@@ -64,7 +84,7 @@ def case_key(case: tuple[Any, ...]) -> str:
     return f"{env_id} {agent} {feedback} {loss} T={horizon} seeds={list(seeds)}"
 
 
-def fingerprints(case: tuple[Any, ...]) -> list[dict[str, str]]:
+def fingerprints(case: tuple[Any, ...]) -> list[dict[str, Any]]:
     """The fingerprints of ``run_many`` over the case's seeds (one per seed)."""
     from bco_gym.experiment import run_many
 
@@ -75,7 +95,7 @@ def fingerprints(case: tuple[Any, ...]) -> list[dict[str, str]]:
     return [fingerprint(result) for result in results]
 
 
-def pinned() -> dict[str, list[dict[str, str]]]:
+def pinned() -> dict[str, list[dict[str, Any]]]:
     """Every case's fingerprints, keyed by mode and case."""
     found = {}
     for mode, cases in (("off", CASES), ("on", KERNEL_CASES)):

@@ -3,13 +3,22 @@
 The fingerprints in ``data/pinned_runs.json`` were written by ``pinned_runs.py`` from the
 NumPy path (kernels off) and from the compiled kernels (kernels on) before the
 interval-regret tracker, the adversary's chunk draws and the block path's comparator were
-made cheaper; every float a result reports must still be the same.
+made cheaper; every float of the play a result reports (losses, comparator, regret) must
+still be the same.
+
+One deliberate change: the interval regrets on the ball. Their best values became the
+closed form -r ||Theta|| with a pairwise norm (``ball_best_values`` in
+bco_gym/losses/intervals.py), where they had been <Theta, lmo(Theta)> with the set's BLAS
+norm, so that the compiled tracker needs no call back into NumPy. Their hash was pinned
+again then (``intervals_sha256``); ``intervals_before`` keeps the values from before, and
+every interval regret must stay within 1e-12 of them (relative to the run's scale).
 """
 
 from __future__ import annotations
 
 import json
 import pathlib
+from typing import Any
 
 import pinned_runs
 import pytest
@@ -21,7 +30,7 @@ PINNED = json.loads((pathlib.Path(__file__).parent / "data" / "pinned_runs.json"
 @pytest.mark.parametrize("case", pinned_runs.CASES, ids=pinned_runs.case_key)
 def test_numpy_path_results_are_the_pinned_ones(monkeypatch, case) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("BCO_GYM_KERNELS", "off")
-    assert pinned_runs.fingerprints(case) == PINNED[f"off: {pinned_runs.case_key(case)}"]
+    check(pinned_runs.fingerprints(case), PINNED[f"off: {pinned_runs.case_key(case)}"])
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -29,4 +38,37 @@ def test_numpy_path_results_are_the_pinned_ones(monkeypatch, case) -> None:  # t
 def test_kernel_results_are_the_pinned_ones(monkeypatch, case) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("numba")
     monkeypatch.setenv("BCO_GYM_KERNELS", "on")
-    assert pinned_runs.fingerprints(case) == PINNED[f"on: {pinned_runs.case_key(case)}"]
+    check(pinned_runs.fingerprints(case), PINNED[f"on: {pinned_runs.case_key(case)}"])
+
+
+def check(found: list[dict[str, Any]], pinned: list[dict[str, Any]]) -> None:
+    """The play bit for bit, the interval regrets' hash, and their values near the old."""
+    assert len(found) == len(pinned)
+    for run, pin in zip(found, pinned, strict=True):
+        assert (run["sha256"], run["final_regret"]) == (pin["sha256"], pin["final_regret"])
+        assert run["intervals_sha256"] == pin["intervals_sha256"]
+        now, before = leaves(run["intervals"]), leaves(pin["intervals_before"])
+        assert now.keys() == before.keys()
+        scale = max(abs(v) for v in before.values() if isinstance(v, float))
+        for key, value in before.items():
+            if isinstance(value, float):
+                assert abs(now[key] - value) <= 1e-12 * scale, key
+            else:  # lengths, the worst interval, segments, None
+                assert now[key] == value, key
+
+
+def leaves(values: Any, prefix: str = "") -> dict[str, Any]:
+    """Every leaf of a nested dict or list keyed by its path, floats (hex or decimal) as
+    floats."""
+    found: dict[str, Any] = {}
+    if isinstance(values, dict):
+        for key, value in values.items():
+            found.update(leaves(value, f"{prefix}/{key}"))
+    elif isinstance(values, list):
+        for index, value in enumerate(values):
+            found.update(leaves(value, f"{prefix}/{index}"))
+    elif isinstance(values, str) and "0x" in values:
+        found[prefix] = float.fromhex(values)
+    else:
+        found[prefix] = values
+    return found
