@@ -13,9 +13,10 @@ is drawn). So the S sequences' current chunks, stacked into arrays of shape
 (chunk_size, S, ...) (a round's S rows contiguous), evaluated as if rows were rounds
 (``params[key][offset]`` for round t = chunk * chunk_size + offset), give every row's own
 values. The stacks are refreshed once per chunk. (A long block, of ``ROW_BLOCK_ROUNDS``
-rounds or more, is evaluated row by row instead: S calls vectorised over the block's
-rounds, bit-equal as the evaluation is row-independent, without copying every chunk
-into the stack.)
+rounds or more, copies only its own rounds instead: per chunk it spans, each row's
+parameters of those rounds concatenated row after row, (S * rounds, ...), and one
+``_evaluate`` call on them, bit-equal for the same reason, without copying every chunk
+into the stack and without a Python call per row into the family.)
 
 What a family must satisfy for this (``batch_evaluable``):
 
@@ -61,8 +62,8 @@ from bco_gym.losses.quadratic import QuadraticLoss
 from bco_gym.losses.regression import RegressionLoss
 from bco_gym.sets.checks import all_finite
 
-#: From this many rounds on, a block is evaluated row by row on each sequence's own chunk
-#: (S calls, no stacked copy of the chunks); shorter ones on the stacked chunks.
+#: From this many rounds on, a block is evaluated on a copy of its own rounds' parameters
+#: (no stacked copy of the chunks); shorter ones on the stacked chunks.
 ROW_BLOCK_ROUNDS = 32
 
 #: The built-in families whose ``_evaluate`` satisfies the module docstring's conditions.
@@ -169,8 +170,10 @@ class LossBatch:
                 f"{self.name} loss batch: points of shape {points.shape}, expected {expected}"
             )
         self._check_points(points, (self.size, points.shape[1], *self.shape), "(S, k, *shape)")
-        if not self.stacked or points.shape[1] >= ROW_BLOCK_ROUNDS:
+        if not self.stacked:
             values = self._row_losses(start, points)
+        elif points.shape[1] >= ROW_BLOCK_ROUNDS:
+            values = self._gathered_losses(start, points)
         else:
             values = np.empty((self.size, points.shape[1]))
             for first, stop, params in self._pieces(start, start + points.shape[1]):
@@ -275,6 +278,58 @@ class LossBatch:
                 out = None
             stacked[key] = np.stack(arrays, axis=axis, out=out)
         return stacked
+
+    def _gathered_losses(self, start: int, points: np.ndarray) -> np.ndarray:
+        """A long block of a stacked family: per chunk it spans, the rows' parameters of
+        its rounds concatenated row after row ((S * rounds, ...), a copy of the block's
+        rounds only) and one ``_evaluate`` call on them, bit-equal to each row's own
+        call as the evaluation is row-independent (module docstring)."""
+        rows, rounds = points.shape[:2]
+        stop = start + rounds
+        for sequence in self.sequences:
+            sequence._check_within_horizon(stop)
+        values = np.empty((rows, rounds))
+        t = start
+        while t < stop:
+            index, offset = divmod(t, self.chunk_size)
+            end = min(stop, (index + 1) * self.chunk_size)
+            window = slice(offset, offset + end - t)
+            chunks = [sequence.chunk(index) for sequence in self.sequences]
+            params = {key: self._concatenated(chunks, key, t, window) for key in chunks[0]}
+            piece = points[:, t - start : end - start]
+            count = rows * (end - t)
+            flat = self._evaluate_family(params, slice(0, count), piece.reshape(count, *self.shape))
+            if np.shape(flat) != (count,):
+                raise InvalidLossError(
+                    f"{self.label}: {count} values expected from the batched evaluation of "
+                    f"rounds {t}..{end - 1}, got an array of shape {np.shape(flat)}"
+                )
+            values[:, t - start : end - start] = np.reshape(flat, (rows, end - t))
+            t = end
+        return values
+
+    def _concatenated(
+        self, chunks: list[Params], key: str, first: int, window: slice
+    ) -> np.ndarray:
+        """Parameter ``key`` of rounds ``window`` (from round ``first`` on) of every row's
+        chunk, row after row: (S * rounds, ...)."""
+        try:
+            pieces = [chunk[key][window] for chunk in chunks]
+            joined = np.concatenate(pieces)
+        except (IndexError, TypeError, ValueError):
+            raise ValueError(
+                f"{self.name} loss: chunk parameter {key!r} has no common leading round axis "
+                "in every row; the family cannot be batch-evaluated (see bco_gym.losses.batch)"
+            ) from None
+        rounds = window.stop - window.start
+        if len(joined) != len(chunks) * rounds:  # a piece is never longer than the window
+            row = next(row for row, piece in enumerate(pieces) if len(piece) != rounds)
+            held = len(pieces[row])
+            raise InvalidLossError(
+                f"{self._where(first + held, row)}: no parameter {key!r} for this round (the "
+                f"chunk holds {held} of rounds {first}..{first + rounds - 1})"
+            )
+        return joined
 
     def _row_losses(self, start: int, points: np.ndarray) -> np.ndarray:
         """The exact fallback: each row's own chunks and ``_evaluate``, as ``losses`` does."""

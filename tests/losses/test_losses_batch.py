@@ -162,3 +162,59 @@ def test_a_short_last_chunk_is_stacked():
     assert batch.losses(FiniteLinear.rounds - 1, points[:, 0]).tolist() == [
         s.loss(FiniteLinear.rounds - 1, points[0, 0]) for s in sequences
     ]
+
+
+class CountedLinear(LinearLoss):
+    """Opted in; counts its ``_evaluate`` calls and the rounds they evaluate."""
+
+    name = "counted-linear"
+    batch_evaluable: ClassVar[bool] = True
+    calls: ClassVar[list[int]] = []
+
+    def _evaluate(self, params, part, points):
+        CountedLinear.calls.append(len(points))
+        return super()._evaluate(params, part, points)
+
+
+def test_a_long_block_is_one_call_per_chunk_it_spans_and_each_rows_own():
+    sequences = make_rows(CountedLinear)
+    batch = LossBatch(sequences)
+    chunk = batch.chunk_size
+    rng = np.random.default_rng(1)
+    for start, count, pieces in ((7, 2 * ROW_BLOCK_ROUNDS, 1), (chunk - 9, ROW_BLOCK_ROUNDS, 2)):
+        points = rng.uniform(-0.7, 0.7, (ROWS, count, 2))
+        CountedLinear.calls.clear()
+        values = batch.block(start, points)
+        assert len(CountedLinear.calls) == pieces and sum(CountedLinear.calls) == ROWS * count
+        for row, s in enumerate(sequences):
+            assert np.array_equal(values[row], s.losses(start, points[row]))
+
+
+def test_a_long_block_past_a_short_last_chunk_names_the_round_and_row():
+    sequences = make_rows(FiniteLinear)
+    batch = LossBatch(sequences)
+    count = ROW_BLOCK_ROUNDS + 2
+    points = np.full((ROWS, count, 2), 0.1)
+    start = FiniteLinear.rounds - count
+    values = batch.block(start, points)  # the last rounds there are: each row's own values
+    for row, s in enumerate(sequences):
+        assert np.array_equal(values[row], s.losses(start, points[row]))
+    with pytest.raises(InvalidLossError, match=rf"round {FiniteLinear.rounds}, row 0: no param"):
+        batch.block(start + 1, points)
+
+
+class UnroundedLinear(LinearLoss):
+    """Opted in, but one chunk parameter has no round axis (a scalar)."""
+
+    name = "unrounded-linear"
+    batch_evaluable: ClassVar[bool] = True
+
+    def _draw_chunk(self, rng, first, size):
+        return {**super()._draw_chunk(rng, first, size), "scale": np.float64(2.0)}
+
+
+@pytest.mark.parametrize("count", [3, ROW_BLOCK_ROUNDS])
+def test_a_chunk_parameter_without_a_round_axis_is_refused(count):
+    batch = LossBatch(make_rows(UnroundedLinear))
+    with pytest.raises(ValueError, match="'scale' has no common leading round axis"):
+        batch.block(0, np.zeros((ROWS, count, 2)))
