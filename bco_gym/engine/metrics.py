@@ -128,9 +128,11 @@ class ThetaSums:
     The rounds come as pieces of chunks; each piece is cut at the checkpoints, and each
     cut piece summed (``theta[part].sum(0)``) and added to the running total, exactly as
     :meth:`~bco_gym.losses.base.LossSequence.prefix_sums` cuts and adds them: the same
-    floats in the same order, so the totals are ``summed_vectors``' bit for bit. A
-    compiled ``column_sums`` (:func:`bco_gym.agents.kernels.sums.column_sums`) takes the
-    pieces' sums in NumPy's order when given.
+    floats in the same order, so the totals are ``summed_vectors``' bit for bit. Given
+    ``column_sums`` (:func:`bco_gym.agents.kernels.sums.column_sums`: the kernels are on),
+    a span's pieces are summed and added in one compiled call
+    (:func:`bco_gym.agents.kernels.prefix.checkpoint_sums`, which sums each piece in
+    NumPy's order as ``column_sums`` does).
     """
 
     def __init__(self, checkpoints: Any, column_sums: Any = None):
@@ -141,26 +143,53 @@ class ThetaSums:
 
     def add(self, theta: np.ndarray, offset: int, start: int, end: int) -> None:
         """Rounds [start, end), whose theta_t are ``theta[offset + t - start]``."""
-        while start < end and len(self.found) < len(self.stops):
-            stop = min(end, self.stops[len(self.found)])
-            piece = self._piece(theta, offset, stop - start)
+        counts, marks = [], []  # the pieces cut at the checkpoints; whether one ends there
+        reached = len(self.found)
+        while start < end and reached < len(self.stops):
+            stop = min(end, self.stops[reached])
+            counts.append(stop - start)
+            marks.append(stop == self.stops[reached])
+            reached += marks[-1]
+            start = stop
+        if not counts:
+            return
+        if self._compiled(theta):
+            self._add_compiled(theta, offset, counts, marks)
+            return
+        for count, mark in zip(counts, marks, strict=True):
+            piece = theta[offset : offset + count].sum(0)
             total = self._total
             self._total = np.array(piece, dtype=float) if total is None else total + piece
-            if stop == self.stops[len(self.found)]:
+            if mark:
                 self.found.append(self._total.copy())
-            offset += stop - start
-            start = stop
+            offset += count
 
-    def _piece(self, theta: np.ndarray, offset: int, count: int) -> np.ndarray:
-        """theta[offset : offset + count].sum(0), compiled when it can be (same floats)."""
-        compiled = self._column_sums
-        if compiled is None or theta.ndim != 2 or theta.dtype != np.float64:
-            return theta[offset : offset + count].sum(0)
-        if not theta.flags.c_contiguous:
-            return theta[offset : offset + count].sum(0)
-        piece = np.empty(theta.shape[1])
-        compiled(theta, offset, count, piece)
-        return piece
+    def _compiled(self, theta: np.ndarray) -> bool:
+        """Whether the pieces are summed compiled (the same floats): kernels on, rows of
+        float64 in C order."""
+        return (
+            self._column_sums is not None
+            and theta.ndim == 2
+            and theta.dtype == np.float64
+            and theta.flags.c_contiguous
+        )
+
+    def _add_compiled(
+        self, theta: np.ndarray, offset: int, counts: list[int], marks: list[bool]
+    ) -> None:
+        """:meth:`add`'s pieces in one call of
+        :func:`~bco_gym.agents.kernels.prefix.checkpoint_sums` (the same floats)."""
+        from bco_gym.agents.kernels.prefix import checkpoint_sums
+
+        started = self._total is not None
+        if self._total is None:
+            self._total = np.empty(theta.shape[1])
+        out = np.empty((sum(marks), theta.shape[1]))
+        checkpoint_sums(
+            theta, offset, np.array(counts, dtype=np.int64), np.array(marks), self._total,
+            started, out, np.empty(theta.shape[1]),
+        )  # fmt: skip
+        self.found.extend(out)
 
 
 def changing_fields(metrics: IntervalMetrics | None, reason: str | None) -> dict[str, Any]:

@@ -118,3 +118,26 @@ def test_theta_sums_are_the_same_with_the_compiled_pieces():
     assert len(fast.found) == len(plain.found) == len(stops)
     for a, b in zip(fast.found, plain.found, strict=True):
         assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("dim", [1, 3, 10])
+def test_theta_sums_in_one_compiled_call_per_span_are_numpys(dim):
+    """Many checkpoints in one span (log-spaced, as the runs' defaults), spans starting
+    mid-chunk, signed zeros and a strided chunk (the NumPy path): the same totals."""
+    rng = np.random.default_rng(dim)
+    horizon = 3000
+    stops = sorted({*np.rint(np.geomspace(1, horizon, 40)).astype(int).tolist(), horizon})
+    plain, fast = ThetaSums(stops), ThetaSums(stops, column_sums)
+    for chunk_start in range(0, horizon, 1024):
+        size = min(1024, horizon - chunk_start)
+        theta = rng.standard_normal((size, dim)) * 10.0 ** rng.integers(-3, 4, size=(size, 1))
+        theta[: size // 7] = -0.0
+        if chunk_start == 1024:
+            theta = np.asfortranarray(theta)  # not C order: NumPy's sums
+        cut = int(rng.integers(0, size + 1))
+        for sums in (plain, fast):
+            sums.add(theta, 0, chunk_start, chunk_start + cut)
+            sums.add(theta, cut, chunk_start + cut, chunk_start + size)
+    assert len(fast.found) == len(plain.found) == len(stops)
+    for a, b in zip(fast.found, plain.found, strict=True):
+        assert a.tobytes() == b.tobytes()
