@@ -45,11 +45,21 @@ class LatencyHistogram:
         """How many round times were counted."""
         return int(self.counts.sum())
 
-    def add(self, times_us: np.ndarray | float, weight: int = 1) -> None:
-        """Count each of ``times_us`` (µs, >= 0) ``weight`` times."""
+    def add(self, times_us: np.ndarray | float, weight: int | np.ndarray = 1) -> None:
+        """Count each of ``times_us`` (µs, >= 0) ``weight`` times; ``weight`` is one count
+        for all, or one per time (an integer array of the same shape)."""
         times = np.atleast_1d(np.asarray(times_us, dtype=np.float64))
         if times.size == 0:
             return
+        weights = None
+        if not isinstance(weight, int | np.integer):
+            weights = np.asarray(weight)
+            if weights.shape != times.shape or weights.dtype.kind not in "iu":
+                raise ValueError(
+                    f"weight must be a count of rounds or an integer array of shape "
+                    f"{times.shape} (one count per time), got {weight!r}"
+                )
+            weight = int(weights.min())
         if weight < 1:
             raise ValueError(f"weight must be a positive count of rounds, got {weight!r}")
         index = np.zeros(times.shape, dtype=np.int64)
@@ -59,7 +69,10 @@ class LatencyHistogram:
         index[positive] = np.minimum(
             np.floor(octaves * PER_OCTAVE).astype(np.int64) + 1, BUCKETS - 1
         )
-        self.counts += weight * np.bincount(index, minlength=BUCKETS)
+        if weights is None:
+            self.counts += weight * np.bincount(index, minlength=BUCKETS)
+        else:
+            np.add.at(self.counts, index, weights)
         self.maximum = max(self.maximum, float(times.max()))
 
     def quantile(self, q: float) -> float:

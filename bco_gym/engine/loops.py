@@ -4,7 +4,8 @@
   feedback (``supports_blocks``: BBCG, random). Per block: ``agent.block_actions()``
   ((S, k, *shape) plays), the feasibility check of the whole block
   (:meth:`~bco_gym.envs.feasibility.Feasibility.block`), the (S, k) losses in one
-  :meth:`~bco_gym.losses.batch.LossBatch.block` call, ``agent.update_block``.
+  :meth:`~bco_gym.losses.batch.LossBatch.block` call, ``agent.update_block``; the
+  losses reach the tallies gathered over blocks, at the loss chunks' ends.
 * :func:`play_lean` -- every other agent, round by round without Gymnasium's per-round
   API: ``agent.act(obs)`` ((S, *shape)), the round's feasibility check (projection if
   the env projects), the (S,) losses (and gradients with full information),
@@ -192,7 +193,7 @@ def play_block(
     check, evaluate = stage.feasibility.block, stage.losses.block
     uses_anchors = stage.feasibility.uses_anchors
     agent_seconds = env_seconds = 0.0
-    latency = LatencyHistogram()
+    feed = _BlockFeed(tallies, horizon, stage.losses.chunk_size)
     bar = progress_bar(horizon, progress)
     played = 0
     tick = time.perf_counter()
@@ -208,17 +209,66 @@ def play_block(
         stepped = time.perf_counter()
         agent.update_block(feedback)
         done = time.perf_counter()
-        for tally, row_values in zip(tallies, values, strict=True):
-            tally.add(row_values)
         agent_seconds += (acted - tick) + (done - stepped)
         env_seconds += stepped - acted
-        rounds = values.shape[1]
-        latency.add((done - tick) * 1e6 / (rounds * stage.rows), weight=rounds)
-        played += rounds
-        _advance(bar, rounds)
+        feed.add(values, (done - tick) * 1e6 / (values.shape[1] * stage.rows))
+        played += values.shape[1]
+        _advance(bar, values.shape[1])
         tick = time.perf_counter()
     _close(bar)
-    return Played(tallies, agent_seconds, env_seconds, latency, one_pass_comparators(tallies))
+    return Played(tallies, agent_seconds, env_seconds, feed.latency, one_pass_comparators(tallies))
+
+
+class _BlockFeed:
+    """The block loop's losses and round times on their way to the tallies and the
+    latency histogram, gathered over blocks (a Python call per row per block costs more
+    than the block's own tally work): up to a chunk and ``LEAN_BUFFER`` rounds, handed
+    over whenever a block ends in a later chunk of the loss sequences than it began (so
+    the tallies read each completed chunk while the sequences still keep it: they keep
+    the last two read) and at the horizon. The tallies' sums are exact and their
+    trackers cut spans at chunk ends themselves, so how the rounds are grouped changes
+    no float (the lean loop hands them ``LEAN_BUFFER`` rounds at a time)."""
+
+    def __init__(self, tallies: list[LossTally], horizon: int, chunk_size: int):
+        self.tallies, self.horizon, self.chunk_size = tallies, horizon, chunk_size
+        self.latency = LatencyHistogram()
+        # a chunk and a block fit (no hand-over before a chunk's end when blocks are short)
+        self._buffer = np.empty((len(tallies), min(horizon, chunk_size + LEAN_BUFFER)))
+        self._buffered = 0
+        self._played = 0
+        self._times: list[float] = []  # µs per row-round of each block gathered
+        self._rounds: list[int] = []
+
+    def add(self, values: np.ndarray, time_us: float) -> None:
+        """The (S, k) losses of the next block and its time per row-round."""
+        rounds = values.shape[1]
+        if self._buffered + rounds > self._buffer.shape[1]:
+            self.flush()
+        if rounds > self._buffer.shape[1]:
+            self._hand_over(values)
+        else:
+            self._buffer[:, self._buffered : self._buffered + rounds] = values
+            self._buffered += rounds
+        self._times.append(time_us)
+        self._rounds.append(rounds)
+        first, self._played = self._played, self._played + rounds
+        if self._played == self.horizon or (
+            self._played // self.chunk_size > first // self.chunk_size
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        if self._buffered:
+            self._hand_over(self._buffer[:, : self._buffered])
+            self._buffered = 0
+        if self._times:
+            self.latency.add(np.array(self._times), weight=np.array(self._rounds))
+            self._times.clear()
+            self._rounds.clear()
+
+    def _hand_over(self, values: np.ndarray) -> None:
+        for tally, row_values in zip(self.tallies, values, strict=True):
+            tally.add(row_values)
 
 
 def _pair_block(stage: Stage, plays: Any, start: int, anchor: Any) -> np.ndarray:

@@ -445,3 +445,35 @@ def test_cli_gym_loop_flag(capsys):
     assert "block loop" in capsys.readouterr().out
     assert cli_main(["run", "--horizon", "60", "--quiet", "--gym-loop"]) == 0
     assert "gym loop" in capsys.readouterr().out
+
+
+class _Spans:
+    """A stand-in tally that records the spans of rounds it is handed."""
+
+    def __init__(self) -> None:
+        self.spans: list[np.ndarray] = []
+
+    def add(self, values: np.ndarray) -> None:
+        self.spans.append(np.array(values))
+
+
+@pytest.mark.parametrize(("block", "chunk", "horizon"), [(7, 20, 100), (3, 4, 30), (50, 20, 130)])
+def test_the_block_feed_hands_every_round_over_in_order_at_chunk_ends(block, chunk, horizon):
+    from bco_gym.engine.loops import LEAN_BUFFER, _BlockFeed
+
+    tallies = [_Spans(), _Spans()]
+    feed = _BlockFeed(tallies, horizon, chunk)
+    losses = np.arange(2 * horizon, dtype=float).reshape(2, horizon)
+    played, ends = 0, []
+    while played < horizon:
+        rounds = min(block, horizon - played)
+        feed.add(losses[:, played : played + rounds], float(rounds))
+        played += rounds
+        if played // chunk > (played - rounds) // chunk or played == horizon:
+            ends.append(played)  # where a hand-over must have happened
+    for row, tally in enumerate(tallies):
+        assert np.array_equal(np.concatenate(tally.spans), losses[row])
+        handed = np.cumsum([len(span) for span in tally.spans])
+        assert handed.tolist() == ends  # at the chunk ends and the horizon, nowhere else
+        assert max(len(span) for span in tally.spans) <= chunk + LEAN_BUFFER
+    assert feed.latency.rounds == horizon

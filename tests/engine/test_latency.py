@@ -48,6 +48,19 @@ def test_weights_count_a_time_as_many_rounds():
     assert weighted.summary() == repeated.summary()
 
 
+def test_a_weight_per_time_counts_each_time_as_its_own_rounds():
+    weighted, repeated = LatencyHistogram(), LatencyHistogram()
+    times = np.array([3.0, 50.0, 3.0, 1e-6])
+    weighted.add(times, weight=np.array([2, 5, 1, 4]))
+    repeated.add(np.repeat(times, [2, 5, 1, 4]))
+    assert weighted.rounds == 12
+    assert np.array_equal(weighted.counts, repeated.counts)
+    assert weighted.summary() == repeated.summary()
+    for bad in (np.array([2, 0, 1, 1]), np.array([2.0, 1.0, 1.0, 1.0]), np.array([1, 2])):
+        with pytest.raises(ValueError, match="weight must be"):
+            LatencyHistogram().add(times, weight=bad)
+
+
 def test_extremes_land_in_the_underflow_and_overflow_buckets():
     histogram = LatencyHistogram()
     histogram.add(np.array([0.0, 1e-9, 1e12]))
