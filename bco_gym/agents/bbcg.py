@@ -353,9 +353,10 @@ class BlockBanditCG(BatchAgent):
         """Add the slice's sum_s f_s u_s = sum_s (f_s/||P_V g_s||) P_V g_s, row by row."""
         weights = self._slice_values() / self._norms
         flat = self._tangent.reshape(self.rows, self._slice_rounds, -1)
-        block_sum = self._block_sum.reshape(self.rows, -1)
-        for row in range(self.rows):  # one product per row: its value is the row's own
-            block_sum[row] += weights[row] @ flat[row]
+        # One vector-matrix product per row: matmul loops over the rows and makes each
+        # row's BLAS call, the one a single run makes (its value is the row's own).
+        sums = np.matmul(weights[:, np.newaxis], flat)
+        self._block_sum += sums.reshape(self._block_sum.shape)
 
     def _finish_block(self) -> None:
         """End block m: g_hat_m = (d/delta) sum f_s u_s; x_m from the routine (m > 1)."""

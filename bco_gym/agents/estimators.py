@@ -141,8 +141,9 @@ def tangent_gaussian_rows(
         if not full_dimensional:
             vectors[row] = convex_set.tangent_many(vectors[row])
     norms = _row_norms(vectors.reshape(rows * count, *shape)).reshape(rows, count)
-    for row in np.flatnonzero(~np.all(norms, axis=1)):
-        _redraw_zero_norms(convex_set, rngs[row], vectors[row], norms[row], full_dimensional)
+    if not norms.all():  # one pass over all norms; the rows only when one is zero
+        for row in np.flatnonzero(~np.all(norms, axis=1)):
+            _redraw_zero_norms(convex_set, rngs[row], vectors[row], norms[row], full_dimensional)
     return vectors, norms
 
 

@@ -118,8 +118,11 @@ def conditional_gradient_rows(
     iterations = np.zeros(rows, dtype=np.int64)
     active = np.arange(rows)
     for iteration in range(1, max_iterations + 1):
-        z = points[active]
-        gradient = linear[active] + 2.0 * (z - anchors[active])
+        if len(active) == rows:  # every row still running: the arrays, no gathered copies
+            z, gradient = points, linear + 2.0 * (points - anchors)
+        else:
+            z = points[active]
+            gradient = linear[active] + 2.0 * (z - anchors[active])
         direction = lmo_many(gradient) - z
         gap = -row_dot(gradient, direction)
         done = gap <= tolerance

@@ -11,6 +11,7 @@ from bco_gym.agents.estimators import (
     block_estimate,
     one_point_estimate,
     sphere_directions,
+    tangent_gaussian_rows,
 )
 from bco_gym.sets import L2Ball, Simplex
 
@@ -120,3 +121,35 @@ def test_a_row_first_stream_serves_the_same_directions(convex_set):
 
 def _unit_tangent(convex_set, rng):
     return sphere_directions(convex_set, rng, 1)[0]
+
+
+class _ZerosFirst:
+    """A generator whose first batch has zero vectors at ``rounds``, then N(0, 1) draws."""
+
+    def __init__(self, seed: int, rounds: list[int]):
+        self.rng, self.rounds, self.first = np.random.default_rng(seed), rounds, True
+
+    def standard_normal(self, size=None, out=None):
+        values = self.rng.standard_normal(size, out=out)
+        if self.first:
+            self.first = False
+            values[self.rounds] = 0.0
+        return values
+
+
+@pytest.mark.parametrize("convex_set", [L2Ball(4), Simplex(4)], ids=["ball", "simplex"])
+def test_a_zero_direction_is_redrawn_from_its_rows_generator(convex_set):
+    rngs = [_ZerosFirst(0, []), _ZerosFirst(1, [2, 5]), _ZerosFirst(2, [])]
+    vectors, norms = tangent_gaussian_rows(convex_set, rngs, 6)
+    assert np.all(norms > 0)
+    assert np.allclose(norms, np.linalg.norm(vectors, axis=-1), rtol=1e-14, atol=0)
+    for row in (0, 2):  # the other rows are their generators' first draws, untouched
+        expected, _ = tangent_gaussian_rows(convex_set, [_ZerosFirst(row, [])], 6)
+        assert np.array_equal(vectors[row], expected[0])
+    again = np.random.default_rng(1)
+    first = again.standard_normal((6, *convex_set.shape))
+    redrawn = again.standard_normal((2, *convex_set.shape))  # the zero rounds, in order
+    if convex_set.aff_dim != convex_set.dim:
+        first, redrawn = convex_set.tangent_many(first), convex_set.tangent_many(redrawn)
+    assert np.array_equal(vectors[1, [0, 1, 3, 4]], first[[0, 1, 3, 4]])
+    assert np.array_equal(vectors[1, [2, 5]], redrawn)
