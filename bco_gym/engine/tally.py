@@ -53,7 +53,7 @@ class LossTally:
         self._exact_add = exact_add  # a compiled ExactSum update, or None (NumPy's)
         self._segment = ExactSum(exact_add)
         self._segments: list[int] = []  # exact sums of the finished segments (scaled ints)
-        self._stored: tuple[int, list[int] | None] | None = None  # (_filled, _stored_sums())
+        self._stored: tuple[int, Any] | None = None  # (_filled, _stored_sums())
         # interval regrets (adaptive, dynamic) of the row, fed as the losses come
         self.changing = (
             None
@@ -107,6 +107,8 @@ class LossTally:
 
                 bounds = itertools.pairwise([0, *self._stops])
                 return [exact_sum(self._values[start:stop]) for start, stop in bounds]
+            if isinstance(stored, SegmentTerms):
+                return [math.fsum(terms) for terms in stored.segments()]
             return [ExactSum.rounded(scaled) for scaled in stored]
         return [ExactSum.rounded(scaled) for scaled in self._segments]
 
@@ -118,27 +120,81 @@ class LossTally:
                 from bco_gym.wrappers.regret import exact_sum
 
                 return exact_sum(self._values)
+            if isinstance(stored, SegmentTerms):
+                return math.fsum(stored.terms)
             return ExactSum.rounded(sum(stored))
         return ExactSum.rounded(sum(self._segments))
 
-    def _stored_sums(self) -> list[int] | None:
-        """The stored losses' exact segment sums (:meth:`ExactSum.scaled`), taken once per
-        fill (the segments' and the total's correctly rounded sums both come from them: one
-        pass, about half the CPU of ``math.fsum`` over each segment and again over all);
-        None when a loss is not finite."""
+    def _stored_sums(self) -> SegmentTerms | list[int] | None:
+        """The stored losses' exact segment sums, taken once per fill (the segments' and the
+        total's correctly rounded sums both come from them): with the compiled kernels, as
+        :class:`SegmentTerms` (one call for all segments), else, or when a segment's sum
+        reaches 2^942, as :meth:`ExactSum.scaled` integers; None when a loss is not finite."""
         if self._stored is None or self._stored[0] != self._filled:
             assert self._values is not None
-            sums: list[int] | None = []
-            for start, stop in itertools.pairwise([0, *self._stops]):
-                exact = ExactSum(self._exact_add)
-                try:
-                    exact.add(self._values[start:stop])
-                except ValueError:
-                    sums = None
-                    break
-                sums.append(exact.scaled())  # type: ignore[union-attr]
-            self._stored = (self._filled, sums)
+            found = SegmentTerms.TOO_LARGE
+            if self._exact_add is not None:
+                found = SegmentTerms.of(self._values, self._stops)
+            if found is SegmentTerms.TOO_LARGE:
+                found = self._scaled_sums(self._values)
+            self._stored = (self._filled, found)
         return self._stored[1]
+
+    def _scaled_sums(self, values: np.ndarray) -> list[int] | None:
+        """Each segment's :meth:`ExactSum.scaled`, or None when a loss is not finite."""
+        sums = []
+        for start, stop in itertools.pairwise([0, *self._stops]):
+            exact = ExactSum(self._exact_add)
+            try:
+                exact.add(values[start:stop])
+            except ValueError:
+                return None
+            sums.append(exact.scaled())
+        return sums
+
+
+class SegmentTerms:
+    """Every segment's exact sum as a few floats summing to it exactly, from the compiled
+    :func:`~bco_gym.agents.kernels.sums.segment_terms` (one call for all the segments of a
+    run's stored losses): a segment's correctly rounded sum is ``math.fsum`` of its terms,
+    the run's total ``math.fsum`` of them all, the values :meth:`ExactSum.rounded` gives
+    of the same exact sums (tests/engine/test_exact_sums.py).
+
+    Attributes:
+        terms: the terms of every segment, segment after segment.
+        counts: how many terms each segment has (none for a zero sum).
+    """
+
+    #: What :meth:`of` answers when a segment's sum is too large for the terms.
+    TOO_LARGE: Any = object()
+
+    def __init__(self, terms: list[float], counts: list[int]):
+        self.terms = terms
+        self.counts = counts
+
+    @classmethod
+    def of(cls, values: np.ndarray, stops: Sequence[int]) -> Any:
+        """The exact sums of ``values[a:b]`` for the consecutive segments ending at
+        ``stops`` (cut as slices are), or None when a value in them is not finite, or
+        :data:`TOO_LARGE` (a segment's sum at or above 2^942)."""
+        from bco_gym.agents.kernels import sums  # numba is there: the caller has exact_add
+
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        ends = np.minimum(np.asarray(stops, dtype=np.int64), len(values))
+        starts = np.concatenate([np.zeros(1, dtype=np.int64), ends[:-1]])
+        terms = np.empty(len(ends) * sums.LIMBS)
+        counts = np.zeros(len(ends), dtype=np.int64)
+        status = sums.segment_terms(values.view(np.int64), starts, ends, terms, counts)
+        if status == sums.NOT_FINITE:
+            return None
+        if status == sums.TOO_LARGE:
+            return cls.TOO_LARGE
+        return cls(terms[: counts.sum()].tolist(), counts.tolist())
+
+    def segments(self) -> list[list[float]]:
+        """Each segment's terms."""
+        bounds = itertools.pairwise(itertools.accumulate(self.counts, initial=0))
+        return [self.terms[start:stop] for start, stop in bounds]
 
 
 def one_pass_comparators(tallies: Sequence[LossTally]) -> list[list[Any]] | None:

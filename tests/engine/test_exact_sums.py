@@ -4,6 +4,7 @@ the same correctly rounded sums, whichever update ran."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -11,10 +12,11 @@ import pytest
 
 pytest.importorskip("numba")
 
+from bco_gym.agents.kernels import sums as sums_kernel
 from bco_gym.agents.kernels.sums import column_sums, exact_add
 from bco_gym.engine import compiled
 from bco_gym.engine.metrics import ThetaSums
-from bco_gym.engine.tally import ExactSum, LossTally
+from bco_gym.engine.tally import ExactSum, LossTally, SegmentTerms
 
 
 def batches():
@@ -141,3 +143,127 @@ def test_theta_sums_in_one_compiled_call_per_span_are_numpys(dim):
     assert len(fast.found) == len(plain.found) == len(stops)
     for a, b in zip(fast.found, plain.found, strict=True):
         assert a.tobytes() == b.tobytes()
+
+
+# -- every segment's exact sum in one call (kernels/sums.segment_terms, SegmentTerms) ---
+def adversarial_losses() -> list[np.ndarray]:
+    """Cancellation, 1e-300 .. 1e280, subnormals, signed zeros, ties and long runs."""
+    rng = np.random.default_rng(17)
+    wide = rng.standard_normal(4000) * 10.0 ** rng.integers(-300, 280, 4000)
+    cancelling = np.tile([1e16, 1.0, -1e16, 2.0**-70, -1.0, 3e-300], 700)[:4000]
+    subnormal = rng.standard_normal(4000) * 1e-310
+    zeros = np.where(rng.random(4000) < 0.5, -0.0, 0.0)
+    tenths = np.concatenate([np.full(1990, 0.1), np.full(1990, -0.1), np.full(20, 2.0**-60)])
+    offset = rng.uniform(-1, 1, 4000) + 1e15
+    return [wide, cancelling, subnormal, zeros, rng.permutation(tenths), offset, -wide]
+
+
+def cuts(length: int) -> list[list[int]]:
+    """Checkpoints: one segment, every round its own, log-spaced, and some past the end
+    (those segments are empty, as the slices are)."""
+    rng = np.random.default_rng(length)
+    return [
+        [length],
+        list(range(1, length + 1)),
+        sorted({*np.rint(np.geomspace(1, length, 40)).astype(int).tolist()}),
+        sorted({*rng.integers(1, length, 30).tolist(), length, length + 5, length + 9}),
+    ]
+
+
+def numpy_sums(values: np.ndarray, stops: list[int]) -> tuple[list[float], float]:
+    """Each segment's and the total's correctly rounded sums by NumPy's ExactSum."""
+    scaled = []
+    for start, stop in itertools.pairwise([0, *stops]):
+        exact = ExactSum()
+        exact.add(values[start:stop])
+        scaled.append(exact.scaled())
+    return [ExactSum.rounded(s) for s in scaled], ExactSum.rounded(sum(scaled))
+
+
+def same_floats(left, right) -> bool:
+    return np.array(left, dtype=float).tobytes() == np.array(right, dtype=float).tobytes()
+
+
+@pytest.mark.parametrize("case", range(len(adversarial_losses())))
+def test_segment_terms_give_every_segments_correctly_rounded_sum(case):
+    values = adversarial_losses()[case]
+    for stops in cuts(len(values)):
+        found = SegmentTerms.of(values, stops)
+        assert isinstance(found, SegmentTerms)
+        expected, total = numpy_sums(values, stops)
+        sums = [math.fsum(terms) for terms in found.segments()]
+        assert same_floats(sums, expected)  # signed zeros included
+        assert same_floats(math.fsum(found.terms), total)
+        fsums = [math.fsum(values[a:b].tolist()) for a, b in itertools.pairwise([0, *stops])]
+        assert sums == fsums and math.fsum(found.terms) == math.fsum(values.tolist())
+        for terms in found.segments():  # one sign, fewer than 32 significant bits each
+            assert len(terms) <= sums_kernel.TOP_LIMB + 1
+            assert all(t > 0 for t in terms) or all(t < 0 for t in terms)
+            for term in terms:
+                mantissa, _ = math.frexp(abs(term))
+                assert (mantissa * 2.0**32).is_integer()
+
+
+def test_segment_terms_of_zero_and_tiny_sums():
+    values = np.array([-0.0, -0.0, 5e-324, -5e-324, -5e-324, 1.0, -1.0, -0.0])
+    found = SegmentTerms.of(values, [2, 4, 5, 7, 8, 12])
+    sums = [math.fsum(terms) for terms in found.segments()]
+    assert same_floats(sums, [0.0, 0.0, -5e-324, 0.0, 0.0, 0.0])  # exact zeros are +0
+    assert found.counts == [0, 0, 1, 0, 0, 0]
+    assert same_floats(math.fsum(found.terms), ExactSum.rounded(0) - 5e-324)
+
+
+def test_segment_terms_hand_sums_from_2_to_the_942_to_the_exact_integers():
+    """Below 2^942 the terms; at or above, TOO_LARGE, and the tally takes ExactSum's
+    integers (the same sums as NumPy's, overflowing where they overflow)."""
+    for below in (
+        np.array([2.0**941, 2.0**941 - 2.0**888, -(2.0**-1000)]),
+        np.array([-(2.0**942), 1.0]),
+    ):
+        found = SegmentTerms.of(below, [len(below)])
+        assert isinstance(found, SegmentTerms)
+        assert math.fsum(found.terms) == math.fsum(below.tolist())
+    for big in (
+        np.array([2.0**941, 2.0**941]),
+        np.array([-(2.0**942), -1.0]),
+        np.array([1e300, 1e300, -1e300, 3.0]),
+        np.array([np.finfo(float).max] * 3 + [-np.finfo(float).max] * 2),
+    ):
+        assert SegmentTerms.of(big, [len(big)]) is SegmentTerms.TOO_LARGE
+        stops = [1, len(big)]
+        fast = LossTally(len(big), stops, big, exact_add=exact_add)
+        assert same_floats(fast.segment_sums(), numpy_sums(big, stops)[0])
+        assert same_floats(fast.total(), numpy_sums(big, stops)[1])
+    overflowing = np.array([np.finfo(float).max, np.finfo(float).max])
+    for exact in (exact_add, None):
+        with pytest.raises(OverflowError):
+            LossTally(2, [2], overflowing, exact_add=exact).total()
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_segment_terms_refuse_non_finite_and_the_tally_keeps_fsums_answer(bad):
+    values = np.array([1.0, 2.0, bad, 4.0, 0.5])
+    assert SegmentTerms.of(values, [2, 5]) is None
+    stops = [2, 4, 5]
+    fast = LossTally(5, stops, values, exact_add=exact_add)
+    slow = LossTally(5, stops, values)
+    assert same_floats(fast.segment_sums(), slow.segment_sums())
+    assert same_floats(fast.total(), slow.total())
+    assert fast.segment_sums()[0] == 3.0 and fast.segment_sums()[2] == 0.5
+
+
+def test_tallies_of_stored_losses_take_the_segment_terms_with_the_kernels():
+    rng = np.random.default_rng(8)
+    losses = rng.standard_normal(20_000) * 10.0 ** rng.integers(-8, 8, 20_000)
+    stops = sorted({*np.rint(np.geomspace(1, 20_000, 40)).astype(int).tolist()})
+    fast = LossTally(20_000, stops, losses, exact_add=exact_add)
+    slow = LossTally(20_000, stops, losses)
+    assert isinstance(fast._stored_sums(), SegmentTerms)
+    assert isinstance(slow._stored_sums(), list)
+    assert same_floats(fast.segment_sums(), slow.segment_sums())
+    assert same_floats(fast.total(), slow.total())
+    streamed = LossTally(20_000, stops, exact_add=exact_add)
+    for piece in np.array_split(losses, 7):
+        streamed.add(piece)
+    assert same_floats(streamed.segment_sums(), slow.segment_sums())
+    assert same_floats(streamed.total(), slow.total())
