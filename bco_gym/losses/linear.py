@@ -40,7 +40,15 @@ from bco_gym.losses.base import (
     check_number,
     row_dot,
 )
-from bco_gym.sets.base import ConvexSet
+from bco_gym.sets import (
+    BirkhoffPolytope,
+    FlowPolytope,
+    Hypercube,
+    L1Ball,
+    L2Ball,
+    Simplex,
+)
+from bco_gym.sets.base import ConvexSet, ShrunkSet
 
 
 def unit_ball_in_tangent(convex_set: ConvexSet, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -160,14 +168,59 @@ class LinearLoss(LossSequence):
 def linear_comparators(
     convex_set: ConvexSet, checkpoints: Sequence[int], totals: Sequence[np.ndarray]
 ) -> list[Comparator]:
-    """Exact comparators of sum_t <theta_t, x - c> from the summed vectors (one LMO each)."""
+    """Exact comparators of sum_t <theta_t, x - c> from the summed vectors (one LMO each).
+
+    Point lmo(total) and value ``total @ (point - c)`` at each checkpoint: for all of them
+    in one ``lmo_many`` and one ``np.vecdot`` (the BLAS dot of each row, as ``@``) where
+    the set's batched LMO is its single one row by row (:func:`_batched_lmo_is_single`),
+    else one ``lmo`` and one dot each: the same floats either way.
+    """
+    stops = check_checkpoints(checkpoints)
     center = np.asarray(convex_set.center, dtype=float).ravel()
+    rows = _batchable_rows(convex_set, totals, len(stops))
+    if rows is not None:
+        points = convex_set.lmo_many(rows.reshape(len(rows), *convex_set.shape))
+        values = np.vecdot(rows, points.reshape(len(rows), -1) - center).tolist()
+        return [
+            Comparator(stop, point, value, 0.0)
+            for stop, point, value in zip(stops, points, values, strict=True)
+        ]
     results = []
-    for stop, total in zip(check_checkpoints(checkpoints), totals, strict=True):
+    for stop, total in zip(stops, totals, strict=True):
         point = np.asarray(convex_set.lmo(total.reshape(convex_set.shape)), dtype=float)
         value = float(total @ (point.ravel() - center))
         results.append(Comparator(horizon=stop, point=point, value=value, gap=0.0))
     return results
+
+
+def _batchable_rows(
+    convex_set: ConvexSet, totals: Sequence[np.ndarray], count: int
+) -> np.ndarray | None:
+    """The summed vectors stacked (count, dim) when one ``lmo_many`` may answer them for
+    :func:`linear_comparators`: a set whose batched LMO is its single one, and ``count``
+    finite float64 vectors of its dimension (else None: the row loop, and its errors)."""
+    if len(totals) != count or not _batched_lmo_is_single(convex_set):
+        return None
+    shape = (convex_set.dim,)
+    if not all(isinstance(t, np.ndarray) and t.dtype == float and t.shape == shape for t in totals):
+        return None
+    rows = np.concatenate(totals).reshape(count, -1)
+    return rows if np.isfinite(rows).all() else None
+
+
+#: The sets whose ``lmo_many`` rows are their ``lmo`` answers bit for bit and whose ``lmo``
+#: keeps no state (tests/sets/test_sets_batched.py); the nuclear ball is left out (its
+#: batched LMO is a stacked SVD, its single one warm-started ARPACK above 128 a side).
+_EXACT_BATCHED_LMO = (L1Ball, L2Ball, Hypercube, Simplex, BirkhoffPolytope, FlowPolytope)
+
+
+def _batched_lmo_is_single(convex_set: ConvexSet) -> bool:
+    """Whether ``convex_set.lmo_many`` gives ``convex_set.lmo``'s answers bit for bit: one
+    of the built-in sets of :data:`_EXACT_BATCHED_LMO` (its exact class: a subclass may
+    change ``lmo``) or a shrunk one, c + a(K - c), of such a set."""
+    if type(convex_set) is ShrunkSet:
+        return _batched_lmo_is_single(convex_set.base)
+    return type(convex_set) in _EXACT_BATCHED_LMO
 
 
 class LinearSwitchingLoss(LinearLoss):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -10,9 +11,11 @@ from losses_helpers import CASE_IDS, CASES, SETS, feasible_points, sequence, sum
 from scipy.optimize import linprog, minimize
 
 import bco_gym.losses.absolute as absolute_module
+import bco_gym.losses.linear as linear_module
 import bco_gym.losses.portfolio as portfolio_module
 from bco_gym.losses import make_losses
-from bco_gym.sets import ConvexSet, Simplex
+from bco_gym.losses.linear import linear_comparators
+from bco_gym.sets import BirkhoffPolytope, ConvexSet, L2Ball, Simplex
 
 # -- properties every comparator has ----------------------------------------------------
 
@@ -366,3 +369,74 @@ def test_frank_wolfe_comparator_without_projection_agrees(family: str):
         scale = a.horizon * with_projection.bound
         assert b.value == pytest.approx(a.value, abs=1e-8 * scale)
         assert b.gap <= 1e-8 * scale
+
+
+# -- linear_comparators: one lmo_many for all checkpoints, the single oracle's floats ---
+def _one_by_one(convex_set: ConvexSet, stops: list[int], totals: list[np.ndarray]):
+    """The definition: x* = lmo(S) and <S, x* - c> for each summed vector S, one by one."""
+    center = np.asarray(convex_set.center, dtype=float).ravel()
+    answers = []
+    for stop, total in zip(stops, totals, strict=True):
+        point = np.asarray(convex_set.lmo(total.reshape(convex_set.shape)), dtype=float)
+        answers.append((stop, point, float(total @ (point.ravel() - center))))
+    return answers
+
+
+def _summed_vectors(convex_set: ConvexSet, rng: np.random.Generator) -> list[np.ndarray]:
+    """Random sums at scales 1e-300 .. 1e300, zero and -0 sums, and tied small integers."""
+    dim = convex_set.dim
+    totals = [rng.standard_normal(dim) * 10.0 ** rng.integers(-300, 301) for _ in range(30)]
+    totals += [np.zeros(dim), np.full(dim, -0.0), np.ones(dim)]
+    totals += [rng.integers(-2, 3, dim).astype(float) for _ in range(7)]
+    return totals
+
+
+BATCH_SETS = {
+    **SETS,
+    "birkhoff6": BirkhoffPolytope(6),
+    "shrunk-ball": SETS["ball"].shrink(0.4),
+    "shrunk-simplex": SETS["simplex"].shrink(0.1),
+    "shrunk-flow": SETS["flow"].shrink(0.05),
+}
+
+
+@pytest.mark.parametrize("set_name", sorted(BATCH_SETS))
+def test_linear_comparators_are_the_single_lmo_and_dot_bit_for_bit(set_name):
+    convex_set = BATCH_SETS[set_name]
+    totals = _summed_vectors(convex_set, np.random.default_rng(len(set_name)))
+    stops = [3 * k + 1 for k in range(len(totals))]
+    batched = linear_module._batchable_rows(convex_set, totals, len(stops)) is not None
+    assert batched == ("nuclear" not in set_name)  # the nuclear ball answers one by one
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # sums near 1e300 overflow a norm
+        found = linear_comparators(convex_set, stops, totals)
+        expected = _one_by_one(convex_set, stops, totals)
+    for result, (stop, point, value) in zip(found, expected, strict=True):
+        assert result.horizon == stop and result.gap == 0.0
+        assert result.point.shape == convex_set.shape
+        assert result.point.tobytes() == point.tobytes()
+        assert np.float64(result.value).tobytes() == np.float64(value).tobytes()
+        assert type(result.value) is float
+
+
+def test_linear_comparators_ask_a_subclass_its_own_lmo():
+    class Lopsided(L2Ball):
+        def lmo(self, direction):
+            return np.zeros(self.n) + 0.5 * super().lmo(direction)
+
+    convex_set = Lopsided(3, radius=1.5)
+    totals = [np.array([1.0, 2.0, -2.0]), np.array([0.0, 0.0, 3.0])]
+    found = linear_comparators(convex_set, [1, 2], totals)
+    assert np.allclose(found[0].point, [-0.25, -0.5, 0.5])
+    assert found[1].value == pytest.approx(-2.25)
+
+
+def test_linear_comparators_keep_the_single_oracles_errors():
+    ball = SETS["ball"]
+    with pytest.raises(ValueError, match="finite"):
+        linear_comparators(ball, [1, 2], [np.ones(3), np.array([1.0, np.nan, 0.0])])
+    with pytest.raises(ValueError):  # one summed vector short
+        linear_comparators(ball, [1, 2, 3], [np.ones(3), np.ones(3)])
+    found = linear_comparators(ball, [2, 1], [np.array([3.0, 0.0, 4.0]), np.ones(3)])
+    assert [r.horizon for r in found] == [1, 2]  # sorted stops, totals in their order
+    assert found[0].value == pytest.approx(-7.5)
