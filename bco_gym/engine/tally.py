@@ -176,7 +176,7 @@ class SegmentTerms:
     def of(cls, values: np.ndarray, stops: Sequence[int]) -> Any:
         """The exact sums of ``values[a:b]`` for the consecutive segments ending at
         ``stops`` (cut as slices are), or None when a value in them is not finite, or
-        :data:`TOO_LARGE` (a segment's sum at or above 2^942)."""
+        ``TOO_LARGE`` (a segment's sum at or above 2^942)."""
         from bco_gym.agents.kernels import sums  # numba is there: the caller has exact_add
 
         values = np.ascontiguousarray(values, dtype=np.float64)

@@ -172,7 +172,7 @@ def linear_comparators(
 
     Point lmo(total) and value ``total @ (point - c)`` at each checkpoint: for all of them
     in one ``lmo_many`` and one ``np.vecdot`` (the BLAS dot of each row, as ``@``) where
-    the set's batched LMO is its single one row by row (:func:`_batched_lmo_is_single`),
+    the set's batched LMO is its single one row by row (``_batched_lmo_is_single``),
     else one ``lmo`` and one dot each: the same floats either way.
     """
     stops = check_checkpoints(checkpoints)

@@ -86,7 +86,7 @@ def segment_terms(bits, starts, ends, terms, counts):  # pragma: no cover - comp
     and each non-zero limb L_i is the term +-L_i 2^(32 i - 1074): a float exactly (fewer
     than 32 significant bits, a multiple of 2^-1074). Returns SUMMED; NOT_FINITE at a
     value not finite in a segment; TOO_LARGE when a segment's sum reaches 2^942
-    (:data:`TOP_LIMB`; the caller then takes the exact integers instead)."""
+    (``TOP_LIMB``; the caller then takes the exact integers instead)."""
     high = np.zeros(BUCKETS, np.int64)
     low = np.zeros(BUCKETS, np.int64)
     limbs = np.zeros(LIMBS, np.int64)
