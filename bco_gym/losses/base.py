@@ -336,6 +336,8 @@ class LossSequence(abc.ABC):
 
 
 def _check_round(t: int) -> int:
+    if type(t) is int and t >= 0:  # the common case, before the slower Integral check
+        return t
     if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 0:
         raise ValueError(f"round t={t!r} must be an integer >= 0 (rounds are numbered from 0)")
     return int(t)

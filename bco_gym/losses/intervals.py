@@ -161,6 +161,8 @@ class IntervalRegret:
         self._pieces_wanted = any(len(w) for w in self._wanted)
 
     def _segment_pieces(self) -> list[np.ndarray]:
+        if not self.segments:  # none wanted at any level
+            return [np.zeros(0, dtype=np.int64)] * self.levels
         wanted: list[list[int]] = [[] for _ in range(self.levels)]
         bounds = [*self.segments, self.horizon]
         for start, stop in itertools.pairwise(bounds):
