@@ -113,16 +113,17 @@ def conditional_gradient_rows(
     """
     points = np.array(start, dtype=float, copy=True)
     rows = len(points)
-    anchors = np.broadcast_to(anchor, points.shape)
+    anchor = np.asarray(anchor, dtype=float)
+    per_row = anchor.ndim == points.ndim  # (S, *shape) anchors, else one for all rows
     gaps = np.zeros(rows)
     iterations = np.zeros(rows, dtype=np.int64)
     active = np.arange(rows)
     for iteration in range(1, max_iterations + 1):
         if len(active) == rows:  # every row still running: the arrays, no gathered copies
-            z, gradient = points, linear + 2.0 * (points - anchors)
+            z, gradient = points, linear + 2.0 * (points - anchor)
         else:
             z = points[active]
-            gradient = linear[active] + 2.0 * (z - anchors[active])
+            gradient = linear[active] + 2.0 * (z - (anchor[active] if per_row else anchor))
         direction = lmo_many(gradient) - z
         gap = -row_dot(gradient, direction)
         done = gap <= tolerance

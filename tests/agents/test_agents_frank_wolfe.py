@@ -13,7 +13,11 @@ import numpy as np
 import pytest
 from agent_helpers import FrobeniusBall
 
-from bco_gym.agents.frank_wolfe import conditional_gradient, online_frank_wolfe_step
+from bco_gym.agents.frank_wolfe import (
+    conditional_gradient,
+    conditional_gradient_rows,
+    online_frank_wolfe_step,
+)
 from bco_gym.sets import L2Ball, Simplex
 
 
@@ -93,3 +97,25 @@ def test_online_step_moves_towards_the_oracle_answer():
     # grad F(c) = linear + 0 -> vertex e_0; x <- c + 0.25 (e_0 - c)
     np.testing.assert_allclose(point, [0.5, 0.25, 0.25])
     np.testing.assert_allclose(buffer, linear)
+
+
+@pytest.mark.parametrize("convex_set", [Simplex(7), L2Ball(5), FrobeniusBall(2, 3)], ids=repr)
+@pytest.mark.parametrize("per_row_anchor", [False, True])
+def test_rows_are_each_the_routine_run_alone(convex_set, per_row_anchor, rng):
+    """S problems at once: row i's point, gap and LMO calls are the single routine's on
+    row i, bit for bit, while the rows stop after different numbers of iterations."""
+    shrunk = convex_set.shrink(0.3 * convex_set.inner_radius)
+    rows = 6
+    scales = np.geomspace(0.01, 30.0, rows).reshape((rows,) + (1,) * len(convex_set.shape))
+    linear = scales * convex_set.tangent_many(rng.standard_normal((rows, *convex_set.shape)))
+    start = shrunk.lmo_many(rng.standard_normal((rows, *convex_set.shape)))
+    center = np.array(convex_set.center, dtype=float)
+    anchor = shrunk.project_many(center + 0.1 * linear) if per_row_anchor else center
+    result = conditional_gradient_rows(shrunk.lmo_many, linear, anchor, start, 1e-3)
+    assert len(set(result.iterations.tolist())) > 1  # the rows stop at different calls
+    for row in range(rows):
+        alone = conditional_gradient(
+            shrunk.lmo, linear[row], anchor[row] if per_row_anchor else anchor, start[row], 1e-3
+        )
+        assert np.array_equal(result.points[row], alone.point)
+        assert result.gaps[row] == alone.gap and result.iterations[row] == alone.iterations
