@@ -3,13 +3,14 @@
 Two long-lived worker processes, one per version, each importing its own copy of
 ``bco_gym`` (the old one from ``git archive`` of a commit into
 ``benchmarks/out/ab/<commit>``, kept, so numba's cache of its kernels is reused; the new
-one from this checkout), play the same ``run_many`` once to warm up, then take turns
-(old, new, old, new, ...) timing the call with ``time.process_time`` in their own
-process. Each turn's pair gives a difference (new - old, µs per run-round) and a ratio;
-the figures are their median [min, max] over the turns, beside the load average, and
-the two versions' final regrets are printed so a change of floats would show.
+one from this checkout, or from a second commit with ``--new``), play the same
+``run_many`` once to warm up, then take turns (old, new, old, new, ...) timing the call
+with ``time.process_time`` in their own process. Each turn's pair gives a difference
+(old - new, µs per run-round saved) and a ratio; the figures are their median [min,
+max] over the turns, beside the load average, and the two versions' final regrets are
+compared so that a change of floats would show.
 
-Run:  python benchmarks/bench_ab.py OLD_COMMIT [--agent bbcg] [--seeds 10]
+Run:  python benchmarks/bench_ab.py OLD_COMMIT [--new COMMIT] [--agent bbcg] [--seeds 10]
       [--horizon 100000] [--repeats 9]
 """
 
@@ -89,14 +90,16 @@ def turn(process: subprocess.Popen[str]) -> dict:  # type: ignore[type-arg]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("old", help="the commit to compare against (the new side: this tree)")
+    parser.add_argument("old", help="the commit to compare against")
+    parser.add_argument("--new", help="a commit for the new side (default: this checkout)")
     parser.add_argument("--env", default="BCO-Ball-v0")
     parser.add_argument("--agent", default="bbcg")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--horizon", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
-    sides = {"old": worker(checkout(args.old), args), "new": worker(ROOT, args)}
+    new = ROOT if args.new is None else checkout(args.new)
+    sides = {"old": worker(checkout(args.old), args), "new": worker(new, args)}
     seconds: dict[str, list[float]] = {"old": [], "new": []}
     regrets: dict[str, list[float]] = {}
     start = load_average()

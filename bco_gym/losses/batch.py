@@ -16,7 +16,8 @@ values. The stacks are refreshed once per chunk. (A long block, of ``ROW_BLOCK_R
 rounds or more, copies only its own rounds instead: per chunk it spans, each row's
 parameters of those rounds concatenated row after row, (S * rounds, ...), and one
 ``_evaluate`` call on them, bit-equal for the same reason, without copying every chunk
-into the stack and without a Python call per row into the family.)
+into the stack and without a Python call per row into the family; a batch of one row
+evaluates on its chunk in place.)
 
 What a family must satisfy for this (``batch_evaluable``):
 
@@ -172,8 +173,9 @@ class LossBatch:
         self._check_points(points, (self.size, points.shape[1], *self.shape), "(S, k, *shape)")
         if not self.stacked:
             values = self._row_losses(start, points)
-        elif points.shape[1] >= ROW_BLOCK_ROUNDS:
-            values = self._gathered_losses(start, points)
+        elif points.shape[1] >= ROW_BLOCK_ROUNDS:  # one row: its own call, no gathering
+            gather = self.size > 1
+            values = (self._gathered_losses if gather else self._row_losses)(start, points)
         else:
             values = np.empty((self.size, points.shape[1]))
             for first, stop, params in self._pieces(start, start + points.shape[1]):
@@ -298,13 +300,15 @@ class LossBatch:
             params = {key: self._concatenated(chunks, key, t, window) for key in chunks[0]}
             piece = points[:, t - start : end - start]
             count = rows * (end - t)
-            flat = self._evaluate_family(params, slice(0, count), piece.reshape(count, *self.shape))
-            if np.shape(flat) != (count,):
+            flat = np.asarray(
+                self._evaluate_family(params, slice(0, count), piece.reshape(count, *self.shape))
+            )
+            if flat.shape != (count,):
                 raise InvalidLossError(
                     f"{self.label}: {count} values expected from the batched evaluation of "
-                    f"rounds {t}..{end - 1}, got an array of shape {np.shape(flat)}"
+                    f"rounds {t}..{end - 1}, got an array of shape {flat.shape}"
                 )
-            values[:, t - start : end - start] = np.reshape(flat, (rows, end - t))
+            values[:, t - start : end - start] = flat.reshape(rows, end - t)
             t = end
         return values
 
