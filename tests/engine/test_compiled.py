@@ -305,6 +305,48 @@ def test_compiled_interval_update_equals_the_numpy_one(convex_set, horizon) -> N
     assert compiled_tracker.result().as_dict() == numpy_tracker.result().as_dict()
 
 
+@pytest.mark.parametrize(
+    "convex_set",
+    [Simplex(5), L1Ball(5, 2.0), Hypercube(-1.0, 2.0, n=5), Hypercube(0.5, 2.0, n=5)],
+    ids=repr,
+)
+def test_compiled_interval_update_equals_the_numpy_one_on_signed_zeros(convex_set):  # type: ignore[no-untyped-def]
+    """The vertex sets' best value is the vertex's product alone when the other products
+    are zeros; rows whose best product is itself a zero take the pairwise sum as NumPy
+    does (the same signed zero). Non-finite thetas are refused by the sets' LMOs."""
+    from bco_gym.losses.intervals import IntervalRegret
+
+    rng = np.random.default_rng(7)
+    special = [
+        [-0.0] * 5,
+        [0.0, -0.0, 0.0, -0.0, 0.0],
+        [-0.0, 0.0, 3.0, 1.0, 2.0],
+        [0.0, 0.0, 0.0, -0.0, 0.0],
+        [1e300, -1e300, 0.5, 2.0, 3.0],
+        [5e-324, -5e-324, 0.0, -0.0, 1e-310],
+    ]
+    thetas = rng.standard_normal((64, 5))
+    for row, values in enumerate(special):
+        thetas[9 * row] = values
+    constants, played = rng.standard_normal(64), rng.standard_normal(64)
+    numpy_tracker = IntervalRegret(convex_set, 64)
+    numpy_tracker.update(thetas, constants, played)
+    compiled_tracker = IntervalRegret(convex_set, 64)
+    compiled_tracker.use_rounds(compiled.interval_rounds_for(convex_set))
+    compiled_tracker.update(thetas[:20], constants[:20], played[:20])
+    compiled_tracker.update(thetas[20:], constants[20:], played[20:])
+    # repr tells -0.0 from 0.0
+    assert repr(compiled_tracker.result().as_dict()) == repr(numpy_tracker.result().as_dict())
+    for values in special:  # one round alone, b_t = f_t(y_t) = -0: the best value's sign shows
+        found = []
+        for rounds in (None, compiled.interval_rounds_for(convex_set)):
+            tracker = IntervalRegret(convex_set, 1)
+            tracker.use_rounds(rounds)
+            tracker.update(np.array([values]), np.array([-0.0]), np.array([-0.0]))
+            found.append(repr(tracker.result().as_dict()))
+        assert found[0] == found[1], values
+
+
 def test_trackers_take_the_compiled_update_only_where_kernels_would_play(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import gymnasium as gym
 
