@@ -156,25 +156,38 @@ class IntervalRegret:
         self._argmax = np.zeros(self.levels, dtype=np.int64)
         self._fed = 0
         self.segments = _check_segments(segments, self.horizon)
-        self._wanted = self._segment_pieces()
-        self._pieces: dict[tuple[int, int], tuple[np.ndarray, float, float]] = {}
-        self._pieces_wanted = any(len(w) for w in self._wanted)
+        # The blocks the segments are made of (dyadic_pieces), kept as they complete: per
+        # level k its wanted indices, sorted, at _wanted_flat[_wanted_start[k] :
+        # _wanted_start[k + 1]], of which the first _wanted_next[k] are kept, in the same
+        # rows of _piece_rows. Blocks complete in time order at each level, so a pointer
+        # per level finds them (the NumPy update and the compiled one alike).
+        wanted = self._segment_pieces()
+        self._wanted_start = np.zeros(self.levels + 1, dtype=np.int64)
+        self._wanted_start[1:] = np.cumsum([len(w) for w in wanted])
+        self._wanted_flat = np.concatenate([np.zeros(0, dtype=np.int64), *wanted])
+        self._wanted_next = np.zeros(self.levels, dtype=np.int64)
+        self._piece_rows = np.zeros((len(self._wanted_flat), width))
+        self._piece_row = {
+            (level, int(index)): int(self._wanted_start[level]) + k
+            for level, indices in enumerate(wanted)
+            for k, index in enumerate(indices.tolist())
+        }
 
     def _segment_pieces(self) -> list[np.ndarray]:
         if not self.segments:  # none wanted at any level
             return [np.zeros(0, dtype=np.int64)] * self.levels
-        wanted: list[list[int]] = [[] for _ in range(self.levels)]
+        wanted: list[set[int]] = [set() for _ in range(self.levels)]
         bounds = [*self.segments, self.horizon]
         for start, stop in itertools.pairwise(bounds):
             for level, index in dyadic_pieces(start, stop):
-                wanted[level].append(index)
+                wanted[level].add(index)
         return [np.array(sorted(w), dtype=np.int64) for w in wanted]
 
     def use_rounds(self, rounds: Any) -> None:
         """Feed the rounds through ``rounds(thetas, constants, played, first, open_rows,
-        has_open, top_row, has_top, maxima, argmax)``, a compiled update of this state
-        (:class:`bco_gym.agents.kernels.intervals.IntervalSpans`, bound to K's oracle); the
-        NumPy update stays in use while segment pieces must be kept."""
+        has_open, top_row, has_top, maxima, argmax, wanted_flat, wanted_start,
+        wanted_next, piece_rows)``, a compiled update of this state
+        (:class:`bco_gym.agents.kernels.intervals.IntervalSpans`, bound to K's oracle)."""
         self._rounds = rounds
 
     def update(self, thetas: np.ndarray, constants: np.ndarray, played: np.ndarray) -> None:
@@ -192,7 +205,7 @@ class IntervalRegret:
                 f"IntervalRegret: {self._fed + count} rounds fed, past the horizon {self.horizon}"
             )
         thetas = np.asarray(thetas, dtype=float).reshape(count, -1)
-        if self._rounds is not None and not self._pieces_wanted:
+        if self._rounds is not None:
             first = self._fed
             self._fed += count
             self._rounds(
@@ -206,6 +219,10 @@ class IntervalRegret:
                 self._has_top,
                 self._max,
                 self._argmax,
+                self._wanted_flat,
+                self._wanted_start,
+                self._wanted_next,
+                self._piece_rows,
             )
             return
         dim = thetas.shape[1]
@@ -251,17 +268,16 @@ class IntervalRegret:
         if regret[where] > self._max[level]:
             self._max[level] = regret[where]
             self._argmax[level] = first + where
-        wanted = self._wanted[level]
-        if len(wanted):
-            dim = blocks.shape[1] - _EXTRA
-            inside = wanted[(wanted >= first) & (wanted < first + len(blocks))]
-            for index in inside.tolist():
-                row = blocks[index - first]
-                self._pieces[(level, index)] = (
-                    row[:dim].copy(),
-                    float(row[dim + _CONSTANT]),
-                    float(row[dim + _PLAYED]),
-                )
+        start, stop = self._wanted_start[level], self._wanted_start[level + 1]
+        while start + self._wanted_next[level] < stop:
+            row = start + self._wanted_next[level]
+            index = int(self._wanted_flat[row])
+            if index >= first + len(blocks):
+                break
+            if index < first:
+                raise RuntimeError("IntervalRegret: a wanted block was passed over (bug)")
+            self._piece_rows[row] = blocks[index - first]
+            self._wanted_next[level] += 1
 
     def _pair(self, level: int, first: int, blocks: np.ndarray) -> tuple[int, np.ndarray]:
         """(first index, blocks) of the finished parents of ``blocks`` (with this level's
@@ -306,12 +322,14 @@ class IntervalRegret:
         total = 0.0
         bounds = [*self.segments, self.horizon]
         for start, stop in itertools.pairwise(bounds):
-            pieces = [self._pieces[key] for key in dyadic_pieces(start, stop)]
-            theta, constant, played = pieces[0][0].copy(), pieces[0][1], pieces[0][2]
-            for piece_theta, piece_constant, piece_played in pieces[1:]:
-                theta += piece_theta
-                constant += piece_constant
-                played += piece_played
+            dim = self._piece_rows.shape[1] - _EXTRA
+            rows = [self._piece_rows[self._piece_row[key]] for key in dyadic_pieces(start, stop)]
+            theta = rows[0][:dim].copy()
+            constant, played = float(rows[0][dim + _CONSTANT]), float(rows[0][dim + _PLAYED])
+            for row in rows[1:]:
+                theta += row[:dim]
+                constant += float(row[dim + _CONSTANT])
+                played += float(row[dim + _PLAYED])
             total += played - (float(self._best(theta[np.newaxis])[0]) + constant)
         return total
 

@@ -305,6 +305,31 @@ def test_compiled_interval_update_equals_the_numpy_one(convex_set, horizon) -> N
     assert compiled_tracker.result().as_dict() == numpy_tracker.result().as_dict()
 
 
+@pytest.mark.parametrize("convex_set", [L2Ball(6, 1.5), Simplex(5), L1Ball(4, 2.0)], ids=repr)
+@pytest.mark.parametrize("horizon", [1, 2, 300, 1000])
+def test_compiled_interval_update_keeps_the_segments_pieces(convex_set, horizon) -> None:  # type: ignore[no-untyped-def]
+    """With segments (linear-switching), the blocks each segment is made of are kept by
+    the compiled update as by the NumPy one: the same switching regret, bit for bit,
+    whatever the spans."""
+    from bco_gym.losses.intervals import IntervalRegret
+
+    rng = np.random.default_rng(horizon + 3)
+    thetas = rng.standard_normal((horizon, convex_set.dim))
+    constants, played = rng.standard_normal(horizon), rng.standard_normal(horizon)
+    cuts = sorted({0, *rng.integers(1, horizon, size=min(horizon - 1, 7)).tolist()})
+    segments = [0] if horizon == 1 else cuts
+    numpy_tracker = IntervalRegret(convex_set, horizon, segments)
+    numpy_tracker.update(thetas, constants, played)
+    compiled_tracker = IntervalRegret(convex_set, horizon, segments)
+    compiled_tracker.use_rounds(compiled.interval_rounds_for(convex_set))
+    spans = sorted({0, horizon, *rng.integers(0, horizon + 1, size=5).tolist()})
+    for start, stop in itertools.pairwise(spans):
+        compiled_tracker.update(thetas[start:stop], constants[start:stop], played[start:stop])
+    found, expected = compiled_tracker.result(), numpy_tracker.result()
+    assert found.switching_regret is not None
+    assert found.as_dict() == expected.as_dict()
+
+
 @pytest.mark.parametrize(
     "convex_set",
     [Simplex(5), L1Ball(5, 2.0), Hypercube(-1.0, 2.0, n=5), Hypercube(0.5, 2.0, n=5)],

@@ -94,19 +94,36 @@ def best_value(kind, radius, low, high, node, n, work):  # pragma: no cover - co
     return 0.0 + pairwise_sum(work, 0, n)
 
 
+@inline
+def keep_piece(
+    level, index, node, wanted_flat, wanted_start, wanted_next, piece_rows
+):  # pragma: no cover - compiled
+    """Copy the block (level, index) just completed into ``piece_rows`` if a segment is
+    made of it: the level's next wanted index (blocks complete in time order)."""
+    row = wanted_start[level] + wanted_next[level]
+    if row < wanted_start[level + 1] and wanted_flat[row] == index:
+        for i in range(piece_rows.shape[1]):
+            piece_rows[row, i] = node[i]
+        wanted_next[level] += 1
+
+
 @kernel
 def interval_rounds(
     thetas, constants, played, first, kind, radius, low, high,
-    open_rows, has_open, top_row, has_top, maxima, argmax, node, work,
+    open_rows, has_open, top_row, has_top, maxima, argmax,
+    wanted_flat, wanted_start, wanted_next, piece_rows, node, work,
 ):  # fmt: skip  # pragma: no cover - compiled
     """Add rounds first, ..., first + m - 1 (the rows of ``thetas`` (m, dim), with
     ``constants`` and ``played`` (m,)) to the counter (module docstring).
 
     ``open_rows`` (levels, dim + 3) and ``has_open`` (levels,) are the open blocks,
     ``top_row``/``has_top`` (1-element) the top level's block, ``maxima``/``argmax``
-    (levels,) the running maxima. ``node`` (dim + 3,) and ``work`` (dim,) are scratch."""
+    (levels,) the running maxima; ``wanted_flat``, ``wanted_start``, ``wanted_next`` and
+    ``piece_rows`` the blocks the segments are made of, kept as they complete (see
+    ``IntervalRegret.__init__``). ``node`` (dim + 3,) and ``work`` (dim,) are scratch."""
     levels = maxima.size
     dim = thetas.shape[1]
+    pieces = wanted_flat.size > 0
     for j in range(thetas.shape[0]):
         index = first + j
         for i in range(dim):
@@ -118,6 +135,8 @@ def interval_rounds(
         if node[dim + GAP] > maxima[0]:
             maxima[0] = node[dim + GAP]
             argmax[0] = index
+        if pieces:
+            keep_piece(0, index, node, wanted_flat, wanted_start, wanted_next, piece_rows)
         level = 0
         while True:
             if level == levels - 1:  # the top level's block is never paired
@@ -140,13 +159,15 @@ def interval_rounds(
             if regret > maxima[level]:
                 maxima[level] = regret
                 argmax[level] = index
+            if pieces:
+                keep_piece(level, index, node, wanted_flat, wanted_start, wanted_next, piece_rows)
 
 
 class IntervalSpans:
     """The compiled update bound to a set's oracle and its scratch arrays, the update
     :meth:`~bco_gym.losses.intervals.IntervalRegret.use_rounds` installs: called as
     ``(thetas, constants, played, first, open_rows, has_open, top_row, has_top, maxima,
-    argmax)``."""
+    argmax, wanted_flat, wanted_start, wanted_next, piece_rows)``."""
 
     def __init__(self, kind: int, radius: float, low: np.ndarray, high: np.ndarray, dim: int):
         self.kind, self.radius, self.low, self.high, self.dim = kind, radius, low, high, dim
