@@ -20,6 +20,7 @@ FAMILIES = ("linear", "linear-switching", "linear-drift", "linear-adversarial")
 def sets():
     yield L2Ball(1)
     yield L2Ball(10, radius=2.5)
+    yield L2Ball(37)  # several blocks of 8 accumulators and a remainder
     yield L2Ball(129)  # above NumPy's pairwise block of 128: the long pairwise sum
     yield L2Ball(300, radius=0.1)
     yield L1Ball(7)

@@ -1,11 +1,12 @@
-"""The linear families' draws and values, compiled: theta_t = mu_t + s w_t in one pass, and
+"""The linear families' draws and values, compiled: theta_t = mu_t + s w_t in one call, and
 f_t(y) = <theta_t, y - c> for a span of rounds.
 
 :class:`~bco_gym.losses.linear.LinearLoss` draws a chunk's noise w_t uniform in the unit
 ball of V as g_t ||g_t||^-1 U_t^(1/d) (g_t standard normal, U_t uniform;
 :func:`~bco_gym.losses.linear.unit_ball_in_tangent`) and adds the means. In NumPy that is
 a row reduction and four passes over the chunk, about 50 ns a round on n = 10 against
-the draws' 97; :func:`linear_thetas` does the same operations on each round in one pass:
+the draws' 97; :func:`linear_thetas` does the same operations in three light passes (the
+squared norms read in place, the ratios, the rows):
 
     theta_t[i] = mu_t[i] + s * (g_t[i] * (r_t / max(||g_t||, tiny))),  r_t = U_t^(1/d),
 
@@ -26,24 +27,66 @@ from __future__ import annotations
 
 import math
 
-from bco_gym.agents.kernels.oracles import jit, pairwise_sum
+import numpy as np
+
+from bco_gym.agents.kernels.oracles import PAIRWISE_BLOCK, inline, jit, pairwise_sum
+
+
+@inline
+def row_squares(rows, r, count):  # pragma: no cover - compiled
+    """NumPy's pairwise sum of the squares rows[r, i]^2, i < count <= 128 (one block: 8
+    accumulators, as ``oracles.block_sum``), read in place."""
+    if count < 8:
+        total = -0.0
+        for i in range(count):
+            total += rows[r, i] * rows[r, i]
+        return total
+    r0, r1 = rows[r, 0] * rows[r, 0], rows[r, 1] * rows[r, 1]
+    r2, r3 = rows[r, 2] * rows[r, 2], rows[r, 3] * rows[r, 3]
+    r4, r5 = rows[r, 4] * rows[r, 4], rows[r, 5] * rows[r, 5]
+    r6, r7 = rows[r, 6] * rows[r, 6], rows[r, 7] * rows[r, 7]
+    i = 8
+    limit = count - count % 8
+    while i < limit:
+        r0 += rows[r, i] * rows[r, i]
+        r1 += rows[r, i + 1] * rows[r, i + 1]
+        r2 += rows[r, i + 2] * rows[r, i + 2]
+        r3 += rows[r, i + 3] * rows[r, i + 3]
+        r4 += rows[r, i + 4] * rows[r, i + 4]
+        r5 += rows[r, i + 5] * rows[r, i + 5]
+        r6 += rows[r, i + 6] * rows[r, i + 6]
+        r7 += rows[r, i + 7] * rows[r, i + 7]
+        i += 8
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < count:
+        total += rows[r, i] * rows[r, i]
+        i += 1
+    return total
 
 
 @jit
 def linear_thetas(normals, radii, noise, means, out, work):  # pragma: no cover - compiled
     """``out`` (k, n) = means + noise * (normals * (radii / max(norms, tiny))) row by row;
-    ``means`` (1, n) or (k, n), ``radii`` (k,), ``work`` (n,) scratch."""
+    ``means`` (1, n) or (k, n), ``radii`` (k,), ``work`` (n,) scratch. Three passes: the
+    squared norms, the ratios (square roots and divisions, which vectorise across rows),
+    the rows."""
     tiny = 2.2250738585072014e-308  # np.finfo(float).tiny
     rows, n = normals.shape
     shared = means.shape[0] == 1
+    ratios = np.empty(rows)
     for r in range(rows):
-        for i in range(n):
-            work[i] = normals[r, i] * normals[r, i]
-        norm = math.sqrt(pairwise_sum(work, 0, n))
-        ratio = radii[r] / max(norm, tiny)
+        if n <= PAIRWISE_BLOCK:
+            ratios[r] = row_squares(normals, r, n)
+        else:
+            for i in range(n):
+                work[i] = normals[r, i] * normals[r, i]
+            ratios[r] = pairwise_sum(work, 0, n)
+    for r in range(rows):
+        ratios[r] = radii[r] / max(math.sqrt(ratios[r]), tiny)
+    for r in range(rows):
         m = 0 if shared else r
         for i in range(n):
-            out[r, i] = means[m, i] + noise * (normals[r, i] * ratio)
+            out[r, i] = means[m, i] + noise * (normals[r, i] * ratios[r])
 
 
 @jit
