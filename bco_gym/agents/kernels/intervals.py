@@ -29,10 +29,48 @@ import math
 import numpy as np
 
 from bco_gym.agents.kernels import KIND_BALL, KIND_BOX, KIND_SIMPLEX
-from bco_gym.agents.kernels.oracles import SAFE_SQUARES, inline, kernel, pairwise_sum
+from bco_gym.agents.kernels.oracles import (
+    PAIRWISE_BLOCK,
+    SAFE_SQUARES,
+    inline,
+    kernel,
+    pairwise_sum,
+)
 
 # the columns after theta in a block's row (as in bco_gym/losses/intervals.py)
 CONSTANT, PLAYED, GAP, EXTRA = 0, 1, 2, 3
+
+
+@inline
+def square_sum(values, count):  # pragma: no cover - compiled
+    """NumPy's pairwise sum of values[i]^2, i < count <= 128 (one block: 8 accumulators,
+    as ``oracles.block_sum``), the squares taken in registers."""
+    if count < 8:
+        total = -0.0
+        for i in range(count):
+            total += values[i] * values[i]
+        return total
+    r0, r1 = values[0] * values[0], values[1] * values[1]
+    r2, r3 = values[2] * values[2], values[3] * values[3]
+    r4, r5 = values[4] * values[4], values[5] * values[5]
+    r6, r7 = values[6] * values[6], values[7] * values[7]
+    i = 8
+    limit = count - count % 8
+    while i < limit:
+        r0 += values[i] * values[i]
+        r1 += values[i + 1] * values[i + 1]
+        r2 += values[i + 2] * values[i + 2]
+        r3 += values[i + 3] * values[i + 3]
+        r4 += values[i + 4] * values[i + 4]
+        r5 += values[i + 5] * values[i + 5]
+        r6 += values[i + 6] * values[i + 6]
+        r7 += values[i + 7] * values[i + 7]
+        i += 8
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < count:
+        total += values[i] * values[i]
+        i += 1
+    return total
 
 
 @inline
@@ -40,9 +78,12 @@ def ball_best(node, n, radius, work):  # pragma: no cover - compiled
     """-radius ||node[:n]||, as :func:`~bco_gym.losses.intervals.ball_best_values`: the
     square root of the pairwise sum of the squares, or of the row scaled by its largest
     entry where that sum is out of range."""
-    for i in range(n):
-        work[i] = node[i] * node[i]
-    squares = pairwise_sum(work, 0, n)
+    if n <= PAIRWISE_BLOCK:
+        squares = square_sum(node, n)
+    else:
+        for i in range(n):
+            work[i] = node[i] * node[i]
+        squares = pairwise_sum(work, 0, n)
     if SAFE_SQUARES[0] < squares < SAFE_SQUARES[1]:
         return -radius * math.sqrt(squares)
     largest = 0.0
