@@ -305,12 +305,17 @@ def test_compiled_interval_update_equals_the_numpy_one(convex_set, horizon) -> N
     assert compiled_tracker.result().as_dict() == numpy_tracker.result().as_dict()
 
 
-@pytest.mark.parametrize("convex_set", [L2Ball(6, 1.5), Simplex(5), L1Ball(4, 2.0)], ids=repr)
+@pytest.mark.parametrize(
+    "convex_set",
+    [L2Ball(6, 1.5), L2Ball(10), L2Ball(40), Simplex(5), L1Ball(4, 2.0)],
+    ids=repr,
+)
 @pytest.mark.parametrize("horizon", [1, 2, 300, 1000])
 def test_compiled_interval_update_keeps_the_segments_pieces(convex_set, horizon) -> None:  # type: ignore[no-untyped-def]
     """With segments (linear-switching), the blocks each segment is made of are kept by
     the compiled update as by the NumPy one: the same switching regret, bit for bit,
-    whatever the spans."""
+    whatever the spans. Thetas of one scale, so every norm shows in the metrics (the
+    ball's squares summed in 1, 2 and 5 blocks of 8 accumulators)."""
     from bco_gym.losses.intervals import IntervalRegret
 
     rng = np.random.default_rng(horizon + 3)
