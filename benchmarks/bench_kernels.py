@@ -14,14 +14,14 @@ chunking (so the same number of generator calls and draws):
   agent's generator, 256 rounds per call (bbcg: one block's worth per call).
 
 Measured: ``run_many`` of fkm, bfw, ofw and ogd with 10 and 64 seeds (the compiled
-kernels, ``BCO_GYM_KERNELS=on``, warmed up first), a single ``run`` of fkm at T = 10^5,
+kernels, ``BCO_GYM_KERNELS=on``, each agent warmed up first), a single ``run`` of fkm at T = 10^5,
 and ``run_many`` of bbcg (its NumPy block path) with 10 seeds. Targets (issue 18): 10
 seeds <= 3x, 64 seeds <= 2.5x, single fkm <= 5x, bbcg <= 2x. Each row also gives, for
 its least-CPU turn, the library's and the bare calls' microseconds per run-round and
 the part of the library's spent in the interval-regret trackers (the adaptive and
 dynamic regret every linear run reports; :class:`TrackerClock`).
 
-Run:  python benchmarks/bench_kernels.py [--repeats 5] [--scale 1.0]
+Run:  python benchmarks/bench_kernels.py [--repeats 5] [--scale 1.0] [--only fkm,...,bbcg]
 """
 
 from __future__ import annotations
@@ -150,15 +150,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies every horizon")
+    parser.add_argument(
+        "--only",
+        default="fkm,bfw,ofw,ogd,single,bbcg",
+        help="the rows to measure, comma-separated: fkm, bfw, ofw, ogd (their run_many "
+        "rows), single (fkm's single run), bbcg (default: all)",
+    )
     args = parser.parse_args()
+    only = set(args.only.split(","))
+    unknown = only - {"fkm", "bfw", "ofw", "ogd", "single", "bbcg"}
+    if unknown:
+        parser.error(
+            f"--only: unknown rows {sorted(unknown)}; allowed fkm, bfw, ofw, ogd, single, bbcg"
+        )
     loss_chunk_size.cached = loss_chunk_size()  # type: ignore[attr-defined]
     for agent, feedback in (("fkm", "bandit"), ("bfw", "bandit"), ("ofw", "full"), ("ogd", "full")):
         run(ENV, agent, horizon=300, env_kwargs={"feedback": feedback})  # compile or load
+    run_many(ENV, "bbcg", [0, 1], horizon=3000)  # the block path's compiled parts: load
     rows = []
     for seeds_count, horizon, target in ((10, 100_000, 3.0), (64, 20_000, 2.5)):
         horizon = int(horizon * args.scale)
         seeds = list(range(seeds_count))
         for agent in ("fkm", "bfw", "ofw", "ogd"):
+            if agent not in only:
+                continue
             feedback = "full" if agent in ("ofw", "ogd") else "bandit"
             figures = paired(
                 lambda a=agent, f=feedback, s=seeds, h=horizon: run_many(
@@ -171,27 +186,29 @@ def main() -> None:
             rows.append(row(name, figures, target, seeds_count * horizon))
             print(table(rows[-1:]).splitlines()[-1], flush=True)
     horizon = int(100_000 * args.scale)
-    figures = paired(
-        lambda: run(ENV, "fkm", horizon=horizon, seed=0),
-        lambda: bare_draws([0], horizon, True, 256),
-        args.repeats,
-    )
-    rows.append(row(f"fkm single run, T={horizon}", figures, 5.0, horizon))
-    print(table(rows[-1:]).splitlines()[-1], flush=True)
-    horizon = int(100_000 * args.scale)
-    block = _bbcg_block(horizon)
-    figures = paired(
-        lambda: run_many(ENV, "bbcg", list(range(10)), horizon=horizon),
-        lambda: bare_draws(list(range(10)), horizon, True, block),
-        args.repeats,
-    )
-    name = f"bbcg run_many (block path), 10 seeds, T={horizon}"
-    rows.append(row(name, figures, 2.0, 10 * horizon))
-    print(table(rows[-1:]).splitlines()[-1], flush=True)
+    if "single" in only:
+        figures = paired(
+            lambda: run(ENV, "fkm", horizon=horizon, seed=0),
+            lambda: bare_draws([0], horizon, True, 256),
+            args.repeats,
+        )
+        rows.append(row(f"fkm single run, T={horizon}", figures, 5.0, horizon))
+        print(table(rows[-1:]).splitlines()[-1], flush=True)
+    if "bbcg" in only:
+        block = _bbcg_block(horizon)
+        figures = paired(
+            lambda: run_many(ENV, "bbcg", list(range(10)), horizon=horizon),
+            lambda: bare_draws(list(range(10)), horizon, True, block),
+            args.repeats,
+        )
+        name = f"bbcg run_many (block path), 10 seeds, T={horizon}"
+        rows.append(row(name, figures, 2.0, 10 * horizon))
+        print(table(rows[-1:]).splitlines()[-1], flush=True)
     print()
     print(table(rows))
     print(f"\nload average at the end: {os.getloadavg()}")
-    print(f"written: {write_json('kernels', rows)}")
+    name = "kernels" if len(only) == 6 else "kernels-" + "-".join(sorted(only))
+    print(f"written: {write_json(name, rows)}")
 
 
 def _bbcg_block(horizon: int) -> int:
