@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from bco_gym.agents.kernels.oracles import jit, pairwise_sum
+from bco_gym.agents.kernels.oracles import inline, jit, pairwise_sum
 
 #: The bits of a float64: 52 of fraction, 11 of biased exponent.
 FRACTION_BITS, EXPONENT_MASK = 52, 0x7FF
@@ -58,19 +58,27 @@ def exact_add(bits, high, low, split):  # pragma: no cover - compiled
             return False
     mask = (1 << split) - 1
     for k in range(bits.size):
-        word = bits[k]
-        biased = (word >> FRACTION_BITS) & EXPONENT_MASK
-        mantissa = word & ((1 << FRACTION_BITS) - 1)
-        if biased == 0:
-            bucket = 53
-        else:
-            mantissa |= 1 << FRACTION_BITS
-            bucket = biased + FRACTION_BITS
-        if word < 0:
-            mantissa = -mantissa
+        mantissa, bucket = mantissa_and_bucket(bits[k])
         high[bucket] += mantissa >> split
         low[bucket] += mantissa & mask
     return True
+
+
+@inline
+def mantissa_and_bucket(word):  # pragma: no cover - compiled
+    """(m, b) of a finite float whose bits (int64) are ``word``: its signed integer
+    mantissa (|m| < 2^53) and its bucket (biased exponent + 52; 53 for zeros and
+    subnormals, whose exponent is 1 - 1075), the float being m 2^(b - 1127)."""
+    biased = (word >> FRACTION_BITS) & EXPONENT_MASK
+    mantissa = word & ((1 << FRACTION_BITS) - 1)
+    if biased == 0:
+        bucket = SUBNORMAL_BUCKET
+    else:
+        mantissa |= 1 << FRACTION_BITS
+        bucket = biased + FRACTION_BITS
+    if word < 0:
+        mantissa = -mantissa
+    return mantissa, bucket
 
 
 @jit
@@ -95,18 +103,9 @@ def segment_terms(bits, starts, ends, terms, counts):  # pragma: no cover - comp
     for k in range(starts.size):
         lowest, highest = BUCKETS, -1
         for j in range(starts[k], ends[k]):
-            word = bits[j]
-            biased = (word >> FRACTION_BITS) & EXPONENT_MASK
-            if biased == EXPONENT_MASK:
+            if (bits[j] >> FRACTION_BITS) & EXPONENT_MASK == EXPONENT_MASK:
                 return NOT_FINITE
-            mantissa = word & ((1 << FRACTION_BITS) - 1)
-            if biased == 0:
-                bucket = SUBNORMAL_BUCKET
-            else:
-                mantissa |= 1 << FRACTION_BITS
-                bucket = biased + FRACTION_BITS
-            if word < 0:
-                mantissa = -mantissa
+            mantissa, bucket = mantissa_and_bucket(bits[j])
             high[bucket] += mantissa >> SPLIT
             low[bucket] += mantissa & mask
             lowest = min(lowest, bucket)
