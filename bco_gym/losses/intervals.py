@@ -258,7 +258,10 @@ class IntervalRegret:
     def _best(self, thetas: np.ndarray) -> np.ndarray:
         """min_K <theta, x> for each row (one batched LMO; the ball's closed form)."""
         if type(self.set) is L2Ball:
-            return ball_best_values(thetas.reshape(len(thetas), -1), float(self.set.radius))
+            flat = thetas.reshape(len(thetas), -1)
+            if not np.isfinite(flat).all():  # refused as the set's LMO refuses them
+                self.set.lmo_many(thetas.reshape(len(thetas), *self.set.shape))
+            return ball_best_values(flat, float(self.set.radius))
         points = self.set.lmo_many(thetas.reshape(len(thetas), *self.set.shape))
         return row_dot(thetas, np.asarray(points, dtype=float).reshape(len(thetas), -1))
 

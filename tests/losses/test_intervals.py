@@ -120,3 +120,13 @@ def test_bad_segments_and_overfeeding_raise():
         tracker.update(np.zeros((3, 3)), np.zeros(3), np.zeros(3))
     with pytest.raises(ValueError, match="feed them all"):
         IntervalRegret(Simplex(3), 2).result()
+
+
+@pytest.mark.parametrize("convex_set", [L2Ball(3), Simplex(3)], ids=repr)
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_non_finite_thetas_are_refused_by_the_numpy_update(convex_set, bad):
+    """The ball's closed form refuses them as the set's LMO does (the other sets' path)."""
+    thetas = np.ones((4, 3))
+    thetas[2, 1] = bad
+    with pytest.raises(ValueError, match="non-finite"):
+        IntervalRegret(convex_set, 4).update(thetas, np.zeros(4), np.zeros(4))
