@@ -67,6 +67,52 @@ def restore_values(values, saved, k):  # pragma: no cover - compiled
         values[s] = saved[k, s, 0]
 
 
+@inline
+def one_point_play(plays, s, directions, start, j, delta, points):  # pragma: no cover - compiled
+    """plays[s] = u delta + x: row s's play of the window's round j (fkm, bfw)."""
+    for i in range(points.shape[1]):
+        plays[s, i] = directions[s, start + j, i] * delta + points[s, i]
+
+
+@inline
+def one_point_round(
+    points, directions, start, j, delta, theta, offset, sign, residual, previous, check, plays,
+    losses, s, origin, out_origin, trusted, work,
+):  # fmt: skip  # pragma: no cover - compiled
+    """Row s's round j of an agent that plays one point x + u delta (fkm, bfw): the play,
+    its test against K (unless ``trusted``), its loss f_t(y) recorded. Returns (whether
+    the play was accepted, the value the update uses: f_t(y), or f_t(y) - f_{t-1}(y_{t-1})
+    with the residual estimator)."""
+    check_kind, check_radius, check_low, check_high, atol = check
+    one_point_play(plays, s, directions, start, j, delta, points)
+    if j != trusted and not inside(
+        check_kind, check_radius, check_low, check_high, atol, plays, s, work
+    ):
+        return False, 0.0
+    value = linear_value(theta, s, origin + j, plays, s, offset[s, origin + j], sign, work)
+    losses[s, out_origin + j] = value
+    if residual:
+        value, previous[s] = value - previous[s], value
+    return True, value
+
+
+@inline
+def full_information_round(
+    points, theta, offset, sign, check, losses, s, j, origin, out_origin, trusted, work
+):  # pragma: no cover - compiled
+    """Row s's round j of an agent that plays its point x (ofw, ogd): the test against K
+    (unless ``trusted``) and the loss f_t(x) recorded; returns whether x was accepted."""
+    check_kind, check_radius, check_low, check_high, atol = check
+    if j != trusted and not inside(
+        check_kind, check_radius, check_low, check_high, atol, points, s, work
+    ):
+        return False
+    losses[s, out_origin + j] = linear_value(
+        theta, s, origin + j, points, s, offset[s, origin + j], sign, work
+    )
+    return True
+
+
 # -- the agents' rounds ------------------------------------------------------------------------
 @kernel
 def fkm_rounds(
@@ -77,7 +123,6 @@ def fkm_rounds(
     f_{t-1}(y_{t-1})); x <- Pi_{K_delta}(x - u (f * eta d/delta)). Returns the number of
     rounds of the window, or the index of a round whose plays need the env's check."""
     kind, radius, low, high, shrink, center, centered, shrunk = oracle
-    check_kind, check_radius, check_low, check_high, atol = check
     rows, n = points.shape
     origin, out_origin, count = window
     for begin in range(first, count, BLOCK):
@@ -88,19 +133,13 @@ def fkm_rounds(
             refused = limit
             for s in range(rows):
                 for j in range(begin, limit):
-                    for i in range(n):
-                        plays[s, i] = directions[s, start + j, i] * delta + points[s, i]
-                    if j != trusted and not inside(
-                        check_kind, check_radius, check_low, check_high, atol, plays, s, work
-                    ):
+                    accepted, value = one_point_round(
+                        points, directions, start, j, delta, theta, offset, sign, residual,
+                        previous, check, plays, losses, s, origin, out_origin, trusted, work,
+                    )  # fmt: skip
+                    if not accepted:
                         refused = min(refused, j)
                         break
-                    value = linear_value(
-                        theta, s, origin + j, plays, s, offset[s, origin + j], sign, work
-                    )
-                    losses[s, out_origin + j] = value
-                    if residual:
-                        value, previous[s] = value - previous[s], value
                     coefficient = value * scale
                     for i in range(n):
                         work[4, i] = points[s, i] - directions[s, start + j, i] * coefficient
@@ -115,8 +154,7 @@ def fkm_rounds(
             limit = refused
         if limit < min(count, begin + BLOCK):
             for s in range(rows):
-                for i in range(n):
-                    plays[s, i] = directions[s, start + limit, i] * delta + points[s, i]
+                one_point_play(plays, s, directions, start, limit, delta, points)
             return limit
     return count
 
@@ -208,7 +246,6 @@ def bfw_rounds(
     """Bandit Frank-Wolfe: y = u delta + x; G += u (f d/delta); b = G eta; one online
     Frank-Wolfe step of weight sigma_t on <b, x> + ||x - x_1||^2 over K_delta."""
     kind, radius, low, high, shrink, center, centered, shrunk = oracle
-    check_kind, check_radius, check_low, check_high, atol = check
     rows, n = points.shape
     origin, out_origin, count = window
     for begin in range(first, count, BLOCK):
@@ -222,19 +259,13 @@ def bfw_rounds(
             refused = limit
             for s in range(rows):
                 for j in range(begin, limit):
-                    for i in range(n):
-                        plays[s, i] = directions[s, start + j, i] * delta + points[s, i]
-                    if j != trusted and not inside(
-                        check_kind, check_radius, check_low, check_high, atol, plays, s, work
-                    ):
+                    accepted, value = one_point_round(
+                        points, directions, start, j, delta, theta, offset, sign, residual,
+                        previous, check, plays, losses, s, origin, out_origin, trusted, work,
+                    )  # fmt: skip
+                    if not accepted:
                         refused = min(refused, j)
                         break
-                    value = linear_value(
-                        theta, s, origin + j, plays, s, offset[s, origin + j], sign, work
-                    )
-                    losses[s, out_origin + j] = value
-                    if residual:
-                        value, previous[s] = value - previous[s], value
                     coefficient = value * scale
                     for i in range(n):
                         estimate_sum[s, i] += directions[s, start + j, i] * coefficient
@@ -253,8 +284,7 @@ def bfw_rounds(
             limit = refused
         if limit < min(count, begin + BLOCK):
             for s in range(rows):
-                for i in range(n):
-                    plays[s, i] = directions[s, start + limit, i] * delta + points[s, i]
+                one_point_play(plays, s, directions, start, limit, delta, points)
             return limit
     return count
 
@@ -267,7 +297,6 @@ def ofw_rounds(
     """Online Frank-Wolfe (full information): play x; b = eta (nabla_1 + ... + nabla_{t-1});
     one Frank-Wolfe step of weight sigma_t; then nabla_t = theta_t joins the sum."""
     kind, radius, low, high, shrink, center, centered, shrunk = oracle
-    check_kind, check_radius, check_low, check_high, atol = check
     rows, n = points.shape
     origin, out_origin, count = window
     for begin in range(first, count, BLOCK):
@@ -280,14 +309,12 @@ def ofw_rounds(
             refused = limit
             for s in range(rows):
                 for j in range(begin, limit):
-                    if j != trusted and not inside(
-                        check_kind, check_radius, check_low, check_high, atol, points, s, work
-                    ):
+                    if not full_information_round(
+                        points, theta, offset, sign, check, losses, s, j, origin, out_origin,
+                        trusted, work,
+                    ):  # fmt: skip
                         refused = min(refused, j)
                         break
-                    losses[s, out_origin + j] = linear_value(
-                        theta, s, origin + j, points, s, offset[s, origin + j], sign, work
-                    )
                     for i in range(n):
                         linear[s, i] = gradient_sum[s, i] * eta
                     frank_wolfe_step(
@@ -314,7 +341,6 @@ def ogd_rounds(
 ):  # pragma: no cover - compiled
     """Projected online gradient descent: play x; x <- Pi_K(x - eta theta_t)."""
     kind, radius, low, high, shrink, center, centered, shrunk = oracle
-    check_kind, check_radius, check_low, check_high, atol = check
     rows, n = points.shape
     origin, out_origin, count = window
     for begin in range(first, count, BLOCK):
@@ -324,14 +350,12 @@ def ogd_rounds(
             refused = limit
             for s in range(rows):
                 for j in range(begin, limit):
-                    if j != trusted and not inside(
-                        check_kind, check_radius, check_low, check_high, atol, points, s, work
-                    ):
+                    if not full_information_round(
+                        points, theta, offset, sign, check, losses, s, j, origin, out_origin,
+                        trusted, work,
+                    ):  # fmt: skip
                         refused = min(refused, j)
                         break
-                    losses[s, out_origin + j] = linear_value(
-                        theta, s, origin + j, points, s, offset[s, origin + j], sign, work
-                    )
                     for i in range(n):
                         work[4, i] = points[s, i] - eta * theta[s, origin + j, i]
                     project(
