@@ -16,3 +16,9 @@ class LossCheckError(ValueError):
     """User losses failed a check of :func:`~bco_gym.losses.from_function`: convexity (the
     first-order condition) or the gradient (finite differences) on sampled rounds and
     points. The message names the round, the points and the amounts."""
+
+
+class LossFunctionError(RuntimeError):
+    """A user's ``loss`` or ``gradient`` callable (:func:`~bco_gym.losses.from_function`)
+    raised. The message names the callable, the round and the point (and, for batched
+    callables, the form they are called in); the user's exception is the ``__cause__``."""

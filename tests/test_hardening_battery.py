@@ -9,6 +9,7 @@ Every case is fast (no case plays more than a few hundred rounds).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -31,7 +32,7 @@ from bco_gym.cli_checks import (
 from bco_gym.envs import BanditConvexEnv
 from bco_gym.errors import InfeasibleActionError, InvalidLossError, LossCheckError
 from bco_gym.losses import from_array, from_function
-from bco_gym.sets import Hypercube, L2Ball, Simplex
+from bco_gym.sets import Hypercube, L1Ball, L2Ball, Simplex
 from bco_gym.wrappers import BoxActionAdapter, RegretRecorder
 
 # Extreme constants cap the smoothing radius at r, which warns; the cases check the refusal.
@@ -892,3 +893,128 @@ def test_run_refuses_an_agent_built_directly_with_an_overflowing_constant():
     agent = FlaxmanAgent(env.unwrapped.problem, c=1e-300)
     with pytest.raises(ValueError, match="FlaxmanAgent: the regret bound at c=1e-300"):
         run(env, agent, seed=0)
+
+
+# -- fourth pass (issue 35): inputs checked before use ------------------------------------------
+SEPARATION_SETS = [L2Ball(3), L1Ball(3), Hypercube(n=3), Simplex(3)]
+
+
+@pytest.mark.parametrize("convex_set", SEPARATION_SETS, ids=repr)
+@pytest.mark.parametrize(
+    ("atol", "shows"),
+    [(math.nan, "atol=nan"), (-1e-3, "atol=-0.001"), (math.inf, "atol=inf"), ("0", "atol='0'")],
+)
+def test_separation_refuses_a_tolerance_that_is_not_finite_and_nonnegative(convex_set, atol, shows):
+    far = np.full(convex_set.shape, 5.0)
+    name = type(convex_set).__name__
+    with pytest.raises(ValueError, match=re.escape(f"{name}.separation: {shows} must be")):
+        convex_set.separation(far, atol)
+    assert convex_set.separation(far, 0.0) is not None  # the set still answers
+    assert convex_set.separation(far, 1) is not None  # an int tolerance is a number
+
+
+# -- fourth pass: user losses that raise, the batched form, huge horizons -----------------------
+def _raises_at_round_11(t, x):
+    if t == 11:
+        return {}["missing"]
+    return _square(t % 8, x)
+
+
+def _gradient_divides_by_zero(t, x):
+    return _square_gradient(t, x) * (1 / t)  # a Python ZeroDivisionError at round 0
+
+
+def _divide_by_zero(t, x):
+    return 1 / 0
+
+
+def test_a_user_loss_raising_in_a_run_names_the_round_and_the_point():
+    from bco_gym.errors import LossFunctionError
+    from bco_gym.experiment import run
+
+    gradient = lambda t, x: _square_gradient(t % 8, x)  # noqa: E731
+    losses = from_function(L2Ball(3), _raises_at_round_11, gradient, 30, 10.0, 10.0, verify=False)
+    with pytest.raises(
+        LossFunctionError,
+        match=r"function loss: round 11: loss\(t, x\) raised "
+        r"KeyError: 'missing' at x = \[",
+    ) as caught:
+        run(BanditConvexEnv(L2Ball(3), losses), "fkm", seed=0)
+    assert isinstance(caught.value.__cause__, KeyError)
+
+
+@pytest.mark.parametrize(
+    ("loss", "gradient", "shows"),
+    [
+        (_square, _gradient_divides_by_zero, "round 0: gradient(t, x) raised ZeroDivisionError"),
+        (_divide_by_zero, _square_gradient, "round 0: loss(t, x) raised ZeroDivisionError"),
+    ],
+)
+def test_a_user_callable_raising_during_the_checks_names_the_round_and_the_point(
+    loss, gradient, shows
+):
+    from bco_gym.errors import LossFunctionError
+
+    with pytest.raises(LossFunctionError) as caught:
+        from_function(L2Ball(3), loss, gradient, 8, 10.0, 10.0)
+    message = str(caught.value)
+    assert message.startswith("from_function (checking the losses): ") and shows in message
+    assert "at x = [" in message and isinstance(caught.value.__cause__, ZeroDivisionError)
+
+
+def _per_round_square(t, x):
+    return float(x @ x)
+
+
+def _per_round_gradient(t, x):
+    return 2.0 * np.asarray(x, dtype=float)
+
+
+@pytest.mark.parametrize(
+    ("loss", "gradient"),
+    [
+        (lambda t, x: float(np.sum(x * x)), _per_round_gradient),  # float() of a (k,) array
+        (_per_round_square, _per_round_gradient),  # x @ x of a (k, n) batch
+        (lambda t, x: np.sum(x * x), _per_round_gradient),  # one number for k rounds
+    ],
+)
+def test_batched_true_given_per_round_callables_says_which_form_was_expected(loss, gradient):
+    from bco_gym.errors import LossFunctionError
+
+    with pytest.raises((LossFunctionError, ValueError)) as caught:
+        from_function(L2Ball(3), loss, gradient, 8, 10.0, 10.0, batched=True)
+    message = str(caught.value)
+    assert "with batched=True the callables take rounds (int64, shape (k,))" in message
+    assert "one round t and one point x need batched=False" in message
+
+
+def test_a_huge_horizon_samples_its_checked_rounds_without_materialising_them():
+    seen = []
+
+    def loss(t, x):
+        seen.append(t)
+        return float(x.sum()) / 10
+
+    losses = from_function(L2Ball(3), loss, lambda t, x: np.full(3, 0.1), 10**12, 10.0, 10.0)
+    rounds = sorted(set(seen))
+    assert losses.verified and len(rounds) == 8
+    assert rounds[0] == 0 and rounds[-1] == 10**12 - 1 and rounds[3] > 10**9
+
+
+@pytest.mark.parametrize("command", ["compare", "bench"])
+def test_a_kernel_switch_not_allowed_exits_2_before_any_cell_runs(
+    tmp_path, capsys, monkeypatch, command
+):
+    monkeypatch.setenv("BCO_GYM_KERNELS", "yes")
+    out = tmp_path / "out"
+    if command == "compare":
+        argv = ["compare", *BALL3, "--agents", "fkm,random", "--horizon", "20", "--seeds", "1"]
+    else:
+        argv = ["bench", "--agents", "fkm", "--suite", "quick-v1"]
+    code, _, err = _cli([*argv, "--out", out, "--quiet"], capsys)
+    assert code == 2, err
+    assert err.strip().splitlines() == [
+        f"bco-gym {command}: error: BCO_GYM_KERNELS='yes' is not allowed; allowed: auto, on, off"
+    ]
+    ran = [p for p in out.rglob("*") if p.suffix == ".npz" or "failures" in p.parts]
+    assert not ran  # no cell ran, none was recorded as failed

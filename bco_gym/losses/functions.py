@@ -17,6 +17,9 @@
 
 Losses must be real numbers and gradients arrays of real numbers (a string, a bool, a
 complex number or an object array raises :class:`~bco_gym.errors.InvalidLossError`).
+A callable that raises is reported as :class:`~bco_gym.errors.LossFunctionError` naming
+the callable, the round and the point (and whether the checks or a run was calling it),
+the user's exception as its cause.
 
 The functions must be deterministic and convex in x for the comparator to mean
 anything; the sequence does not depend on the env's seed (it is oblivious by
@@ -47,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.errors import InvalidLossError
+from bco_gym.errors import InvalidLossError, LossFunctionError
 from bco_gym.losses.base import (
     Comparator,
     LossSequence,
@@ -100,8 +103,14 @@ class FunctionLoss(LossSequence):
         #: Whether :func:`~bco_gym.losses.verification.verify_function_loss` passed (else
         #: the caller opted out with ``verify=False``): the comparator's label.
         self.verified = verify
+        #: How messages name what was running: the checks, then every later evaluation.
+        self._doing = "function loss"
         if verify:
-            verify_function_loss(self)
+            self._doing = "from_function (checking the losses)"
+            try:
+                verify_function_loss(self)
+            finally:
+                self._doing = "function loss"
 
     @property
     def lipschitz(self) -> float:
@@ -156,11 +165,12 @@ class FunctionLoss(LossSequence):
     def _values(self, rounds: np.ndarray, points: np.ndarray) -> np.ndarray:
         """Losses of rounds[i] at points[i] (k,), checked: real, finite, within M."""
         if self.batched:
-            values = _real_array(self.loss_function(rounds, points), "batched loss", rounds)
+            values = self._call("loss", rounds, points)
+            values = _real_array(values, "batched loss", rounds)
             if values.shape != rounds.shape:
                 raise ValueError(
                     f"from_function: batched loss returned shape {values.shape} for "
-                    f"{len(rounds)} rounds, expected ({len(rounds)},)"
+                    f"{len(rounds)} rounds, expected ({len(rounds)},); {_BATCHED_FORM}"
                 )
         else:
             pairs = zip(rounds, points, strict=True)
@@ -169,7 +179,7 @@ class FunctionLoss(LossSequence):
         return values
 
     def _scalar(self, t: int, x: np.ndarray) -> float:
-        value = self.loss_function(t, x)
+        value = self._call("loss", t, x)
         if isinstance(value, np.ndarray) and value.shape == ():
             value = value[()]
         if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
@@ -206,16 +216,16 @@ class FunctionLoss(LossSequence):
     def _gradients(self, rounds: np.ndarray, points: np.ndarray) -> np.ndarray:
         """Gradients of rounds[i] at points[i] (k, *shape), checked."""
         if self.batched:
-            result = _real_array(self.gradient_function(rounds, points), "gradient", rounds)
+            result = _real_array(self._call("gradient", rounds, points), "gradient", rounds)
             if result.shape != points.shape:
                 raise ValueError(
                     f"function loss: round {int(rounds[0])}: batched gradient returned shape "
-                    f"{result.shape}, expected {points.shape}"
+                    f"{result.shape}, expected {points.shape}; {_BATCHED_FORM}"
                 )
         else:
             rows = []
             for t, x in zip(rounds, points, strict=True):
-                row = _real_array(self.gradient_function(int(t), x), "gradient", [t])
+                row = _real_array(self._call("gradient", int(t), x), "gradient", [t])
                 if row.shape != x.shape:
                     raise ValueError(
                         f"function loss: round {int(t)}: gradient returned shape "
@@ -240,6 +250,30 @@ class FunctionLoss(LossSequence):
             )
         return result
 
+    def _call(self, which: str, rounds: Any, points: np.ndarray) -> Any:
+        """The user's ``loss`` or ``gradient`` (``which``) at round(s) ``rounds`` and
+        point(s) ``points``; what it raises comes back as a LossFunctionError naming the
+        round and the point (the user's exception as its cause)."""
+        function = self.loss_function if which == "loss" else self.gradient_function
+        try:
+            return function(rounds, points)
+        except Exception as error:
+            raise LossFunctionError(self._raised(which, error, rounds, points)) from error
+
+    def _raised(self, which: str, error: Exception, rounds: Any, points: np.ndarray) -> str:
+        text = " ".join(str(error).split())  # one line
+        text = text if len(text) <= 200 else text[:197] + "..."
+        cause = f"{type(error).__name__}: {text}" if text else type(error).__name__
+        if not self.batched:
+            where = f"{self._doing}: round {rounds}"
+            return f"{where}: {which}(t, x) raised {cause} at x = {_show(points)}"
+        first, last = int(rounds[0]), int(rounds[-1])
+        span = f"round {first}" if len(rounds) == 1 else f"rounds {first}..{last}"
+        return (
+            f"{self._doing}: {span}: batched {which}(rounds, points) raised {cause} "
+            f"(row 0: round {first} at x = {_show(points[0])}); {_BATCHED_FORM}"
+        )
+
     # -- comparator ------------------------------------------------------------------------
     def comparator(self, checkpoints: Sequence[int]) -> list[Comparator]:
         stops = check_checkpoints(checkpoints)
@@ -259,6 +293,13 @@ class FunctionLoss(LossSequence):
             results.append(Comparator(stop, solved.point, solved.value, solved.gap))
             start = solved.point
         return results
+
+
+_BATCHED_FORM = (
+    "with batched=True the callables take rounds (int64, shape (k,)) and points (shape "
+    "(k, *K.shape)) and return shapes (k,) and (k, *K.shape); callables of one round t "
+    "and one point x need batched=False"
+)
 
 
 def _qualified(function: Any) -> str:
@@ -356,6 +397,9 @@ def from_function(
         LossCheckError: (a ValueError) a sampled check failed, naming the round, the
             points and the amounts.
         InvalidLossError: a sampled loss or gradient is not finite or not real numbers.
+        LossFunctionError: (a RuntimeError) ``loss`` or ``gradient`` raised while being
+            checked, naming the round and the point (and, with ``batched=True``, the form
+            the callables are called in).
     """
     return FunctionLoss(
         convex_set,

@@ -112,7 +112,9 @@ def verify_function_loss(losses: CheckedLosses) -> None:
 def _sample_rounds(rng: np.random.Generator, horizon: int) -> list[int]:
     if horizon <= ROUNDS_CHECKED:
         return list(range(horizon))
-    middle = rng.choice(np.arange(1, horizon - 1), ROUNDS_CHECKED - 2, replace=False)
+    # An int population is never materialised (a horizon of 10^12 samples as fast as 10),
+    # and gives the rounds choice(np.arange(1, horizon - 1)) would.
+    middle = 1 + rng.choice(horizon - 2, ROUNDS_CHECKED - 2, replace=False)
     return [0, *sorted(int(t) for t in middle), horizon - 1]
 
 

@@ -27,7 +27,13 @@ import math
 import numpy as np
 
 from bco_gym.sets.base import ConvexSet, separating
-from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_radius, check_size
+from bco_gym.sets.checks import (
+    DEFAULT_ATOL,
+    SCREEN_SLACK,
+    check_radius,
+    check_size,
+    check_tolerance,
+)
 from bco_gym.sets.simplex import project_onto_simplex, project_rows_onto_simplex
 
 # Squared norms outside this range may have overflowed or lost bits to underflow.
@@ -139,6 +145,7 @@ class L2Ball(_CenteredBall):
     def separation(self, x: np.ndarray, atol: float = 0.0) -> tuple[np.ndarray, float] | None:
         """None if ||x|| <= radius + atol, else (x/||x||, radius): <x/||x||, z> <= ||z||."""
         point = self._check_array(x, "point")
+        atol = check_tolerance(atol, self, "separation")
         norm = euclidean_norm(point)
         if norm <= self.radius + atol:
             return None
@@ -218,6 +225,7 @@ class L1Ball(_CenteredBall):
         a = s/||s|| with s = sign(x) (<s, z> <= ||z||_1 <= radius on K), b = radius/||s||.
         """
         point = self._check_array(x, "point")
+        atol = check_tolerance(atol, self, "separation")
         signs = np.sign(point)
         scale = math.sqrt(float(signs.dot(signs)))
         if float(np.abs(point).sum()) <= self.radius + atol or scale == 0.0:

@@ -216,7 +216,9 @@ class ConvexSet(abc.ABC):
     def separation(self, x: np.ndarray, atol: float = 0.0) -> tuple[np.ndarray, float] | None:
         """A separating hyperplane: None when x is in K (every constraint within ``atol``),
         else ``(a, b)`` with ||a|| = 1, <a, z> <= b for every z in K and <a, x> > b + atol
-        (the most violated of the set's constraints, scaled to a unit normal).
+        (the most violated of the set's constraints, scaled to a unit normal). The built-in
+        oracles raise ValueError for an ``atol`` that is not a finite number >= 0 (NaN
+        would let every point in).
         """
         raise NotImplementedError(
             f"{type(self).__name__} has no separation oracle; the ball, L1 ball, box and "

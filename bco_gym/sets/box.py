@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from bco_gym.sets.base import ConvexSet
-from bco_gym.sets.checks import DEFAULT_ATOL, check_size
+from bco_gym.sets.checks import DEFAULT_ATOL, check_size, check_tolerance
 
 
 class Hypercube(ConvexSet):
@@ -109,6 +109,7 @@ class Hypercube(ConvexSet):
         """None if every entry is within its bounds (within ``atol``); else the most
         violated bound: (e_i, high_i) when x_i > high_i, (-e_i, -low_i) when x_i < low_i."""
         point = self._check_array(x, "point")
+        atol = check_tolerance(atol, self, "separation")
         excess = np.maximum(self.low - point, point - self.high)
         i = int(np.argmax(excess))
         if excess[i] <= atol:

@@ -108,6 +108,26 @@ def check_size(value: object, name: str, owner: str, minimum: int = 1, why: str 
     return int(value)
 
 
+def check_tolerance(value: object, owner: object, method: str) -> float:
+    """``value`` as a finite float >= 0 (the ``atol`` of ``owner.method``); a ValueError
+    naming the set's class, the method and the value otherwise.
+
+    NaN would make every comparison with it false (a point far outside K "inside"), a
+    negative tolerance would refuse points of K: both are refused, as are strings and bools.
+    """
+    if isinstance(value, float) and 0.0 <= value < math.inf:
+        return value  # the common case, in one comparison
+    where = f"{type(owner).__name__}.{method}"
+    if not is_real_number(value):
+        raise ValueError(
+            f"{where}: atol={value!r} must be a finite number >= 0, not a {type(value).__name__}"
+        )
+    number = float(value)  # type: ignore[arg-type]
+    if not (math.isfinite(number) and number >= 0.0):
+        raise ValueError(f"{where}: atol={value!r} must be a finite number >= 0")
+    return number
+
+
 def check_radius(value: object, owner: str) -> float:
     """``value`` as a finite float > 0; a ValueError naming ``owner`` otherwise.
 

@@ -19,7 +19,14 @@ import math
 import numpy as np
 
 from bco_gym.sets.base import ConvexSet, separating
-from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, all_finite, check_size, off_by
+from bco_gym.sets.checks import (
+    DEFAULT_ATOL,
+    SCREEN_SLACK,
+    all_finite,
+    check_size,
+    check_tolerance,
+    off_by,
+)
 
 
 def project_onto_simplex(y: np.ndarray, total: float = 1.0) -> np.ndarray:
@@ -129,6 +136,7 @@ class Simplex(ConvexSet):
         constraint as a unit normal: (-e_i, 0) for x_i < 0, (+-1/sqrt(n), +-1/sqrt(n)) for
         sum x > 1 or < 1 (violations compared as distances to the constraint's plane)."""
         point = self._check_array(x, "point")
+        atol = check_tolerance(atol, self, "separation")
         root = math.sqrt(self.n)
         i = int(np.argmin(point))
         below = -float(point[i])  # distance to {x_i = 0} when negative

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym.engine.compiled import kernel_mode
 from bco_gym.engine.result import RunResult
 from bco_gym.engine.runner import run
 from bco_gym.engine.tally import check_horizon
@@ -275,11 +276,15 @@ def run_cells(
     tqdm bar, "lines" one line per finished cell on stderr, False nothing, None a bar
     on a terminal and nothing otherwise. ``batch_size``: seeds computed together
     (:func:`~bco_gym.sweeps.backends.batches`; None: chosen for memory).
+
+    A ``BCO_GYM_KERNELS`` value not allowed raises ValueError before any cell runs (as
+    :func:`~bco_gym.engine.runner.run` does), not once per cell.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
     if failures not in FAILURE_MODES:
         raise ValueError(f"failures={failures!r}; allowed: {', '.join(FAILURE_MODES)}")
+    kernel_mode()  # a BCO_GYM_KERNELS value not allowed is the caller's error, not each cell's
     check_agents_for_backend(sorted({cell.agent for cell in grid}), backend)
     keys = [cell.key for cell in grid]
     if len(set(keys)) != len(keys):
