@@ -406,10 +406,15 @@ def _add_bench(commands: Any) -> None:
     )
     command.add_argument(
         "--suite",
-        choices=tuple(SUITES),
-        default="quick-v1",
-        help="the suite (default quick-v1: under a minute; standard-v1: the main job's)",
+        default="quick-v2",
+        metavar="NAME|FILE.toml",
+        help=f"a built-in suite ({', '.join(SUITES)}) or a suite file FILE.toml of "
+        "[[scenario]] tables (docs/benchmark.md). Default quick-v2: a SMOKE TEST under a "
+        "minute (T = 2,000: its verdicts are not evidence); standard-v2: the designed grid, "
+        "its reference agents' results read from the package's archive; quick-v1 and "
+        "standard-v1: as first published",
     )
+    _add_scenarios(command)
     command.add_argument(
         "--seeds",
         type=lambda text: _integer(text, 2, MAX_SEEDS, "an integer >= 2 (seeds per scenario)"),
@@ -438,6 +443,16 @@ def _add_bench(commands: Any) -> None:
     command.set_defaults(handler=command_bench)
 
 
+def _add_scenarios(command: Any) -> None:
+    command.add_argument(
+        "--scenarios",
+        type=name_list,
+        default=None,
+        metavar="A,B",
+        help="run only these scenarios of the suite (comma-separated names; default all)",
+    )
+
+
 def _add_demo(commands: Any) -> None:
     command = commands.add_parser(
         "demo",
@@ -456,6 +471,14 @@ def _add_demo(commands: Any) -> None:
         default="process",
         help="where each scenario's batches run (default: process)",
     )
+    command.add_argument(
+        "--suite",
+        default="standard-v1",
+        metavar="NAME|FILE.toml",
+        help="a built-in suite or a suite file FILE.toml of [[scenario]] tables (default "
+        "standard-v1, the main job's)",
+    )
+    _add_scenarios(command)
     command.add_argument(
         "--quick",
         action="store_true",

@@ -395,6 +395,13 @@ def fixed_kwargs(fixed: dict[str, Any], agents: Sequence[str]) -> dict[str, dict
 
 def command_demo(args: argparse.Namespace) -> int:
     from bco_gym.reports.demo import run_demo
+    from bco_gym.reports.suites import resolve_suite, select_scenarios
+
+    try:
+        name, found = resolve_suite(args.suite)
+        scenarios = select_scenarios(name, found, args.scenarios)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
     out = check_command_directory(
         args.out, "demo", outputs=("report.md",), shared=DEMO_SHARED, recognise=_demo_written
@@ -409,6 +416,7 @@ def command_demo(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore")  # the runs keep theirs; the report lists them
         path = run_demo(
             out,
+            scenarios=scenarios,
             backend=args.backend,
             progress=_progress(args),
             quick=args.quick,
@@ -421,6 +429,15 @@ def command_demo(args: argparse.Namespace) -> int:
 def command_bench(args: argparse.Namespace) -> int:
     from bco_gym.agents.registry import resolve_agent
     from bco_gym.reports.bench import MARKER, run_bench
+    from bco_gym.reports.suites import SUPERSEDED, resolve_suite, select_scenarios
+
+    try:
+        name, found = resolve_suite(args.suite)
+        select_scenarios(name, found, args.scenarios)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if name in SUPERSEDED:
+        print(f"warning: {SUPERSEDED[name]}", file=sys.stderr, flush=True)
 
     for agent in args.agents:
         try:
@@ -445,6 +462,7 @@ def command_bench(args: argparse.Namespace) -> int:
             args.agents,
             out,
             suite=args.suite,
+            scenarios=args.scenarios,
             seeds=args.seeds,
             backend=args.backend,
             batch_size=args.batch_size,
@@ -464,8 +482,9 @@ def command_bench(args: argparse.Namespace) -> int:
 def _bench_command(args: argparse.Namespace) -> str:
     """The command line that reproduces the bench (what the report names)."""
     seeds = f" --seeds {args.seeds}" if args.seeds is not None else ""
+    chosen = f" --scenarios {','.join(args.scenarios)}" if args.scenarios else ""
     return (
-        f"bco-gym bench --agents {','.join(args.agents)} --suite {args.suite}{seeds} "
+        f"bco-gym bench --agents {','.join(args.agents)} --suite {args.suite}{chosen}{seeds} "
         f"--out {args.out}"
     )
 

@@ -223,7 +223,9 @@ def loss_text(results: Sequence[RunResult]) -> str:
         loss = dict(result.loss)
         name = loss.pop("name", "?")
         loss.pop("digest", None)  # identifies one seed's sequence, not the family
-        scalars = [f"{k}={_short(v)}" for k, v in loss.items() if isinstance(v, str | int | float)]
+        # sorted: a result read back from disk has its keys sorted, a fresh one does not
+        items = sorted(loss.items())
+        scalars = [f"{k}={_short(v)}" for k, v in items if isinstance(v, str | int | float)]
         texts.append(f"{name} losses" + (f" ({', '.join(scalars)})" if scalars else ""))
     return " / ".join(_distinct(texts))
 

@@ -33,6 +33,7 @@ import csv
 import json
 import math
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -44,7 +45,13 @@ from bco_gym.reports.scores import (
     ScoreRow,
     score_rows,
 )
-from bco_gym.reports.suites import SUITES, Scenario
+from bco_gym.reports.suites import (
+    SUPERSEDED,
+    Scenario,
+    resolve_suite,
+    select_scenarios,
+    suite_label,
+)
 
 MARKER = "bench.json"
 OWNER_FILE = ".bco-gym-owner.json"  # the CLI's mark of a command's directory (cli_checks)
@@ -82,16 +89,28 @@ def check_agents(agents: Sequence[str]) -> list[str]:
     return list(agents)
 
 
+class SupersededSuiteWarning(UserWarning):
+    """The suite run has a successor (:data:`~bco_gym.reports.suites.SUPERSEDED` says why)."""
+
+
 def plan(
-    suite: str, agents: Sequence[str], seeds: int | None = None
+    suite: str,
+    agents: Sequence[str],
+    seeds: int | None = None,
+    scenarios: Sequence[str] | None = None,
 ) -> list[tuple[Scenario, tuple[str, ...], dict[str, str]]]:
-    """(scenario with its seeds, agents to run, given agents left out -> why) per scenario."""
-    if suite not in SUITES:
-        raise ValueError(f"unknown suite {suite!r}; allowed: {', '.join(SUITES)}")
+    """(scenario with its seeds, agents to run, given agents left out -> why) per scenario.
+
+    ``suite`` is a built-in suite's name or a suite file (``.toml``,
+    :func:`~bco_gym.reports.suites.load_suite_file`); ``scenarios`` the names of the
+    scenarios to run (None: all; a name not in the suite is refused, naming it).
+    """
+    name, found = resolve_suite(suite)
+    chosen_scenarios = select_scenarios(name, found, scenarios)
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 2):
         raise ValueError(f"seeds must be an integer >= 2 (paired intervals), got {seeds!r}")
     steps = []
-    for scenario in SUITES[suite]:
+    for scenario in chosen_scenarios:
         if seeds is not None:
             scenario = replace(scenario, seeds=tuple(range(seeds)))
         feedback = scenario.env_kwargs.get("feedback", "bandit")
@@ -182,7 +201,8 @@ def run_bench(
     agents: Sequence[str],
     out: str | os.PathLike,
     *,
-    suite: str = "quick-v1",
+    suite: str = "quick-v2",
+    scenarios: Sequence[str] | None = None,
     seeds: int | None = None,
     backend: str = "serial",
     batch_size: int | None = None,
@@ -192,14 +212,20 @@ def run_bench(
 ) -> BenchOutcome:
     """Run ``agents`` on ``suite`` into ``out`` and write the scores and the report.
 
-    ``seeds``: None for each scenario's own seeds, K for seeds 0..K-1 everywhere.
-    ``announce`` (e.g. ``print``) is told each scenario before it runs. ``command`` is
-    the line the report names as its origin.
+    ``suite``: a built-in suite's name or a suite file (``FILE.toml``); ``scenarios``:
+    the names of the scenarios to run (None: all). ``seeds``: None for each scenario's
+    own seeds, K for seeds 0..K-1 everywhere. ``announce`` (e.g. ``print``) is told each
+    scenario before it runs. ``command`` is the line the report names as its origin.
+    A superseded suite (``quick-v1``) warns (:class:`SupersededSuiteWarning`) and says why.
     """
     given = check_agents(agents)
-    steps = plan(suite, given, seeds)
+    steps = plan(suite, given, seeds, scenarios)
+    name = resolve_suite(suite)[0]
+    if name in SUPERSEDED:
+        warnings.warn(SUPERSEDED[name], SupersededSuiteWarning, stacklevel=2)
     out = Path(out)
-    claim_directory(out, suite)
+    claim_directory(out, name)
+    suite = name
     runs = []
     for index, (scenario, chosen, skipped) in enumerate(steps, start=1):
         if announce is not None:
@@ -208,7 +234,8 @@ def run_bench(
             scenario, chosen, out, backend=backend, batch_size=batch_size, progress=progress
         )
         runs.append(ScenarioRun(scenario, chosen, skipped, results, failures))
-    rows = [row for run in runs for row in score_rows(suite, run.scenario.name, run.results)]
+    label = suite_label(suite)
+    rows = [row for run in runs for row in score_rows(label, run.scenario.name, run.results)]
     scores = write_scores(out / "scores.csv", rows)
     command = command or f"bco-gym bench --agents {','.join(given)} --suite {suite}"
     report = write_bench_report(out / "report.md", suite, given, runs, rows, command=command)

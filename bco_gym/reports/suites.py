@@ -30,13 +30,72 @@ built-in agents.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 BANDIT = ("bbcg", "fkm", "bfw", "random")
 #: The bandit agents whose free constant the scale scenarios tune.
 TUNED = ("bbcg", "fkm", "bfw")
+
+
+SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def _positive(where: str, name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{where}: {name}={value!r}; expected a positive integer")
+
+
+def _names(where: str, name: str, value: Any) -> None:
+    if not isinstance(value, tuple) or not value:
+        raise ValueError(f"{where}: {name}={value!r}; expected a non-empty tuple of agent names")
+    for agent in value:
+        if not isinstance(agent, str) or not agent:
+            raise ValueError(f"{where}: {name} holds {agent!r}; expected agent names (strings)")
+    duplicates = sorted({a for a in value if value.count(a) > 1})
+    if duplicates:
+        raise ValueError(f"{where}: {name} lists {duplicates} twice")
+
+
+def _env_id(where: str, env_id: Any) -> None:
+    import gymnasium as gym
+
+    import bco_gym.envs  # noqa: F401  (registers the ids)
+
+    if not isinstance(env_id, str) or env_id not in gym.registry:
+        from bco_gym.envs.registration import ENV_IDS
+
+        raise ValueError(f"{where}: env_id={env_id!r}; allowed: {', '.join(ENV_IDS)}")
+
+
+def _agents_known(where: str, agents: Sequence[str]) -> None:
+    from bco_gym.agents.registry import resolve_agent
+
+    for agent in agents:
+        try:
+            resolve_agent(agent)
+        except (ValueError, TypeError, ImportError) as error:
+            raise ValueError(f"{where}: agent {agent!r}: {error}") from None
+
+
+def _seeds(where: str, value: Any) -> None:
+    if not isinstance(value, tuple) or not value:
+        raise ValueError(f"{where}: seeds={value!r}; expected a non-empty tuple of seeds")
+    for seed in value:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"{where}: seed {seed!r}; expected a non-negative integer")
+    if len(set(value)) != len(value):
+        raise ValueError(f"{where}: seeds {list(value)} contain duplicates")
+
+
+def _mapping(where: str, name: str, value: Any) -> None:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"{where}: {name}={value!r}; expected a table with string keys")
 
 
 @dataclass(frozen=True)
@@ -59,6 +118,31 @@ class ScaleTuning:
     horizon: int
     fixed: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     agent_horizons: Mapping[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        where = "tuning"
+        _names(where, "agents", self.agents)
+        if not isinstance(self.grid, tuple) or not self.grid:
+            raise ValueError(f"{where}: grid={self.grid!r}; expected a non-empty tuple of numbers")
+        for value in self.grid:
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise ValueError(f"{where}: grid value {value!r}; expected a positive number")
+            if not math.isfinite(value):
+                raise ValueError(f"{where}: grid value {value!r}; expected a finite number")
+        _seeds(where, self.seeds)
+        _positive(where, "horizon", self.horizon)
+        _mapping(where, "fixed", self.fixed)
+        for agent, kwargs in self.fixed.items():
+            _mapping(where, f"fixed[{agent!r}]", kwargs)
+        _mapping(where, "agent_horizons", self.agent_horizons)
+        for agent, horizon in self.agent_horizons.items():
+            _positive(where, f"agent_horizons[{agent!r}]", horizon)
+        unknown = sorted((set(self.fixed) | set(self.agent_horizons)) - set(self.agents))
+        if unknown:
+            raise ValueError(
+                f"{where}: fixed/agent_horizons name {unknown}, which are not among the tuned "
+                f"agents {list(self.agents)}"
+            )
 
     def horizon_of(self, agent: str) -> int:
         """The horizon ``agent`` is tuned at."""
@@ -108,6 +192,46 @@ class Scenario:
     agent_horizons: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not SLUG.fullmatch(self.name):
+            raise ValueError(
+                f"scenario name {self.name!r}; expected a slug of letters, digits, '.', '_' "
+                "and '-' (a directory name), at most 64 characters"
+            )
+        where = f"scenario {self.name!r}"
+        _env_id(where, self.env_id)
+        _names(where, "agents", self.agents)
+        _agents_known(where, self.agents)
+        if self.horizon is not None:
+            _positive(where, "horizon", self.horizon)
+        _seeds(where, self.seeds)
+        if len(self.seeds) < 2:
+            raise ValueError(
+                f"{where}: seeds={list(self.seeds)}; expected at least 2 (paired intervals)"
+            )
+        for name in ("title", "description"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{where}: {name}={getattr(self, name)!r}; expected a string")
+        _mapping(where, "env_kwargs", self.env_kwargs)
+        if not isinstance(self.references, tuple):
+            raise ValueError(f"{where}: references={self.references!r}; expected a tuple")
+        for reference in self.references:
+            if not isinstance(reference, str):
+                raise ValueError(f"{where}: reference {reference!r}; expected an agent name")
+        _positive(where, "quick_horizon", self.quick_horizon)
+        if not isinstance(self.horizons, tuple):
+            raise ValueError(f"{where}: horizons={self.horizons!r}; expected a tuple")
+        for horizon in self.horizons:
+            _positive(where, "horizons", horizon)
+        if self.tuning is not None and not isinstance(self.tuning, ScaleTuning):
+            raise ValueError(f"{where}: tuning={self.tuning!r}; expected a ScaleTuning or None")
+        _mapping(where, "agent_horizons", self.agent_horizons)
+        for agent, own in self.agent_horizons.items():
+            if not isinstance(own, tuple) or not own:
+                raise ValueError(
+                    f"{where}: agent_horizons[{agent!r}]={own!r}; expected a non-empty tuple"
+                )
+            for horizon in own:
+                _positive(where, f"agent_horizons[{agent!r}]", horizon)
         unknown = sorted(set(self.agent_horizons) - set(self.agents))
         if unknown:
             raise ValueError(
@@ -393,5 +517,296 @@ QUICK_V1: tuple[Scenario, ...] = tuple(
     if scenario.name in ("ball-iid", "simplex-iid", "ball-drift")
 )
 
+QUICK_SEEDS = (0, 1, 2, 3)
+QUICK_HORIZON = 2_000
+SMOKE = "A smoke test (T = 2,000, 4 seeds): the verdicts are not evidence. "
+
+#: A smoke test under a minute (every agent's cells, from scratch): six scenarios of
+#: distinct purpose, none degenerate: at T = 2,000 no reference agent's theory constants
+#: cap its smoothing radius at r (checked by the tests), and the drift turns the mean by
+#: a full radian.
+QUICK_V2: tuple[Scenario, ...] = (
+    Scenario(
+        name="ball-iid",
+        title="10-ball, i.i.d. linear losses (smoke test)",
+        env_id="BCO-Ball-v0",
+        agents=BANDIT,
+        horizon=QUICK_HORIZON,
+        seeds=QUICK_SEEDS,
+        description=SMOKE + "Theorem 1's setting on a well-rounded set (r = R = 1).",
+    ),
+    Scenario(
+        name="ball-quadratic",
+        title="10-ball, smooth strongly convex losses (smoke test)",
+        env_id="BCO-Ball-v0",
+        agents=BANDIT,
+        horizon=QUICK_HORIZON,
+        seeds=QUICK_SEEDS,
+        env_kwargs={"loss": "quadratic"},
+        description=SMOKE + "Curvature: f_t(x) = ||x - z_t||^2/2 with noisy targets.",
+    ),
+    Scenario(
+        name="ball-drift",
+        title="10-ball, drifting mean, 1 rad over the run (smoke test)",
+        env_id="BCO-Ball-v0",
+        agents=BANDIT,
+        horizon=QUICK_HORIZON,
+        seeds=QUICK_SEEDS,
+        env_kwargs={"loss": "linear-drift", "loss_kwargs": {"rate": 5e-4}},
+        description=SMOKE + "A slowly turning mean: 5e-4 rad per round, 1 rad over 2,000 "
+        "rounds (quick-v1's drift turned 0.02 rad).",
+    ),
+    Scenario(
+        name="ball-switching",
+        title="10-ball, switching mean, 4 segments (smoke test)",
+        env_id="BCO-Ball-v0",
+        agents=(*BANDIT, "so-bgd"),
+        horizon=QUICK_HORIZON,
+        seeds=QUICK_SEEDS,
+        env_kwargs={"loss": "linear-switching", "loss_kwargs": {"segments": 4}},
+        description=SMOKE + "Abrupt changes: the mean jumps every 500 rounds; adaptive and "
+        "dynamic regrets beside the static one.",
+    ),
+    Scenario(
+        name="ball-trap",
+        title="10-ball, follow-the-leader trap (smoke test)",
+        env_id="BCO-Ball-v0",
+        agents=BANDIT,
+        horizon=QUICK_HORIZON,
+        seeds=QUICK_SEEDS,
+        env_kwargs={"loss": "linear-adversarial"},
+        description=SMOKE + "Signs alternating around a small bias: punishes chasing the "
+        "last losses.",
+    ),
+    Scenario(
+        name="box-iid",
+        title="10-box [-1, 1]^10, i.i.d. linear losses (smoke test)",
+        env_id="BCO-Hypercube-v0",
+        agents=("bbcg", "fkm", "random"),
+        horizon=QUICK_HORIZON,
+        seeds=QUICK_SEEDS,
+        description=SMOKE + "A polytope with R/r = sqrt(10): the minimiser is a vertex. BFW "
+        "is left out: at T = 2,000 its theory radius is capped at r (it would play the "
+        "centre).",
+    ),
+)
+SMOKE_TEST_NOTE = "smoke test: verdicts at T <= 2,000 are not evidence"
+
 #: Suite name -> its scenarios.
-SUITES: dict[str, tuple[Scenario, ...]] = {"quick-v1": QUICK_V1, "standard-v1": STANDARD_V1}
+SUITES: dict[str, tuple[Scenario, ...]] = {
+    "quick-v1": QUICK_V1,
+    "standard-v1": STANDARD_V1,
+    "quick-v2": QUICK_V2,
+}
+
+
+# -- suites from files, choosing scenarios, degenerate rows ---------------------------------------
+#: Suites whose verdicts are smoke tests, not evidence (their horizons are too short).
+SMOKE_TESTS: dict[str, str] = {"quick-v1": SMOKE_TEST_NOTE, "quick-v2": SMOKE_TEST_NOTE}
+
+#: Suite -> why a newer suite supersedes it (``bench`` warns when it runs it).
+SUPERSEDED: dict[str, str] = {
+    "quick-v1": (
+        "quick-v2 supersedes quick-v1 (kept unchanged so that old scores stay comparable): "
+        "quick-v1's drift scenario turns its mean by 1e-5 rad per round, 0.02 rad over its "
+        "2,000 rounds (i.i.d. losses again), and on its simplex scenario Theorem 1's smoothing "
+        "radius is capped at r, so bbcg, fkm and bfw play the centre and tie with random"
+    ),
+}
+
+#: The top-level keys a suite file may hold.
+FILE_KEYS = ("name", "scenario")
+
+
+def scenario_fields() -> tuple[str, ...]:
+    """The keys of a ``[[scenario]]`` table: :class:`Scenario`'s fields."""
+    return tuple(f.name for f in fields(Scenario))
+
+
+def _tuples(value: Any) -> Any:
+    """TOML's arrays as tuples (nested too), tables as dicts: Scenario's field types."""
+    if isinstance(value, list):
+        return tuple(_tuples(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _tuples(item) for key, item in value.items()}
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """env and agent keyword arguments as the sweeps store them: arrays as lists."""
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def scenario_from_table(table: Mapping[str, Any], where: str = "scenario") -> Scenario:
+    """A :class:`Scenario` from a table of its fields (a TOML ``[[scenario]]`` table).
+
+    Arrays become tuples; ``tuning`` is a table of :class:`ScaleTuning`'s fields. Every
+    value is then checked by the one validation every scenario goes through
+    (:meth:`Scenario.__post_init__`). ValueError naming an unknown key and the allowed ones.
+    """
+    if not isinstance(table, Mapping):
+        raise ValueError(f"{where}: expected a table of Scenario fields, got {table!r}")
+    allowed = scenario_fields()
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {', '.join(allowed)}")
+    missing = [name for name in ("name", "env_id", "agents", "seeds") if name not in table]
+    if missing:
+        raise ValueError(f"{where}: missing key(s) {missing}")
+    values = {key: _tuples(value) for key, value in table.items()}
+    if "horizon" not in values:
+        values["horizon"] = None
+    for name in ("env_kwargs",):
+        if name in values and isinstance(values[name], dict):
+            values[name] = _plain(table[name])
+    tuning = values.get("tuning")
+    if tuning is not None:
+        if not isinstance(tuning, dict):
+            raise ValueError(f"{where}: tuning={tuning!r}; expected a table")
+        allowed_tuning = tuple(f.name for f in fields(ScaleTuning))
+        unknown = sorted(set(tuning) - set(allowed_tuning))
+        if unknown:
+            raise ValueError(
+                f"{where}.tuning: unknown key(s) {unknown}; allowed: {', '.join(allowed_tuning)}"
+            )
+        if "fixed" in tuning:
+            tuning["fixed"] = _plain(table["tuning"]["fixed"])
+        if "grid" in tuning:
+            tuning["grid"] = tuple(
+                float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+                for v in tuning["grid"]
+            )
+        try:
+            values["tuning"] = ScaleTuning(**tuning)
+        except TypeError as error:
+            raise ValueError(f"{where}.tuning: {error}") from None
+    try:
+        return Scenario(**values)
+    except TypeError as error:
+        raise ValueError(f"{where}: {error}") from None
+
+
+def load_suite_file(path: str | os.PathLike) -> tuple[str, tuple[Scenario, ...]]:
+    """(name, scenarios) of a suite file: TOML with ``[[scenario]]`` tables.
+
+    The optional top-level ``name`` (default: the file's stem) names the suite in
+    scores.csv and the report. ValueError for an unreadable file, a key that is not a
+    field, a value :class:`Scenario` refuses, or two scenarios of one name.
+    """
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    path = Path(path)
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ValueError(f"suite file {str(path)!r} is unreadable: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"suite file {str(path)!r} is not valid TOML: {error}") from None
+    unknown = sorted(set(document) - set(FILE_KEYS))
+    if unknown:
+        raise ValueError(
+            f"suite file {str(path)!r}: unknown top-level key(s) {unknown}; allowed: "
+            f"{', '.join(FILE_KEYS)} (each scenario is a [[scenario]] table)"
+        )
+    name = document.get("name", path.stem)
+    if not isinstance(name, str) or not SLUG.fullmatch(name):
+        raise ValueError(f"suite file {str(path)!r}: name={name!r}; expected a slug")
+    if name in SUITES:
+        raise ValueError(
+            f"suite file {str(path)!r}: name={name!r} is a built-in suite's; choose another"
+        )
+    tables = document.get("scenario")
+    if not isinstance(tables, list) or not tables:
+        raise ValueError(f"suite file {str(path)!r} holds no [[scenario]] table")
+    scenarios = tuple(
+        scenario_from_table(table, f"{path.name}: scenario {index}")
+        for index, table in enumerate(tables, start=1)
+    )
+    names = [scenario.name for scenario in scenarios]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"suite file {str(path)!r}: scenario name(s) {duplicates} used twice")
+    return name, scenarios
+
+
+def resolve_suite(suite: str) -> tuple[str, tuple[Scenario, ...]]:
+    """(name, scenarios) of a built-in suite's name or a suite file's path (``.toml``)."""
+    if not isinstance(suite, str):
+        raise ValueError(f"suite={suite!r}; expected a suite name or a .toml file")
+    if suite in SUITES:
+        return suite, SUITES[suite]
+    if suite.endswith(".toml") or os.sep in suite:
+        return load_suite_file(suite)
+    raise ValueError(
+        f"unknown suite {suite!r}; allowed: {', '.join(SUITES)}, or a suite file FILE.toml"
+    )
+
+
+def select_scenarios(
+    suite: str, scenarios: Sequence[Scenario], names: Sequence[str] | None
+) -> tuple[Scenario, ...]:
+    """The scenarios named (in the suite's order); all of them for None.
+
+    ValueError naming every name not in the suite, with the suite's scenarios.
+    """
+    if names is None:
+        return tuple(scenarios)
+    if not names:
+        raise ValueError("--scenarios is empty; name at least one scenario")
+    known = [scenario.name for scenario in scenarios]
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ValueError(
+            f"scenario(s) {', '.join(map(repr, unknown))} not in suite {suite!r}; its "
+            f"scenarios: {', '.join(known)}"
+        )
+    return tuple(scenario for scenario in scenarios if scenario.name in names)
+
+
+def suite_label(suite: str) -> str:
+    """The suite's name as scores.csv's suite column gives it: a smoke test says so."""
+    return f"{suite} (smoke test)" if suite in SMOKE_TESTS else suite
+
+
+def centre_players(scenario: Scenario, horizon: int | None = None) -> dict[str, float]:
+    """Agent -> delta / r for every agent of ``scenario`` whose theory constants cap its
+    smoothing radius delta at the inner radius r at ``horizon`` (default the scenario's):
+    K_delta is then the centre alone and the agent plays the centre plus exploration.
+
+    Built for the problem each agent would play (warnings silenced); agents without a
+    smoothing radius (random, full-information agents, RL agents) are never listed.
+    """
+    import warnings
+
+    import gymnasium as gym
+
+    from bco_gym.agents import make_agent
+
+    kwargs = dict(scenario.env_kwargs)
+    horizon = horizon or scenario.horizon
+    if horizon is not None:
+        kwargs["horizon"] = horizon
+    env = gym.make(scenario.env_id, **kwargs)
+    try:
+        problem = env.unwrapped.problem
+        inner = float(problem.set.inner_radius)
+        capped = {}
+        for agent in scenario.agents:
+            if agent == "random" or agent.startswith("sb3-"):
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                built = make_agent(agent, problem)
+            delta = getattr(built, "params", {}).get("smoothing_radius")
+            if delta is not None and float(delta) >= inner * (1 - 1e-12):
+                capped[agent] = float(delta) / inner
+        return capped
+    finally:
+        env.close()

@@ -114,8 +114,8 @@ def test_a_tiny_scenario_plays_theory_then_tuned_runs_on_disjoint_seeds(tmp_path
 
 def test_agent_horizons_must_name_agents_of_the_scenario():
     with pytest.raises(ValueError, match=r"agent_horizons names \['fkm'\], which are not"):
-        Scenario("x", "BCO-Ball-v0", ("bbcg",), 50, seeds=(0,), agent_horizons={"fkm": (10,)})
-    spec = Scenario("x", "BCO-Ball-v0", ("bbcg", "fkm"), 50, seeds=(0,), horizons=(20,),
+        Scenario("x", "BCO-Ball-v0", ("bbcg",), 50, seeds=(0, 1), agent_horizons={"fkm": (10,)})
+    spec = Scenario("x", "BCO-Ball-v0", ("bbcg", "fkm"), 50, seeds=(0, 1), horizons=(20,),
                     agent_horizons={"fkm": (10, 5)})  # fmt: skip
     assert spec.horizons_of("fkm") == [5, 10] and spec.horizons_of("bbcg") == [20, 50]
     assert spec.quick().horizons_of("fkm") == [spec.quick_horizon]
