@@ -5,10 +5,10 @@ played losses f_t(y_t) as they tally them, it reads the same rounds' linear term
 (theta_t, b_t) from the row's loss sequence and feeds a
 :class:`~bco_gym.losses.intervals.IntervalRegret` (memory O(log T), see there). At the
 end :meth:`ChangingTracker.fields` gives the result's ``adaptive_regret``,
-``dynamic_regret`` and ``interval_regret`` (the per-length maxima, the worst interval,
-the switching regret and segments of ``linear-switching``), or None with the reason in
-``interval_regret["reason"]`` for a family whose interval comparators are not exact
-(every non-linear family today).
+``dynamic_regret`` and ``interval_regret`` (the per-length maxima, the interval attaining
+the adaptive regret, the whole run's regret, the switching regret and segments of
+``linear-switching``), or None with the reason in ``interval_regret["reason"]`` for a
+family whose interval comparators are not exact (every non-linear family today).
 
 One pass. For the families whose comparator is
 :func:`~bco_gym.losses.linear.linear_comparators` of the summed vectors (``linear`` and its

@@ -67,11 +67,13 @@ class RunResult:
     as "Category: message".
 
     Changing environments (:mod:`bco_gym.losses.intervals`): ``adaptive_regret`` is the
-    maximum over the dyadic cover {[s, s + 2^k)} of the regret on the interval against
-    its best fixed point, ``dynamic_regret`` sum_t f_t(y_t) - sum_t min_K f_t; both exact
+    largest regret over the dyadic intervals and the whole run (the dyadic cover
+    {[s, s + 2^k)} and [0, T), each interval against its own best fixed point: never below
+    the static regret), ``dynamic_regret`` sum_t f_t(y_t) - sum_t min_K f_t; both exact
     for linear losses, else None with the reason in ``interval_regret["reason"]``.
     ``interval_regret`` holds the maximum per interval length (``lengths``,
-    ``max_interval_regret``), the ``worst_interval`` (start, length), and for
+    ``max_interval_regret``), the ``worst_interval`` (start, length), the
+    ``whole_run_regret`` R([0, T)), and for
     ``linear-switching`` the ``segments`` and the ``switching_regret`` (against the
     best point of each segment). Results saved before these fields read back as None.
 

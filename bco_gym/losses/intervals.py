@@ -12,8 +12,14 @@ pairwise sum of the squares, :func:`ball_best_values`). :class:`IntervalRegret` 
 the dyadic (geometric) cover of Hazan & Seshadhri (2009),
 {[s, s + 2^k) : s a multiple of 2^k, the interval inside [0, T)}, k = 0..floor(log2 T):
 
-* the **adaptive regret** max_I R(I) over the cover, and its maximum per length 2^k
-  (the interval-regret-against-length curve);
+* the **adaptive regret**: the largest regret over the dyadic intervals and the whole run,
+  max(max_I R(I) over the cover, R([0, T))). When T is not a power of two [0, T) is not in
+  the cover, and without it the maximum could fall below the static regret R([0, T)); the
+  whole run's sums are its dyadic pieces' (the top block and the open blocks) added in time
+  order, so it is never below the static regret (up to the sums' rounding, ~1e-12
+  relatively: the static regret of a result is summed correctly rounded, these pairwise);
+* the maximum of R(I) over the cover's intervals of each length 2^k (the
+  interval-regret-against-length curve);
 * the **dynamic regret** sum_t f_t(y_t) - sum_t min_K f_t = sum_t R({t}) (the cover's
   level 0);
 * given segment boundaries (``linear-switching``), the **switching regret**
@@ -78,12 +84,17 @@ class IntervalMetrics:
     """What :class:`IntervalRegret` reports after T rounds.
 
     Attributes:
-        adaptive_regret: max over the dyadic cover of R(I).
+        adaptive_regret: the largest regret over the dyadic intervals and the whole run,
+            max(max over the dyadic cover of R(I), R([0, T))).
         dynamic_regret: sum_t f_t(y_t) - sum_t min_K f_t.
         lengths: the interval lengths 2^k of the cover, k = 0..floor(log2 T).
         max_interval_regret: max R(I) over the cover's intervals of each length.
         worst_interval: (start, length) of an interval attaining the adaptive regret:
-            of the shortest length attaining it, the earliest.
+            of the shortest length attaining it, the earliest; (0, T) when only the whole
+            run attains it.
+        whole_run_regret: R([0, T)), the regret of the whole run against its best fixed
+            point (from the tracker's pairwise sums; the cover's top block when T is a
+            power of two).
         switching_regret: sum_t f_t(y_t) - sum_j min_K sum_{segment j} f_t, or None
             without segments.
         segments: the segment start rounds given (empty without segments).
@@ -94,6 +105,7 @@ class IntervalMetrics:
     lengths: list[int]
     max_interval_regret: list[float]
     worst_interval: tuple[int, int]
+    whole_run_regret: float
     switching_regret: float | None = None
     segments: list[int] = field(default_factory=list)
 
@@ -105,6 +117,7 @@ class IntervalMetrics:
             "lengths": list(self.lengths),
             "max_interval_regret": list(self.max_interval_regret),
             "worst_interval": list(self.worst_interval),
+            "whole_run_regret": self.whole_run_regret,
             "switching_regret": self.switching_regret,
             "segments": list(self.segments),
         }
@@ -304,20 +317,39 @@ class IntervalRegret:
             )
         # [0, T) is the top level's block (if any) followed by the open blocks of the
         # lower levels from high to low: sum their per-round gaps in that time order.
-        dynamic = 0.0
         lower = [self._open_rows[k] for k in reversed(range(self.levels)) if self._has_open[k]]
-        for row in [self._top_row] * bool(self._has_top[0]) + lower:
+        pieces = [self._top_row] * bool(self._has_top[0]) + lower
+        dynamic = 0.0
+        for row in pieces:
             dynamic += float(row[-_EXTRA + _GAP])
-        worst = int(np.argmax(self._max))
+        whole = self._whole_run(pieces)
+        level = int(np.argmax(self._max))
+        if whole > self._max[level]:  # only the whole run attains it
+            adaptive, worst = whole, (0, self.horizon)
+        else:
+            adaptive, worst = (
+                float(self._max[level]),
+                (int(self._argmax[level]) << level, 1 << level),
+            )
         return IntervalMetrics(
-            adaptive_regret=float(self._max[worst]),
+            adaptive_regret=adaptive,
             dynamic_regret=float(dynamic),
             lengths=[1 << k for k in range(self.levels)],
             max_interval_regret=[float(v) for v in self._max],
-            worst_interval=(int(self._argmax[worst]) << worst, 1 << worst),
+            worst_interval=worst,
+            whole_run_regret=whole,
             switching_regret=self._switching(),
             segments=list(self.segments),
         )
+
+    def _whole_run(self, pieces: list[np.ndarray]) -> float:
+        """R([0, T)) from its dyadic pieces (rows, in time order), added left to right."""
+        dim = self._top_row.size - _EXTRA
+        total = pieces[0].copy()
+        for row in pieces[1:]:
+            total += row
+        best = float(self._best(total[np.newaxis, :dim])[0]) + float(total[dim + _CONSTANT])
+        return float(total[dim + _PLAYED]) - best
 
     def _switching(self) -> float | None:
         if not self.segments:

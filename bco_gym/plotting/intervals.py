@@ -7,7 +7,8 @@ length 2^k (``RunResult.interval_regret["max_interval_regret"]``, see
 that loses a constant per round. The right end of a curve is the adaptive regret's
 longest intervals; a learner that tracks a changing optimum stays low at the lengths of
 the adversary's segments, one that does not climbs with the length. A marker gives each
-series' adaptive regret (its maximum over all lengths).
+series' adaptive regret (the largest regret over the dyadic intervals and the whole run:
+above the curve's maximum when the whole run, not a power of two long, attains it).
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ def interval_regret_figure(results: Sequence[RunResult], *, title: str | None = 
     axes.set_yscale("log")
     axes.set_xlabel("interval length 2^k (the dyadic cover's intervals [s, s + 2^k))")
     axes.set_ylabel("largest regret over intervals of that length\n(mean over seeds, 95% CI)")
-    axes.set_title("adaptive regret = the highest point (dot)", fontsize="small")
+    axes.set_title(
+        "dot: the adaptive regret (dyadic intervals and the whole run)", fontsize="small"
+    )
     axes.grid(True, which="major", alpha=0.3)
     figure.suptitle(
         title or title_of("Interval regret against interval length", usable), fontsize="medium"

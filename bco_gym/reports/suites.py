@@ -428,8 +428,8 @@ STANDARD_V1: tuple[Scenario, ...] = (
         description=(
             "The mean loss direction jumps to a fresh random direction at the start of "
             "each of 5 equal segments (every 20,000 rounds). The best fixed point is the "
-            "wrong yardstick here: the adaptive regret (the worst regret over the dyadic "
-            "cover of intervals, each against its own best point), the switching regret "
+            "wrong yardstick here: the adaptive regret (the largest regret over the dyadic "
+            "intervals and the whole run, each against its own best point), the switching regret "
             "(against the best point of each segment) and the dynamic regret (against "
             "each round's minimiser, noise included) say how well an agent follows the "
             "change. so-bgd is bandit gradient descent with separation-oracle steps "

@@ -36,10 +36,11 @@ class RegretRecorder(gym.Wrapper):
     sum_t f_t(x*)), ``"comparator_gap"`` (float, certified bound on comparator_loss minus
     the true minimum, so the true regret lies in [regret, regret + gap]) and
     ``"comparator_point"`` (x*, an array of K's shape); for changing environments
-    ``"adaptive_regret"`` (the maximum over the dyadic cover of intervals
-    {[s, s + 2^k)} of the regret on the interval against its best fixed point),
+    ``"adaptive_regret"`` (the largest regret over the dyadic intervals {[s, s + 2^k)}
+    and the whole run, each against its own best fixed point),
     ``"dynamic_regret"`` (sum_t f_t(x_t) - sum_t min_K f_t) and ``"interval_regret"``
-    (the maximum per interval length, the worst interval, the switching regret of
+    (the maximum per interval length, the interval attaining the adaptive regret, the
+    whole run's regret, the switching regret of
     ``linear-switching``; see :mod:`bco_gym.losses.intervals`). Both regrets are exact
     for linear losses and None otherwise, the reason in ``interval_regret["reason"]``.
 

@@ -55,6 +55,10 @@ def test_adaptive_and_dynamic_regret_equal_brute_force(convex_set, horizon):
         interval: brute_interval_regret(convex_set, thetas, constants, played, *interval)
         for interval in cover(horizon)
     }
+    static = brute_interval_regret(convex_set, thetas, constants, played, 0, horizon)
+    assert metrics.whole_run_regret == pytest.approx(static, rel=1e-12, abs=1e-12)
+    # the largest regret over the dyadic intervals and the whole run
+    regrets[(0, horizon)] = static
     assert metrics.adaptive_regret == pytest.approx(max(regrets.values()), rel=1e-12, abs=1e-12)
     start, length = metrics.worst_interval
     assert regrets[(start, start + length)] == pytest.approx(metrics.adaptive_regret, abs=1e-12)
@@ -70,7 +74,6 @@ def test_adaptive_and_dynamic_regret_equal_brute_force(convex_set, horizon):
     )
     assert metrics.switching_regret == pytest.approx(switching, rel=1e-12, abs=1e-12)
     # the dynamic comparator is the best per round: dynamic >= switching >= static regret
-    static = brute_interval_regret(convex_set, thetas, constants, played, 0, horizon)
     assert metrics.dynamic_regret >= metrics.switching_regret - 1e-9
     assert metrics.switching_regret >= static - 1e-9
 
@@ -130,3 +133,27 @@ def test_non_finite_thetas_are_refused_by_the_numpy_update(convex_set, bad):
     thetas[2, 1] = bad
     with pytest.raises(ValueError, match="non-finite"):
         IntervalRegret(convex_set, 4).update(thetas, np.zeros(4), np.zeros(4))
+
+
+@pytest.mark.parametrize("convex_set", [Simplex(6), L2Ball(4, radius=0.5)], ids=repr)
+def test_the_adaptive_regret_is_never_below_the_static_regret(convex_set):
+    """The whole run is among the intervals: adaptive >= static for every T, and where the
+    whole run beats every dyadic interval the adaptive regret is its regret, at (0, T)."""
+    attained_by_whole = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        horizon = int(rng.integers(1, 300))
+        thetas, constants, played = random_game(convex_set, horizon, seed)
+        # a play that loses against the whole run's best point: the static regret is large
+        played = played + rng.uniform(0.0, 1.0) * np.abs(thetas).sum(1)
+        tracker = IntervalRegret(convex_set, horizon)
+        tracker.update(thetas, constants, played)
+        metrics = tracker.result()
+        static = brute_interval_regret(convex_set, thetas, constants, played, 0, horizon)
+        assert metrics.adaptive_regret >= static - 1e-12 * max(1.0, abs(static))
+        assert metrics.adaptive_regret >= max(metrics.max_interval_regret)
+        if metrics.adaptive_regret > max(metrics.max_interval_regret):
+            attained_by_whole += 1
+            assert metrics.worst_interval == (0, horizon)
+            assert metrics.adaptive_regret == metrics.whole_run_regret
+    assert attained_by_whole > 0  # the case the dyadic cover alone missed does occur
