@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import math
+import warnings
 from dataclasses import dataclass
 
 from bco_gym.sets.base import ConvexSet
@@ -43,3 +46,24 @@ class Problem:
             object.__setattr__(self, name, float(value))
         if self.feedback not in FEEDBACKS:
             raise ValueError(f"Problem.feedback={self.feedback!r}; allowed: {', '.join(FEEDBACKS)}")
+
+
+def own_copy(problem: Problem) -> Problem:
+    """``problem`` with a deep copy of its set: what an env publishes and each agent gets.
+
+    An agent cannot change the problem it is scored on: the env checks plays and computes
+    the comparator on its own set, and an agent that writes to its set (``set.radius =
+    50``) changes only its own copy. The copy is made once, when the env or the agent is
+    built; a set that cannot be deep-copied is shared, with a warning saying so.
+    """
+    try:
+        private = copy.deepcopy(problem.set)
+    except Exception as error:  # a user's set holding an object that does not copy
+        warnings.warn(
+            f"{problem.set!r} could not be copied ({type(error).__name__}: {error}); the agent "
+            "shares the env's set object, so an agent that changes it changes the env's",
+            UserWarning,
+            stacklevel=3,
+        )
+        return problem
+    return dataclasses.replace(problem, set=private)

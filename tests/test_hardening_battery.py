@@ -1018,3 +1018,34 @@ def test_a_kernel_switch_not_allowed_exits_2_before_any_cell_runs(
     ]
     ran = [p for p in out.rglob("*") if p.suffix == ".npz" or "failures" in p.parts]
     assert not ran  # no cell ran, none was recorded as failed
+
+
+# -- fourth pass: an agent cannot change the problem it is scored on ------------------------------
+@pytest.mark.parametrize("fast", [None, False])
+def test_an_agent_that_widens_its_set_has_its_outside_play_refused(fast):
+    from bco_gym.experiment import run
+
+    with pytest.raises(InfeasibleActionError, match=r"norm 1\.5"):
+        run("BCO-Ball-v0", "user_agents:Widener", horizon=20, env_kwargs={"n": 3}, fast=fast)
+
+
+def test_an_agent_that_shrinks_its_set_is_scored_on_the_env_s(tmp_path, capsys):
+    from bco_gym.experiment import run, run_many
+
+    env = gym.make("BCO-Ball-v0", n=3, horizon=40)
+    honest = run(env, "user_agents:Centre", seed=1)
+    cheat = run(env, "user_agents:Shrinker", seed=1)
+    assert env.unwrapped.set.radius == env.unwrapped.problem.set.radius == 1.0
+    assert cheat.final_regret == honest.final_regret > 0.5
+    assert cheat.problem["outer_radius"] == 1.0
+    rows = run_many(env, "user_agents:Shrinker", [1, 2])
+    assert rows[0].final_regret == honest.final_regret
+    built = make_agent("user_agents:Shrinker", env)  # each agent its own copy
+    assert built.set.radius == 1e-9 and make_agent("random", env).set.radius == 1.0
+    argv = ["compare", *BALL3, "--agents", "user_agents:Shrinker,user_agents:Centre"]
+    code, _, err = _cli([*argv, "--horizon", "40", "--seeds", "1", "--out", tmp_path], capsys)
+    assert code == 0, err
+    from bco_gym.experiment import load_sweep
+
+    first, second = (r.final_regret for r in load_sweep(tmp_path))
+    assert first == second > 0.5  # seed 0 here

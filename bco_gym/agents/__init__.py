@@ -37,7 +37,7 @@ from bco_gym.agents.registry import (
 )
 from bco_gym.agents.sb3 import SB3_AGENTS, SB3Agent
 from bco_gym.agents.separation import SeparationBanditGD
-from bco_gym.problem import Problem
+from bco_gym.problem import Problem, own_copy
 
 #: make_agent names -> agent classes.
 AGENTS: dict[str, type[Agent]] = {
@@ -78,7 +78,7 @@ def make_agent(
     spec = resolve_agent(name)
     spec.check_overrides(overrides)
     rows = _batch_size_of(spec.name, env_or_problem, batch_size)
-    problem = problem_of(env_or_problem)
+    problem = own_copy(problem_of(env_or_problem))  # the agent's own set (own_copy)
     if rows is not None and not spec.batched:
         batched = ", ".join(n for n, c in AGENTS.items() if issubclass(c, BatchAgent))
         raise ValueError(

@@ -18,7 +18,7 @@ from bco_gym.envs.rendering import BASIS_ROUNDS, PlaneView, plane_basis
 from bco_gym.envs.spaces import ConvexSetSpace
 from bco_gym.errors import InvalidLossError
 from bco_gym.losses import LossSequence, make_losses
-from bco_gym.problem import FEEDBACKS, Problem
+from bco_gym.problem import FEEDBACKS, Problem, own_copy
 from bco_gym.sets.base import ConvexSet, projection_hint
 from bco_gym.sets.checks import DEFAULT_ATOL
 
@@ -39,7 +39,10 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
     (``feedback="full"``). Performance is the regret
     R_T = sum_t f_t(x_t) - min_{x in K} sum_t f_t(x), which
     :class:`~bco_gym.wrappers.RegretRecorder` reports at the end of an episode.
-    ``self.problem`` is the frozen :class:`~bco_gym.problem.Problem` an agent is built from.
+    ``self.problem`` is the frozen :class:`~bco_gym.problem.Problem` an agent is built from;
+    its set is a copy of ``self.set`` (and ``make_agent`` gives each agent a copy of its
+    own), so an agent that writes to its set cannot change the set the env checks plays
+    against and computes the comparator on.
 
     ## Action Space
 
@@ -157,12 +160,16 @@ class BanditConvexEnv(gym.Env[np.ndarray, np.ndarray]):
         self.feedback = feedback
         self.on_infeasible = on_infeasible
         self.atol = _check_atol(atol)
-        self.problem = Problem(
-            convex_set,
-            self.horizon,
-            lipschitz=self.losses.lipschitz,
-            bound=self.losses.bound,
-            feedback=feedback,
+        # What agents are built from holds a copy of K (own_copy): the env checks plays
+        # and computes the comparator on its own set, which no agent can reach.
+        self.problem = own_copy(
+            Problem(
+                convex_set,
+                self.horizon,
+                lipschitz=self.losses.lipschitz,
+                bound=self.losses.bound,
+                feedback=feedback,
+            )
         )
         self.action_space: ConvexSetSpace | PairSpace = (
             PairSpace(convex_set, atol=self.atol)

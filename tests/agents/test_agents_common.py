@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from agent_helpers import (
@@ -201,7 +203,8 @@ def test_problem_from_an_env_or_nothing():
 
     Wrapper.unwrapped.problem = problem
     assert problem_of(Wrapper()) is problem
-    assert make_agent("bbcg", Wrapper()).problem is problem
+    built = make_agent("bbcg", Wrapper()).problem  # the problem, with the agent's own set
+    assert built.set is not problem.set and built == dataclasses.replace(problem, set=built.set)
     with pytest.raises(TypeError, match="needs a Problem or an env"):
         make_agent("bbcg", object())
 

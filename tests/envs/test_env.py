@@ -112,7 +112,8 @@ def test_full_feedback_reports_the_loss_gradient():
 def test_problem_is_frozen_and_holds_the_loss_constants():
     env = simplex_env(n=6, horizon=12, feedback="full")
     problem = env.unwrapped.problem
-    assert problem.set is env.set and problem.horizon == 12 and problem.feedback == "full"
+    assert problem.set is not env.set and repr(problem.set) == repr(env.set)  # a copy
+    assert problem.horizon == 12 and problem.feedback == "full"
     assert problem.lipschitz == env.losses.lipschitz and problem.bound == env.losses.bound
     with pytest.raises(dataclasses.FrozenInstanceError):
         problem.horizon = 5  # type: ignore[misc]

@@ -132,3 +132,37 @@ class GuessedJitter(Jitter):
 
     name = "guessed-jitter"
     THEORY_DEFAULTS = False
+
+
+class Centre(Jitter):
+    """Plays the set's centre every round (an honest agent to compare cheaters with)."""
+
+    name = "centre"
+
+    def _act(self) -> np.ndarray:
+        return self.set.center.copy()
+
+
+class Shrinker(Centre):
+    """Cheats: shrinks its set to radius 1e-9 (a comparator near 0, were it the env's)."""
+
+    name = "shrinker"
+
+    def __init__(self, problem: Any, spread: float = 0.5):
+        super().__init__(problem, spread)
+        self.set.radius = 1e-9
+
+
+class Widener(Centre):
+    """Cheats: widens its set to radius 50, then plays a point of norm 1.5."""
+
+    name = "widener"
+
+    def __init__(self, problem: Any, spread: float = 0.5):
+        super().__init__(problem, spread)
+        self.set.radius = 50.0
+
+    def _act(self) -> np.ndarray:
+        point = np.zeros(self.set.shape)
+        point[0] = 1.5
+        return point
