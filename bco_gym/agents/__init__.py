@@ -23,6 +23,7 @@ from bco_gym.agents.bbcg2 import BlockBanditCG2
 from bco_gym.agents.bfw import BanditFrankWolfe
 from bco_gym.agents.fkm import FlaxmanAgent
 from bco_gym.agents.fkm2 import FlaxmanTwoPoint
+from bco_gym.agents.loo_bbgd import LOOBlockBanditGD
 from bco_gym.agents.ofw import OnlineFrankWolfe
 from bco_gym.agents.ogd import OnlineGradientDescent
 from bco_gym.agents.random import RandomAgent
@@ -52,6 +53,7 @@ AGENTS: dict[str, type[Agent]] = {
         FlaxmanTwoPoint,
         BlockBanditCG2,
         SeparationBanditGD,
+        LOOBlockBanditGD,
     )
 }
 # stable-baselines3 agents: importing them is free; building one needs the `rl` extra.
@@ -134,6 +136,7 @@ __all__ = [
     "BlockBanditCG2",
     "FlaxmanAgent",
     "FlaxmanTwoPoint",
+    "LOOBlockBanditGD",
     "OnlineFrankWolfe",
     "OnlineGradientDescent",
     "RandomAgent",

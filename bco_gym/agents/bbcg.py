@@ -342,7 +342,7 @@ class BlockBanditCG(BatchAgent):
         self._block_rounds = min(self.params["block_size"], self.horizon - self._block_start)
         self._block_played = 0
         self._block_sum = np.zeros_like(self._points)
-        if self._block > 1 and self.params["background"]:
+        if self._block > 1 and self.params.get("background", False):  # loo-bbgd has none
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bbcg")
             self._pending = self._executor.submit(

@@ -27,6 +27,7 @@ THEORY_EXPONENTS: dict[str, float] = {
     "fkm2": 1 / 2,
     "bbcg2": 3 / 4,
     "so-bgd": 3 / 4,
+    "loo-bbgd": 3 / 4,
 }
 
 

@@ -86,6 +86,24 @@ to every point of :math:`K_{2\delta}` by :math:`\delta^2` in squared distance), 
 :math:`\mathbb{E}[\mathcal{R}(I)] \le 2R^2/\eta + \eta |I| (dM/\delta)^2/2 +
 (3 + 2R/r)\,\delta G |I|` (our derivation, in the class docstring).
 """,
+    "loo-bbgd": r"""
+Blocks of :math:`K` rounds, :math:`x_0 = x_1 = \tilde y_0 = \tilde y_1 = c`. In block
+:math:`m`, with a fresh :math:`u_t` uniform on the unit sphere of :math:`V`:
+
+.. math::
+
+   z_t = x_{m-1} + \delta u_t \quad\text{(played)}, \qquad
+   g_t = \frac{d}{\delta} f_t(z_t)\, u_t, \qquad
+   y_{mK+1} = \tilde y_{m-1} - \eta \sum_{t \in \text{block } m} g_t .
+
+For :math:`m \ge 2`, :math:`(x_m, \tilde y_m)` is the output of Algorithm 3 (repeated
+Frank-Wolfe separating hyperplanes, Algorithm 2, one LOO call per iteration) on
+:math:`K_{\delta/r} = c + (1 - \delta/r)(K - c)` from the feasible point :math:`x_{m-2}`
+and the initial vector :math:`y_{(m-1)K+1}`, tolerance :math:`\delta^2/3`:
+:math:`\tilde y_m` is an infeasible projection with :math:`\|x_m - \tilde y_m\| \le
+\delta`, and :math:`x_m` is played in block :math:`m+1` (Garber & Kretzu 2022,
+Algorithm 9, Theorem 11).
+""",
     "random": r"""
 .. math::
 

@@ -33,6 +33,7 @@ CORE = [
     "fkm2",
     "bbcg2",
     "so-bgd",
+    "loo-bbgd",
 ]  # the sb3-* agents are tested in tests/rl
 
 
@@ -41,7 +42,12 @@ def test_registry_names_and_classes():
     for name, cls in AGENTS.items():
         assert cls.name == name and issubclass(cls, Agent)
         assert cls.SCALE_PARAM is None or cls.SCALE_PARAM in cls.OPTIONS
-    assert [n for n, cls in AGENTS.items() if cls.supports_blocks] == ["bbcg", "random", "bbcg2"]
+    assert [n for n, cls in AGENTS.items() if cls.supports_blocks] == [
+        "bbcg",
+        "random",
+        "bbcg2",
+        "loo-bbgd",
+    ]
     exponents = {name: AGENTS[name].regret_exponent for name in CORE}
     assert exponents == {
         "bbcg": 0.75,
@@ -53,6 +59,7 @@ def test_registry_names_and_classes():
         "fkm2": 0.5,
         "bbcg2": 0.75,
         "so-bgd": 0.75,
+        "loo-bbgd": 0.75,
     }
 
 

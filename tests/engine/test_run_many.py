@@ -38,6 +38,7 @@ AGENTS = {
     "ogd": {"feedback": "full"},
     "fkm2": {"feedback": "two-point"},
     "bbcg2": {"feedback": "two-point"},
+    "loo-bbgd": {},
 }
 
 

@@ -1,0 +1,263 @@
+"""Infeasible projections of Garber & Kretzu (COLT 2022): Algorithms 2, 3 and 6.
+
+Definition 3 of the paper: y~ is an *infeasible projection* of y onto a convex set C
+when ||y~ - z|| <= ||y - z|| for every z in C. Online gradient descent run with such
+points instead of exact projections keeps its (adaptive) regret bound (their Lemma 4);
+the routines below compute them with a linear optimization oracle (LOO) or a
+separation oracle (SO), never a projection.
+
+In the paper the set contains the origin and K ⊆ R B. Here every set has a centre c in
+its relative interior, r B(c) ∩ aff(K) ⊆ K ⊆ R B(c), and the routines work about c:
+the paper's y / max{1, ||y||/R} (the projection onto R B) is
+c + (y - c) / max{1, ||y - c||/R}, and its (1 - delta) K is c + (1 - delta)(K - c).
+
+* :func:`close_infeasible_projection_rows` -- Algorithm 3 (with Algorithm 2, the
+  separating hyperplane by Frank-Wolfe with exact line search, inside): from a feasible
+  x_0 and any y_0, a pair (x, y~) with x in C, y~ an infeasible projection of y_0 onto C
+  in R B(c), and ||x - y~||^2 <= 3 eps (their Lemmas 6 and 7). On S rows at once, row
+  by row exact.
+* :func:`separation_projection` -- Algorithm 6: from any y_0, a point y~ with
+  c + (y~ - c)/(1 - delta'/r) in K (so y~ in K_{delta'/r}) that is an infeasible
+  projection of y_0 onto K_{delta, delta'/r} = c + (1 - delta)(1 - delta'/r)(K - c)
+  (their Lemmas 12 and 13). One row.
+
+Both touch the set only through its oracle (and ``tangent``, the projector onto the
+direction space V = aff(K) - c, for sets that are not full-dimensional).
+
+References: D. Garber and B. Kretzu, "New projection-free algorithms for online convex
+optimization with adaptive regret guarantees", COLT 2022 (PMLR 178), Algorithms 2, 3
+and 6, Lemmas 5-8, 12 and 13.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from bco_gym.agents.frank_wolfe import row_dot
+from bco_gym.sets.base import ConvexSet
+
+#: Safety stop of :func:`close_infeasible_projection_rows` (LOO calls per row): Lemmas 6
+#: and 7 bound the calls by a finite number for any input; reaching this signals an
+#: inexact oracle.
+MAX_LOO_CALLS = 50_000_000
+
+#: Safety margin of :func:`separation_projection` (SO calls) over Lemma 13's count
+#: dist^2(y_1, K_{delta,delta'/r}) / (delta (r - delta'))^2 + 1: beyond it, a bug.
+SEPARATION_SLACK = 2
+
+#: The tangent part of a unit separating normal is treated as zero below this norm: it
+#: is then rounding noise (the violated constraint is orthogonal to aff(K)), and
+#: normalising it would push the point out of aff(K).
+TANGENT_FLOOR = 1e-9
+
+#: The separation oracle's tolerance: a point within it of K counts as inside.
+SEPARATION_ATOL = 1e-12
+
+
+@dataclass(frozen=True)
+class CloseProjectionRows:
+    """Output of :func:`close_infeasible_projection_rows`, one row per problem.
+
+    Attributes:
+        points: x (S, *shape), in the LOO's set C (a convex combination of its answers).
+        targets: y~ (S, *shape), an infeasible projection of the input y_0 onto C, in
+            R B(c), with ||x - y~||^2 <= 3 eps.
+        loo_calls: (S,) int64, the LOO calls of each row (0 when ||x_0 - y_0||^2 <= 3 eps).
+        iterations: (S,) int64, the iterations of Algorithm 3's for loop, i.e. the runs
+            of Algorithm 2 (0 when it returned before the loop).
+        most_calls: (S,) int64, the most LOO calls one run of Algorithm 2 made.
+    """
+
+    points: np.ndarray
+    targets: np.ndarray
+    loo_calls: np.ndarray
+    iterations: np.ndarray
+    most_calls: np.ndarray
+
+
+def lemma_6_calls(radius: float, tolerance: float) -> int:
+    """ceil(27 R^2/eps - 2): Lemma 6's bound on the LOO calls of one run of Algorithm 2
+    (Frank-Wolfe on ||x - y||^2/2, 1-smooth over a set of diameter 2R; Jaggi's dual
+    convergence, their Theorem 2)."""
+    return max(1, math.ceil(27 * radius**2 / tolerance - 2))
+
+
+def lemma_7_iterations(distance_squared: float, tolerance: float) -> float:
+    """max{h (h - eps)/(4 eps^2) + 1, 1} with h = ||x_0 - y_0||^2: Lemma 7's bound on the
+    iterations of Algorithm 3 (its for loop) for step gamma = 2 eps/h."""
+    h = distance_squared
+    return max(h * (h - tolerance) / (4 * tolerance**2) + 1, 1.0)
+
+
+def close_infeasible_projection_rows(
+    lmo_many: Callable[[np.ndarray], np.ndarray],
+    feasible: np.ndarray,
+    initial: np.ndarray,
+    tolerance: float,
+    center: np.ndarray,
+    radius: float,
+) -> CloseProjectionRows:
+    """Algorithm 3 (with Algorithm 2 inside) on S rows, row i exactly the run on row i.
+
+    Row i, with C the set of ``lmo_many``, x_0 = ``feasible[i]`` in C, y_0 =
+    ``initial[i]``, eps = ``tolerance``, R = ``radius``, c = ``center``:
+
+        y_1 = c + (y_0 - c) / max{1, ||y_0 - c||/R}          (projection onto R B(c))
+        if ||x_0 - y_0||^2 <= 3 eps: return (x_0, y_1)
+        gamma = 2 eps / ||x_0 - y_0||^2                          (Lemma 7)
+        for i = 1, 2, ...:
+            x_i = Algorithm 2 (C, eps, start x_{i-1}, target y_i)
+            if ||x_i - y_i||^2 > 3 eps: y_{i+1} = y_i - gamma (y_i - x_i)
+            else: return (x_i, y_i)
+
+    Algorithm 2 (C, eps, start x_1, target y), a Frank-Wolfe method on ||x - y||^2/2:
+
+        for j = 1, 2, ...:
+            v_j = LOO_C(x_j - y)                                 (one LOO call)
+            if <x_j - y, x_j - v_j> <= eps or ||x_j - y||^2 <= 3 eps: return x_j
+            sigma_j = argmin_{sigma in [0, 1]} ||y - x_j - sigma (v_j - x_j)||^2
+                    = min(<x_j - y, x_j - v_j> / ||v_j - x_j||^2, 1)
+            x_{j+1} = x_j + sigma_j (v_j - x_j)
+
+    As in the pseudocode the LOO is called before the stopping test, so every run of
+    Algorithm 2 makes at least one call. The rows are advanced together, one LOO call
+    per running row per step (one ``lmo_many`` call on the rows still running): each
+    row's arithmetic is elementwise or a reduction along its own entries
+    (:func:`~bco_gym.agents.frank_wolfe.row_dot`), so its iterates and counts are those
+    of the routine run on that row alone.
+    """
+    x = np.array(feasible, dtype=float, copy=True)
+    y0 = np.asarray(initial, dtype=float)
+    rows = len(x)
+    tail = (1,) * (x.ndim - 1)  # broadcasts a value per row against the points
+    shape = (rows, *tail)
+    offset = y0 - center
+    scale = np.maximum(1.0, np.sqrt(row_dot(offset, offset)) / radius)
+    y = center + offset / scale.reshape(shape)  # y_1
+    start_gap = x - y0
+    start = row_dot(start_gap, start_gap)  # ||x_0 - y_0||^2
+    gamma = np.divide(2 * tolerance, start, out=np.zeros(rows), where=start > 0)
+    calls = np.zeros(rows, dtype=np.int64)
+    iterations = np.zeros(rows, dtype=np.int64)
+    most = np.zeros(rows, dtype=np.int64)
+    run_calls = np.zeros(rows, dtype=np.int64)  # LOO calls of the current Algorithm 2 run
+    active = np.flatnonzero(start > 3 * tolerance)
+    iterations[active] = 1
+    while len(active):
+        xa, ya = x[active], y[active]
+        residual = xa - ya  # x_j - y, the gradient of ||x - y||^2/2
+        direction = lmo_many(residual) - xa  # v_j - x_j
+        calls[active] += 1
+        run_calls[active] += 1
+        gap = -row_dot(residual, direction)  # <x_j - y, x_j - v_j>
+        distance = row_dot(residual, residual)  # ||x_j - y||^2
+        returned = (gap <= tolerance) | (distance <= 3 * tolerance)
+        stepping = ~returned
+        if stepping.any():  # Algorithm 2 continues: the exact line search step
+            d = direction[stepping]
+            sigma = np.minimum(gap[stepping] / row_dot(d, d), 1.0)
+            x[active[stepping]] = xa[stepping] + sigma.reshape((len(d), *tail)) * d
+        if returned.any():  # Algorithm 2 returned x_i = x_j to Algorithm 3
+            finished = active[returned]
+            most[finished] = np.maximum(most[finished], run_calls[finished])
+            run_calls[finished] = 0
+            far = distance[returned] > 3 * tolerance
+            moving = finished[far]
+            if len(moving):  # y_{i+1} = y_i - gamma (y_i - x_i), then a new run of Alg. 2
+                step = gamma[moving].reshape((len(moving), *tail))
+                y[moving] = y[moving] - step * (y[moving] - x[moving])
+                iterations[moving] += 1
+            active = np.concatenate((active[stepping], moving))
+            active.sort()
+        if len(active) and calls[active].max() > MAX_LOO_CALLS:
+            raise RuntimeError(
+                f"close_infeasible_projection_rows: rows {active.tolist()} made more than "
+                f"{MAX_LOO_CALLS} LOO calls (Lemmas 6-7 bound them); the oracle is likely "
+                "inexact"
+            )
+    return CloseProjectionRows(x, y, calls, iterations, most)
+
+
+@dataclass(frozen=True)
+class SeparationProjection:
+    """Output of :func:`separation_projection`.
+
+    Attributes:
+        point: y~, with c + (y~ - c)/(1 - delta'/r) in K (within the oracle's tolerance).
+        calls: the separation-oracle calls (>= 1: the last one answers "inside").
+    """
+
+    point: np.ndarray
+    calls: int
+
+
+def to_affine_hull(convex_set: ConvexSet, point: np.ndarray) -> np.ndarray:
+    """c + P_V(point - c): the point itself in exact arithmetic when it lies in aff(K),
+    and the rounding drift off aff(K) removed (a no-op for full-dimensional sets)."""
+    if convex_set.aff_dim == convex_set.dim:
+        return point
+    center = convex_set.center
+    return center + convex_set.tangent(point - center)
+
+
+def separation_projection(
+    convex_set: ConvexSet,
+    initial: np.ndarray,
+    squeeze: float,
+    margin: float,
+) -> SeparationProjection:
+    """Algorithm 6 with squeeze parameters (delta, delta') = (``squeeze``, ``margin``).
+
+    With c, r, R the set's centre and radii, s = 1 - delta'/r and y_0 = ``initial``:
+
+        y_1 = c + (y_0 - c) / max{1, ||y_0 - c||/R}
+        for i = 1, 2, ...:
+            call SO_K at p_i = c + (y_i - c)/s
+            if p_i is not in K: g_i = the normal it returns,
+                                y_{i+1} = y_i - gamma_i g_i,  gamma_i = delta (r - delta')/||g_i||
+            else: return y_i
+
+    (Lemma 13's step size.) For a set that is not full-dimensional the normal is
+    replaced by its part in V, P_V g_i: for p_i in aff(K) it separates as well
+    (<p_i - x, g_i> = <p_i - x, P_V g_i> for x in K), and Lemma 12's ball of radius
+    delta (r - delta') about a point of K_{delta,delta'/r} lies in K_{delta'/r} only
+    within aff(K). The iterates are kept in aff(K) (:func:`to_affine_hull`, a no-op in
+    exact arithmetic): otherwise the rounding drift of many steps grows until the
+    oracle separates p_i by the affine constraint itself, whose normal has no part in V.
+    A part of norm below ``TANGENT_FLOOR`` (the normal is a unit vector) is that case
+    and raises, as does exceeding Lemma 13's count ||y_1 - c||^2/(delta (r - delta'))^2 + 1
+    (c is in K_{delta,delta'/r}, so it bounds dist^2(y_1, K_{delta,delta'/r})) by more
+    than ``SEPARATION_SLACK`` calls.
+    """
+    r, R = convex_set.inner_radius, convex_set.outer_radius
+    center = convex_set.center
+    shrink = 1.0 - margin / r
+    step = squeeze * (r - margin)
+    offset = initial - center
+    norm = math.sqrt(float(np.dot(offset.ravel(), offset.ravel())))
+    y = center + offset / max(1.0, norm / R)
+    limit = min(norm, R) ** 2 / step**2 + 1 + SEPARATION_SLACK
+    full = convex_set.aff_dim == convex_set.dim
+    if not full:
+        y = to_affine_hull(convex_set, y)
+    calls = 0
+    while True:
+        calls += 1
+        answer = convex_set.separation(center + (y - center) / shrink, atol=SEPARATION_ATOL)
+        if answer is None:
+            return SeparationProjection(y, calls)
+        normal = answer[0] if full else convex_set.tangent(answer[0])
+        size = math.sqrt(float(np.dot(normal.ravel(), normal.ravel())))
+        if size <= TANGENT_FLOOR or calls > limit:
+            raise RuntimeError(
+                f"separation_projection: call {calls} (Lemma 13 allows {limit:.6g}) got a "
+                f"normal whose part in aff(K) has norm {size:.3g}; the point left aff(K) "
+                "or the oracle is wrong (bug)"
+            )
+        y = y - (step / size) * normal
+        if not full:
+            y = to_affine_hull(convex_set, y)
