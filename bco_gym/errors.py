@@ -22,3 +22,9 @@ class LossFunctionError(RuntimeError):
     """A user's ``loss`` or ``gradient`` callable (:func:`~bco_gym.losses.from_function`)
     raised. The message names the callable, the round and the point (and, for batched
     callables, the form they are called in); the user's exception is the ``__cause__``."""
+
+
+class UnsupportedSetError(ValueError):
+    """An agent was given a feasible set it cannot work on (e.g. one without the
+    self-concordant barrier a barrier method needs). The message names the set and lists
+    the supported ones."""

@@ -36,6 +36,7 @@ from bco_gym.agents.registry import (
     spec_of_instance,
     unregister,
 )
+from bco_gym.agents.saha_tewari import SahaTewari
 from bco_gym.agents.sb3 import SB3_AGENTS, SB3Agent
 from bco_gym.agents.separation import SeparationBanditGD
 from bco_gym.problem import Problem, own_copy
@@ -54,6 +55,7 @@ AGENTS: dict[str, type[Agent]] = {
         BlockBanditCG2,
         SeparationBanditGD,
         LOOBlockBanditGD,
+        SahaTewari,
     )
 }
 # stable-baselines3 agents: importing them is free; building one needs the `rl` extra.
@@ -141,6 +143,7 @@ __all__ = [
     "OnlineGradientDescent",
     "RandomAgent",
     "SB3Agent",
+    "SahaTewari",
     "SeparationBanditGD",
     "available_agents",
     "find_agent",

@@ -28,6 +28,7 @@ THEORY_EXPONENTS: dict[str, float] = {
     "bbcg2": 3 / 4,
     "so-bgd": 3 / 4,
     "loo-bbgd": 3 / 4,
+    "saha-tewari": 2 / 3,
 }
 
 

@@ -104,6 +104,20 @@ and the initial vector :math:`y_{(m-1)K+1}`, tolerance :math:`\delta^2/3`:
 \delta`, and :math:`x_m` is played in block :math:`m+1` (Garber & Kretzu 2022,
 Algorithm 9, Theorem 11).
 """,
+    "saha-tewari": r"""
+With :math:`\mathcal{R}` a :math:`\nu`-self-concordant barrier of :math:`K` (ball, box,
+simplex, Birkhoff, flow polytope), :math:`x_1 = \arg\min_K \mathcal{R}`,
+:math:`A_t = (\nabla^2 \mathcal{R}(x_t))^{-1/2}` and :math:`u_t` uniform on the unit
+sphere of :math:`V` (Algorithm 1 of Saha & Tewari 2011; no projection, no LMO):
+
+.. math::
+
+   y_t = x_t + \delta A_t u_t \quad\text{(played, in the Dikin ellipsoid)}, \qquad
+   g_t = \frac{d}{\delta} f_t(y_t)\, A_t^{-1} u_t,
+
+   x_{t+1} = \arg\min_{x \in K}\ \eta \sum_{s \le t} \langle g_s, x \rangle
+   + \mathcal{R}(x) \quad\text{(damped Newton from } x_t\text{)}.
+""",
     "random": r"""
 .. math::
 

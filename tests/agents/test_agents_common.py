@@ -34,6 +34,7 @@ CORE = [
     "bbcg2",
     "so-bgd",
     "loo-bbgd",
+    "saha-tewari",
 ]  # the sb3-* agents are tested in tests/rl
 
 
@@ -60,6 +61,7 @@ def test_registry_names_and_classes():
         "bbcg2": 0.75,
         "so-bgd": 0.75,
         "loo-bbgd": 0.75,
+        "saha-tewari": 2 / 3,
     }
 
 
