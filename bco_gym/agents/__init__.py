@@ -38,7 +38,8 @@ from bco_gym.agents.registry import (
 )
 from bco_gym.agents.saha_tewari import SahaTewari
 from bco_gym.agents.sb3 import SB3_AGENTS, SB3Agent
-from bco_gym.agents.separation import SeparationBanditGD
+from bco_gym.agents.separation import FejerBanditGD
+from bco_gym.agents.so_bgd import SeparationOracleBanditGD
 from bco_gym.problem import Problem, own_copy
 
 #: make_agent names -> agent classes.
@@ -53,11 +54,14 @@ AGENTS: dict[str, type[Agent]] = {
         RandomAgent,
         FlaxmanTwoPoint,
         BlockBanditCG2,
-        SeparationBanditGD,
+        FejerBanditGD,
         LOOBlockBanditGD,
         SahaTewari,
+        SeparationOracleBanditGD,
     )
 }
+#: The class of "fejer-bgd" under its name until issue 32 (old import paths resolve).
+SeparationBanditGD = FejerBanditGD
 # stable-baselines3 agents: importing them is free; building one needs the `rl` extra.
 AGENTS.update(SB3_AGENTS)
 
@@ -136,6 +140,7 @@ __all__ = [
     "BatchAgent",
     "BlockBanditCG",
     "BlockBanditCG2",
+    "FejerBanditGD",
     "FlaxmanAgent",
     "FlaxmanTwoPoint",
     "LOOBlockBanditGD",
@@ -144,7 +149,7 @@ __all__ = [
     "RandomAgent",
     "SB3Agent",
     "SahaTewari",
-    "SeparationBanditGD",
+    "SeparationOracleBanditGD",
     "available_agents",
     "find_agent",
     "make_agent",

@@ -271,6 +271,27 @@ def resolve_agent(agent: Any) -> AgentSpec:
     return dataclasses.replace(spec, label_from_agent=True)
 
 
+#: Built-in agents renamed after results naming them were saved: old name -> (the
+#: import paths those results record, the current name). "so-bgd" was the library's own
+#: separation-step derivation (issue 19) until Garber & Kretzu's Algorithm 10, read in
+#: issue 32, took the paper's name; the derivation is now "fejer-bgd".
+RENAMED: dict[str, tuple[tuple[str, ...], str]] = {
+    "so-bgd": (("bco_gym.agents.separation:SeparationBanditGD",), "fejer-bgd"),
+}
+
+
+def current_agent_name(name: Any, import_path: Any = None) -> Any:
+    """The current name of the agent that a stored result (or tuned-constants file)
+    calls ``name``, built from ``import_path`` (None when not recorded: saved before
+    results recorded it, hence before any rename): the new name when ``name`` is one of
+    :data:`RENAMED`'s with one of its old import paths, else ``name`` unchanged."""
+    entry = RENAMED.get(name) if isinstance(name, str) else None
+    if entry is None:
+        return name
+    paths, current = entry
+    return current if import_path is None or import_path in paths else name
+
+
 def find_agent(agent: Any) -> AgentSpec | None:
     """The spec of ``agent`` if it resolves, else None (for names read back from stored
     results, whose agent may no longer be importable here); never raises."""

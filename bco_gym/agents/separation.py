@@ -1,13 +1,16 @@
 """Bandit gradient descent whose projection is replaced by separation-oracle steps.
 
-A projection-free bandit learner with an adaptive-regret guarantee, derived here in
-full (module of issue 19). Garber & Kretzu (COLT 2022, arXiv 2202.04721) announce in
-their abstract an algorithm of this kind: online gradient descent with "infeasible
+``fejer-bgd``: a projection-free bandit learner with an adaptive-regret guarantee,
+derived here in full (module of issue 19; named "so-bgd" until issue 32). It was written
+when only the abstract of Garber & Kretzu (COLT 2022, arXiv 2202.04721) could be read,
+which announces an algorithm of this kind: online gradient descent with "infeasible
 projections" computed by a separation oracle, O(T^{3/4}) adaptive expected regret with
-bandit feedback and O(T) oracle calls. Their full text could not be read here (only the
-abstract is reachable from this workplace), so this module does NOT claim to be their
-pseudocode or their constants: the algorithm and the bound below are stated and proved
-in this docstring, and the tests check the bound at the actual parameters.
+bandit feedback and O(T) oracle calls. Their algorithm is now read and implemented as
+``so-bgd`` (:class:`~bco_gym.agents.so_bgd.SeparationOracleBanditGD`, their Algorithm
+10); this module is NOT their pseudocode or their constants: the algorithm and the bound
+below are stated and proved in this docstring, and the tests check the bound at the
+actual parameters. Results saved under the old name load as ``fejer-bgd``
+(:func:`~bco_gym.agents.registry.current_agent_name`).
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ import numpy as np
 
 from bco_gym.agents.batch import BatchAgent
 from bco_gym.agents.estimators import DirectionStream
+from bco_gym.agents.infeasible import TANGENT_FLOOR, to_affine_hull
 from bco_gym.agents.schedules import positive
 from bco_gym.problem import Problem
 
 
-class SeparationBanditGD(BatchAgent):
+class FejerBanditGD(BatchAgent):
     r"""Bandit gradient descent with separation-oracle (Fejer) steps instead of projections.
 
     Notation: K with centre c, r B(c) ∩ aff(K) ⊆ K ⊆ R B(c), d = aff_dim, V the direction
@@ -38,8 +42,14 @@ class SeparationBanditGD(BatchAgent):
         g_t = (d/delta) f_t(y_t) u_t                (one-point estimate of grad f_hat_t(x_t))
         z = x_t - eta g_t
         while SO_{K_delta}(z) returns a normal a:   (the Fejer steps)
-            a_V = P_V a / ||P_V a||;  z = z - delta a_V
+            a_V = P_V a / ||P_V a||;  z = c + P_V(z - delta a_V - c)
         x_{t+1} = z
+
+    (z is also put back on aff(K) before the first call: c + P_V(z - c).) In exact
+    arithmetic z stays in aff(K) and the P_V(. - c) maps are no-ops; in floats they stop
+    the rounding drift off aff(K) from growing over many rounds until the oracle
+    separates z by the affine constraint itself, whose normal has no part in V (a
+    tangent part below ``TANGENT_FLOOR`` raises instead of being normalised).
 
     Lemma (Fejer step). If z is not in K_delta and u is in K_{2 delta}, then
     (u + delta B) ∩ aff(K) ⊆ K_delta (K_{2 delta} is K_delta shrunk towards c by the same
@@ -88,11 +98,11 @@ class SeparationBanditGD(BatchAgent):
 
     References: the one-point estimate and smoothing are Flaxman, Kalai & McMahan
     (SODA 2005); the setting (adaptive regret with a separation oracle) is Garber &
-    Kretzu (COLT 2022, arXiv 2202.04721), whose algorithm could not be read; adaptive
+    Kretzu (COLT 2022, arXiv 2202.04721), whose Algorithm 10 is ``so-bgd``; adaptive
     regret is Hazan & Seshadhri (ICML 2009).
     """
 
-    name = "so-bgd"
+    name = "fejer-bgd"
     requires_projection = False
     SCALE_PARAM = "c"
     OPTIONS = ("c", "step_size", "smoothing_radius")
@@ -182,6 +192,7 @@ class SeparationBanditGD(BatchAgent):
     def _fejer(self, z: np.ndarray, row: int) -> np.ndarray:
         """Steps of length delta along K_delta's separating normals until z is in K_delta."""
         delta, center = self.params["smoothing_radius"], self.set.center
+        z = to_affine_hull(self.set, z)
         limit = math.ceil(float(np.sum((z - center) ** 2)) / delta**2) + 1  # u = c bound
         calls, counters = 0, self._counters
         while True:
@@ -191,12 +202,17 @@ class SeparationBanditGD(BatchAgent):
                 break
             normal = self.set.tangent(answer[0])
             size = math.sqrt(float(np.sum(normal * normal)))
-            if calls > limit or size == 0.0:
+            if calls > limit or size <= TANGENT_FLOOR:
                 raise RuntimeError(
                     f"{type(self).__name__}: {calls} separation steps did not reach K_delta "
-                    f"(bound {limit}); the point left aff(K)? (bug)"
+                    f"(bound {limit}; the last normal's part in aff(K) has norm {size:.3g}); "
+                    "the point left aff(K)? (bug)"
                 )
-            z = z - (delta / size) * normal
+            z = to_affine_hull(self.set, z - (delta / size) * normal)
         counters["separation_calls"][row] += calls
         counters["fejer_steps"][row] += calls - 1
         return z
+
+
+#: The class's name until issue 32 (kept so that old import paths still resolve).
+SeparationBanditGD = FejerBanditGD

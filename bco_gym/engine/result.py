@@ -29,6 +29,7 @@ THEORY_EXPONENTS: dict[str, float] = {
     "so-bgd": 3 / 4,
     "loo-bbgd": 3 / 4,
     "saha-tewari": 2 / 3,
+    "fejer-bgd": 3 / 4,
 }
 
 

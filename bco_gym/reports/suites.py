@@ -421,7 +421,7 @@ STANDARD_V1: tuple[Scenario, ...] = (
         name="ball-switching",
         title="10-ball, switching mean (linear-switching, 5 segments)",
         env_id="BCO-Ball-v0",
-        agents=(*BANDIT, "so-bgd"),
+        agents=(*BANDIT, "fejer-bgd"),
         horizon=100_000,
         seeds=tuple(range(8)),
         env_kwargs={"loss": "linear-switching", "loss_kwargs": {"segments": 5}},
@@ -432,7 +432,8 @@ STANDARD_V1: tuple[Scenario, ...] = (
             "intervals and the whole run, each against its own best point), the switching regret "
             "(against the best point of each segment) and the dynamic regret (against "
             "each round's minimiser, noise included) say how well an agent follows the "
-            "change. so-bgd is bandit gradient descent with separation-oracle steps "
+            "change. fejer-bgd (named so-bgd until issue 32) is bandit gradient descent "
+            "with separation-oracle steps "
             "instead of projections, whose regret bound holds on every interval."
         ),
     ),
@@ -560,7 +561,7 @@ QUICK_V2: tuple[Scenario, ...] = (
         name="ball-switching",
         title="10-ball, switching mean, 4 segments (smoke test)",
         env_id="BCO-Ball-v0",
-        agents=(*BANDIT, "so-bgd"),
+        agents=(*BANDIT, "fejer-bgd"),
         horizon=QUICK_HORIZON,
         seeds=QUICK_SEEDS,
         env_kwargs={"loss": "linear-switching", "loss_kwargs": {"segments": 4}},

@@ -51,6 +51,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from bco_gym.agents.registry import current_agent_name
 from bco_gym.engine.result import RunResult
 from bco_gym.engine.tally import DEFAULT_CHECKPOINT_COUNT, ROUND_LOSSES_LIMIT
 
@@ -164,8 +165,17 @@ def result_record(result: RunResult) -> tuple[dict[str, Any], dict[str, np.ndarr
 
 
 def result_from_record(metadata: dict[str, Any], arrays: dict[str, np.ndarray]) -> RunResult:
-    """Rebuild a result from :func:`result_record`'s two parts."""
+    """Rebuild a result from :func:`result_record`'s two parts (an agent renamed since it
+    was saved, e.g. the old "so-bgd", reads as its current name:
+    :func:`~bco_gym.agents.registry.current_agent_name`)."""
     values = dict(metadata)
+    spec = values.get("agent_spec")
+    spec = dict(spec) if isinstance(spec, dict) else {}
+    current = current_agent_name(values.get("agent"), spec.get("import_path"))
+    if current != values.get("agent"):
+        values["agent"] = current
+        if spec:
+            values["agent_spec"] = {**spec, "name": current}
     for name in RunResult.ARRAY_FIELDS:
         values[name] = arrays.get(name)
     known = {f.name for f in fields(RunResult)}

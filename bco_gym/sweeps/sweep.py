@@ -348,6 +348,14 @@ def _load_finished(store: SweepStore, grid: Sequence[Cell]) -> dict[str, RunResu
         except CorruptResultError as error:
             warnings.warn(f"recomputing cell {cell.key}: {error}", CorruptCellWarning, stacklevel=3)
             continue
+        if found is not None and found.agent != cell.agent:  # saved under a name since reused
+            warnings.warn(
+                f"recomputing cell {cell.key}: its stored result is of the agent now named "
+                f"{found.agent!r}, not of {cell.agent!r}",
+                CorruptCellWarning,
+                stacklevel=3,
+            )
+            continue
         if found is not None:
             results[cell.key] = found
     return results

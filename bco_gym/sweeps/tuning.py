@@ -30,12 +30,17 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym.agents.registry import current_agent_name
 from bco_gym.engine.tally import check_horizon
 from bco_gym.sweeps.failures import CellFailure, load_failures
 from bco_gym.sweeps.results import read_json, write_json
 from bco_gym.sweeps.sweep import FAILURE_MODES, Cell, run_cells
 
 TUNED_FORMAT = "bco_gym-tuned-constants/1"
+#: The agent names a tuned file uses: 2 since issue 32 renamed the old "so-bgd" to
+#: "fejer-bgd" (a file without the key is older: its names are read through
+#: :func:`~bco_gym.agents.registry.current_agent_name`).
+AGENT_NAMES = 2
 
 
 @dataclass(frozen=True)
@@ -255,7 +260,7 @@ def _float_or_none(value: Any) -> float | None:
 def save_tuned(path: str | os.PathLike, tuning: Tuning) -> Path:
     """Write the tuned constants (and the seeds they were tuned on, the failed cells) as
     JSON, atomically; a grid value without a score (a failed cell) is written as null."""
-    document = {"format": TUNED_FORMAT, **asdict(tuning)}
+    document = {"format": TUNED_FORMAT, "agent_names": AGENT_NAMES, **asdict(tuning)}
     for entry in document["constants"].values():
         entry["scores"] = [None if np.isnan(score) else score for score in entry["scores"]]
     write_json(path, document)
@@ -281,6 +286,11 @@ def load_tuned(path: str | os.PathLike) -> Tuning:
 
 def _tuning_from(document: dict[str, Any]) -> Tuning:
     constants = {}
+    renaming = document.get("agent_names", 1) != AGENT_NAMES
+
+    def current(agent: Any) -> str:
+        return str(current_agent_name(str(agent)) if renaming else agent)
+
     for agent, entry in _typed(document["constants"], dict, "constants").items():
         raw = entry["value"]
         if isinstance(raw, bool) or not isinstance(raw, int | float):
@@ -290,7 +300,7 @@ def _tuning_from(document: dict[str, Any]) -> Tuning:
         value = float(raw)
         if not (np.isfinite(value) and value > 0):
             raise ValueError(f"constant of {agent!r} is {value!r}, not a positive number")
-        constants[str(agent)] = TunedConstant(
+        constants[current(agent)] = TunedConstant(
             param=_typed(entry["param"], str, "param"),
             value=value,
             mean_regret=float(entry["mean_regret"]),
@@ -311,8 +321,10 @@ def _tuning_from(document: dict[str, Any]) -> Tuning:
         horizon=check_horizon(document["horizon"]),
         tune_seeds=tuple(seeds),
         constants=constants,
-        skipped=_typed(document.get("skipped", {}), dict, "skipped"),
-        fixed=_typed(document.get("fixed", {}), dict, "fixed"),
+        skipped={
+            current(k): v for k, v in _typed(document.get("skipped", {}), dict, "skipped").items()
+        },
+        fixed={current(k): v for k, v in _typed(document.get("fixed", {}), dict, "fixed").items()},
         failures=tuple(
             CellFailure.from_dict(_typed(entry, dict, "failure"))
             for entry in _typed(document.get("failures", []), list, "failures")

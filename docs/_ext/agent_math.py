@@ -70,7 +70,7 @@ With :math:`x_1 = c` and :math:`\nabla_t = \nabla f_t(x_t)` (full information):
 
    x_{t+1} = \Pi_K\big(x_t - \eta \nabla_t\big) \quad\text{(one projection)}.
 """,
-    "so-bgd": r"""
+    "fejer-bgd": r"""
 With :math:`x_1 = c`, :math:`u_t` uniform on the unit sphere of :math:`V` and only the
 separation oracle of :math:`K` (no projection, no LMO):
 
@@ -117,6 +117,23 @@ sphere of :math:`V` (Algorithm 1 of Saha & Tewari 2011; no projection, no LMO):
 
    x_{t+1} = \arg\min_{x \in K}\ \eta \sum_{s \le t} \langle g_s, x \rangle
    + \mathcal{R}(x) \quad\text{(damped Newton from } x_t\text{)}.
+""",
+    "so-bgd": r"""
+With :math:`\tilde y_1 = c`, :math:`u_t` uniform on the unit sphere of :math:`V`, a
+squeeze :math:`\delta \in (0, 1]` and a smoothing radius :math:`\delta' \le r/2`:
+
+.. math::
+
+   z_t = \tilde y_t + \delta' u_t \quad\text{(played)}, \qquad
+   g_t = \frac{d}{\delta'} f_t(z_t)\, u_t, \qquad
+   y_{t+1} = \tilde y_t - \eta\, g_t ,
+
+and :math:`\tilde y_{t+1}` is the output of Algorithm 6: project :math:`y_{t+1}` onto
+:math:`R B(c)`, then while the separation oracle of :math:`K` separates
+:math:`c + (y - c)/(1 - \delta'/r)` with a normal :math:`g`, step
+:math:`y \leftarrow y - \delta (r - \delta') g / \|g\|`. Then :math:`\tilde y_{t+1}
+\in K_{\delta'/r}` is an infeasible projection of :math:`y_{t+1}` onto
+:math:`K_{\delta,\delta'/r}` (Garber & Kretzu 2022, Algorithm 10, Theorem 15).
 """,
     "random": r"""
 .. math::

@@ -32,9 +32,10 @@ CORE = [
     "random",
     "fkm2",
     "bbcg2",
-    "so-bgd",
+    "fejer-bgd",
     "loo-bbgd",
     "saha-tewari",
+    "so-bgd",
 ]  # the sb3-* agents are tested in tests/rl
 
 
@@ -59,9 +60,10 @@ def test_registry_names_and_classes():
         "random": 1.0,
         "fkm2": 0.5,
         "bbcg2": 0.75,
-        "so-bgd": 0.75,
+        "fejer-bgd": 0.75,
         "loo-bbgd": 0.75,
         "saha-tewari": 2 / 3,
+        "so-bgd": 0.75,
     }
 
 

@@ -1,5 +1,7 @@
-"""SeparationBanditGD ("so-bgd"): feasibility, the Fejer lemma, its adaptive-regret bound
-at the actual parameters, its oracle counters, and batched rows equal to single runs."""
+"""FejerBanditGD ("fejer-bgd", named "fejer-bgd" until issue 32): feasibility, the Fejer
+lemma, its adaptive-regret bound at the actual parameters, its oracle counters, batched
+rows equal to single runs, long runs on the simplex (the crash of issue 32), and old
+results naming "fejer-bgd" loading as "fejer-bgd"."""
 
 from __future__ import annotations
 
@@ -10,9 +12,10 @@ import numpy as np
 import pytest
 
 from bco_gym.agents import make_agent
-from bco_gym.agents.separation import SeparationBanditGD
+from bco_gym.agents.separation import FejerBanditGD
 from bco_gym.engine.runner import run
-from bco_gym.losses import LinearLoss
+from bco_gym.envs import BanditConvexEnv
+from bco_gym.losses import LinearLoss, from_array
 from bco_gym.problem import Problem
 from bco_gym.sets import FlowPolytope, Hypercube, L1Ball, L2Ball, Simplex
 
@@ -29,13 +32,13 @@ def agent_for(convex_set, horizon, **overrides):
     problem = Problem(convex_set, horizon, loss.lipschitz, loss.bound, "bandit")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return make_agent("so-bgd", problem, **overrides)
+        return make_agent("fejer-bgd", problem, **overrides)
 
 
 @pytest.mark.parametrize("env_id", list(SETS))
 def test_plays_are_feasible_on_every_set_with_an_oracle(env_id):
     # the env raises InfeasibleActionError on a play outside K (no projection)
-    result = run(env_id, "so-bgd", horizon=400, seed=1, env_kwargs={"n": 4})
+    result = run(env_id, "fejer-bgd", horizon=400, seed=1, env_kwargs={"n": 4})
     assert result.projections == 0 and result.lmo_calls == 0
     assert result.stats["separation_calls"] >= 400  # one "inside" answer per round at least
 
@@ -86,7 +89,7 @@ def test_the_adaptive_regret_bound_holds_on_every_interval_length(loss, loss_kwa
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         results = [
-            run("BCO-Ball-v0", "so-bgd", horizon=horizon, seed=s, env_kwargs=kwargs)
+            run("BCO-Ball-v0", "fejer-bgd", horizon=horizon, seed=s, env_kwargs=kwargs)
             for s in range(2)
         ]
     agent = agent_for(L2Ball(3), horizon)
@@ -129,6 +132,30 @@ def test_refusals_name_the_value():
     with pytest.raises(ValueError, match="separation oracle"):
         agent_for(flow, 10)
     with pytest.raises(ValueError, match=r"smoothing_radius=0\.6 must be below r/2"):
-        SeparationBanditGD(Problem(L2Ball(3), 10, 1.0, 1.0, "bandit"), smoothing_radius=0.6)
+        FejerBanditGD(Problem(L2Ball(3), 10, 1.0, 1.0, "bandit"), smoothing_radius=0.6)
     with pytest.warns(UserWarning, match="capped at r/4"):
-        SeparationBanditGD(Problem(L2Ball(3), 10, 1.0, 1.0, "bandit"))
+        FejerBanditGD(Problem(L2Ball(3), 10, 1.0, 1.0, "bandit"))
+
+
+@pytest.mark.parametrize("horizon, seed", [(2_048, 2), (12_000, 1)])
+def test_long_runs_on_the_simplex_stay_on_its_affine_hull(horizon, seed):
+    """Issue 32's crash: on the simplex with n = 5, smoothing_radius = 0.01 r and the
+    theory step size, linear losses -e_0 plus noise raised "separation steps did not
+    reach K_delta" near round 1,000 (seeds 0 and 2 at rounds 1,520 and 841): the sum of
+    the entries drifted by 2e-12, the separating normal became the affine constraint's,
+    whose tangent part is rounding noise, and normalising it pushed the point further
+    out. The steps now stay on aff(K) and such a normal raises. (About 5 s each: the
+    issue's reproduction, seed 2 failed at round 841, and a run six times as long; the
+    per-round check of the sum would also catch a return of the drift early.)"""
+    simplex = Simplex(5)
+    rng = np.random.default_rng(seed)
+    thetas = -np.eye(5)[0] + 0.1 * rng.normal(size=(horizon, 5))
+    env = BanditConvexEnv(simplex, from_array(simplex, thetas))
+    agent = FejerBanditGD(env.unwrapped.problem, smoothing_radius=0.01 * simplex.inner_radius)
+    observation, _ = env.reset(seed=seed)
+    agent.reset(seed=seed)
+    for _ in range(horizon):
+        observation, _, _, _, info = env.step(agent.act(observation))
+        agent.update(info["loss"])
+        assert abs(float(agent._points[0].sum()) - 1.0) <= 1e-14
+    assert agent.stats["fejer_steps"] > horizon  # the iterate pressed on the boundary
