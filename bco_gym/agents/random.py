@@ -7,14 +7,25 @@ import numpy as np
 from bco_gym.agents.batch import BatchAgent, slice_rounds
 from bco_gym.agents.schedules import block_length
 from bco_gym.problem import Problem
+from bco_gym.sets.mixtures import vertex_mixture
 
 #: The default block size of the fast path (at most the memory budget's slice).
 DEFAULT_BLOCK_SIZE = 1024
+#: The sampling laws: the set's own (``sample_many``) and the vertex mixture.
+LAWS = ("set", "vertex-mixture")
 
 
 class RandomAgent(BatchAgent):
-    """Plays x_t i.i.d. from the set's sampling distribution (``set.sample``'s law),
-    ignoring all feedback.
+    """Plays x_t i.i.d. from a sampling law on K, ignoring all feedback.
+
+    Two laws (``law``): ``"set"`` (the default, and the law of every result published
+    before it had a choice) is the set's own ``sample`` distribution, drawn by
+    ``set.sample_many``; ``"vertex-mixture"`` is
+    :func:`~bco_gym.sets.mixtures.vertex_mixture`: Dirichlet(1, ..., 1) weights on the
+    centre and k i.i.d. vertices of the set's vertex law (uniform permutation matrices,
+    uniform s-t paths, rank-one matrices rho u v^T; see :mod:`bco_gym.sets.mixtures`),
+    which costs no LMO call on the Birkhoff and flow polytopes and no SVD on the
+    nuclear-norm ball (random play at scale; standard-v2's scale scenarios use it).
 
     Its expected regret is linear in T whenever the best action beats the mean of the
     set's sampling distribution. The rounds are cut into blocks of ``block_size`` from
@@ -29,6 +40,7 @@ class RandomAgent(BatchAgent):
 
     Args:
         problem: the problem.
+        law: ``"set"`` (default) or ``"vertex-mixture"``.
         block_size: rounds per block of the fast path (default min(1024, T, the
             budget's slice), so a block's memory is bounded at large dimension).
         batch_size: None (one run) or S (S runs; see :mod:`~bco_gym.agents.batch`).
@@ -36,18 +48,27 @@ class RandomAgent(BatchAgent):
 
     name = "random"
     supports_blocks = True
-    OPTIONS = ("block_size",)
+    OPTIONS = ("law", "block_size")
     regret_exponent = 1.0
 
     def __init__(
-        self, problem: Problem, *, block_size: int | None = None, batch_size: int | None = None
+        self,
+        problem: Problem,
+        *,
+        law: str = "set",
+        block_size: int | None = None,
+        batch_size: int | None = None,
     ):
         super().__init__(problem, batch_size)
+        if law not in LAWS:
+            raise ValueError(f"RandomAgent: law={law!r}; allowed: {', '.join(map(repr, LAWS))}")
         self._slice = slice_rounds(self.set.dim)
         default = min(DEFAULT_BLOCK_SIZE, self.horizon, self._slice)
         self.params = {
-            "block_size": block_length(type(self).__name__, block_size, default, self.horizon)
+            "law": law,
+            "block_size": block_length(type(self).__name__, block_size, default, self.horizon),
         }
+        self._draw = self.set.sample_many if law == "set" else self._mixture
         self._chunk = np.empty((self.rows, 0, *self.set.shape))
         self._next = 0  # the chunk's first unplayed index
 
@@ -80,5 +101,8 @@ class RandomAgent(BatchAgent):
         size = self.params["block_size"]
         block_end = min((self._round // size + 1) * size, self.horizon)
         count = min(block_end - self._round, self._slice)
-        self._chunk = np.stack([self.set.sample_many(rng, count) for rng in self.rngs])
+        self._chunk = np.stack([self._draw(rng, count) for rng in self.rngs])
         self._next = 0
+
+    def _mixture(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        return vertex_mixture(self.set, rng, count)

@@ -10,6 +10,7 @@ Families (``FAMILIES``: name -> class; each class says on which sets it is defin
 * ``absolute``: |<a_t, x - c> - b_t| (polytopes with a linear description);
 * ``portfolio``: -log <r_t, x> (simplex);
 * ``completion``: one observed entry of a low-rank matrix per round (nuclear-norm ball);
+* ``linear-low-rank``: <Theta_t, X - C> with a low-rank mean (nuclear-norm ball);
 * ``edge-costs``, ``congestion``: path costs (flow polytope);
 * ``assignment``: <C_t, X> (Birkhoff polytope).
 
@@ -35,6 +36,7 @@ from bco_gym.losses.completion import CompletionLoss
 from bco_gym.losses.costs import AssignmentLoss, CongestionLoss, EdgeCostLoss
 from bco_gym.losses.functions import FunctionLoss, from_function
 from bco_gym.losses.linear import LinearLoss, LinearSwitchingLoss
+from bco_gym.losses.lowrank import LowRankLinearLoss
 from bco_gym.losses.market import PortfolioDataLoss, final_wealth, wealth
 from bco_gym.losses.portfolio import PortfolioLoss
 from bco_gym.losses.quadratic import QuadraticLoss
@@ -53,6 +55,7 @@ FAMILIES: dict[str, type[LossSequence]] = {
         AbsoluteLoss,
         PortfolioLoss,
         CompletionLoss,
+        LowRankLinearLoss,
         EdgeCostLoss,
         CongestionLoss,
         AssignmentLoss,
@@ -110,6 +113,7 @@ __all__ = [
     "LinearLoss",
     "LinearSwitchingLoss",
     "LossSequence",
+    "LowRankLinearLoss",
     "PortfolioDataLoss",
     "PortfolioLoss",
     "QuadraticLoss",

@@ -78,14 +78,16 @@ def _cells(
     agent_kwargs: dict[str, dict[str, Any]] | None = None,
     constants: dict[str, str] | None = None,
 ) -> list[Cell]:
-    """Each agent's cells at its horizons (``spec.agent_horizons`` or ``horizons``)."""
+    """Each agent's cells at its horizons (``spec.agent_horizons`` or ``horizons``), with
+    the scenario's own ``spec.agent_kwargs`` under ``agent_kwargs`` (the tuned ones)."""
     grid = []
     for agent in agents:
         own = spec.horizons_of(agent) if agent in spec.agent_horizons else horizons
+        kwargs = {**spec.agent_kwargs.get(agent, {}), **(agent_kwargs or {}).get(agent, {})}
+        label = (constants or {}).get(agent, "theory")
         grid += cells(
             spec.env_id, agent, list(own), list(spec.seeds), env_kwargs=env_kwargs,
-            agent_kwargs={agent: (agent_kwargs or {}).get(agent, {})} if agent_kwargs else None,
-            constants={agent: constants[agent]} if constants else None,
+            agent_kwargs={agent: kwargs} if kwargs else None, constants={agent: label},
         )  # fmt: skip
     return grid
 
@@ -118,7 +120,11 @@ def _tune(
         list(plan.grid),
         out=out / "tuning" / stem,
         env_kwargs=env_kwargs,
-        agent_kwargs={a: dict(kw) for a, kw in plan.fixed.items() if a in agents},
+        agent_kwargs={
+            a: {**spec.agent_kwargs.get(a, {}), **plan.fixed.get(a, {})}
+            for a in agents
+            if a in plan.fixed or a in spec.agent_kwargs
+        },
         **common,
     )
     check_disjoint(tuning, spec.seeds)

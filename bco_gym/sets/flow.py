@@ -221,6 +221,7 @@ class FlowPolytope(ConvexSet):
             from_source[t] * to_sink[h] for t, h in zip(self._tails, self._heads, strict=True)
         ]
         self.path_count = paths
+        self._path_counts = (from_source, to_sink)  # exact ints: s-v and v-t paths
         self.on_path = np.array([count > 0 for count in through])
         self.on_path.flags.writeable = False
         self._fixed = np.array([count == paths for count in through])
@@ -529,6 +530,60 @@ class FlowPolytope(ConvexSet):
         for weight in weights[1:]:
             point = point + weight * self.lmo(rng.standard_normal(self.shape))
         return point
+
+    def _path_shares(self) -> np.ndarray:
+        """The share of s-t paths through each edge, N_s(tail) N(head) / N(s) (the mean of
+        a uniformly random path's indicator; exact ratios of integers, rounded once)."""
+        from_source, to_sink = self._path_counts
+        return np.array(
+            [
+                from_source[tail] * to_sink[head] / self.path_count
+                for tail, head in zip(self._tails, self._heads, strict=True)
+            ]
+        )
+
+    def _walk_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per node, its live out-edges (padded with -1) and their cumulative probabilities
+        N(head)/N(v) of a uniform path's next edge (padded with 2.0; the last live one 1.0)."""
+        if not hasattr(self, "_walk"):
+            _, to_sink = self._path_counts
+            out: list[list[int]] = [[] for _ in self.nodes]
+            for e in self._live_index:
+                out[self._tails[e]].append(int(e))
+            width = max(len(edges) for edges in out)
+            edges = np.full((len(self.nodes), width), -1, dtype=np.intp)
+            cumulative = np.full((len(self.nodes), width), 2.0)
+            for v, leaving in enumerate(out):
+                if not leaving:
+                    continue
+                shares = [to_sink[self._heads[e]] / to_sink[v] for e in leaving]
+                edges[v, : len(leaving)] = leaving
+                cumulative[v, : len(leaving)] = np.cumsum(shares)
+                cumulative[v, len(leaving) - 1] = 1.0
+            self._walk = (edges, cumulative)
+        return self._walk
+
+    def _uniform_paths(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` indicators of i.i.d. uniformly random s-t paths, (count, edges).
+
+        All walks start at s and step together: a walk at v draws u ~ U[0, 1) and takes
+        its first live out-edge whose cumulative probability exceeds u, so edge (v, w)
+        with probability N(w)/N(v); walks at t stop. A path is then uniform: the
+        probabilities telescope to 1/N(s). One uniform per walk and step.
+        """
+        edges, cumulative = self._walk_tables()
+        paths = np.zeros((count, len(self.edges)))
+        rows = np.arange(count)
+        node = np.full(count, self._s)
+        while len(rows):
+            keys = rng.random(len(rows))
+            choice = (keys[:, np.newaxis] >= cumulative[node]).sum(axis=1)
+            edge = edges[node, choice]
+            paths[rows, edge] = 1.0
+            node = self._heads[edge]
+            walking = node != self._t
+            rows, node = rows[walking], node[walking]
+        return paths
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """x_e in [0, 1] on live edges ([1, 1] if on every path), [0, 0] on dead ones."""

@@ -14,7 +14,8 @@ from agent_helpers import Permutahedron, build
 from bco_gym.agents import make_agent
 from bco_gym.agents import random as random_module
 from bco_gym.experiment import run, run_many
-from bco_gym.sets import L2Ball, Simplex
+from bco_gym.sets import BirkhoffPolytope, L2Ball, Simplex
+from bco_gym.sets.mixtures import vertex_mixture
 
 
 def _agent(convex_set, horizon, batch_size=None, **overrides):
@@ -109,3 +110,33 @@ def test_run_many_matches_run_across_blocks(env_id):
             run(env_id, "random", seed=seed, horizon=horizon, env_kwargs={"n": 10})
         )
     assert batch[0].same_outcome(batch[2]) and not batch[0].same_outcome(batch[1])
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+def test_vertex_mixture_law_plays_the_mixture_chunks_of_each_row(pattern, monkeypatch):
+    """law="vertex-mixture": the same chunking, each chunk vertex_mixture's draw."""
+    monkeypatch.setattr(random_module, "slice_rounds", lambda dimension: 4)
+    convex_set, horizon, seeds = BirkhoffPolytope(3), 21, [4, 9]
+    agent = _agent(convex_set, horizon, batch_size=2, block_size=10, law="vertex-mixture")
+    agent.reset(seed=seeds)
+    plays = _plays(agent, horizon, PATTERNS[pattern])
+    lengths = [4, 4, 2, 4, 4, 2, 1]
+    for row, seed in enumerate(seeds):
+        rng = np.random.default_rng(seed)
+        expected = np.concatenate([vertex_mixture(convex_set, rng, k) for k in lengths])
+        np.testing.assert_array_equal(plays[:, row], expected)
+    assert convex_set.violation_many(plays.reshape(-1, 3, 3)) is None
+
+
+def test_the_default_law_is_the_sets_and_a_bad_law_is_refused():
+    agent = _agent(Simplex(3), 10)
+    assert agent.params["law"] == "set"
+    with pytest.raises(ValueError, match=r"law='uniform'; allowed: 'set', 'vertex-mixture'"):
+        _agent(Simplex(3), 10, law="uniform")
+
+
+def test_vertex_mixture_run_many_matches_run():
+    kwargs = {"horizon": 300, "env_kwargs": {"grid": 4}, "agent_kwargs": {"law": "vertex-mixture"}}
+    batch = run_many("BCO-ShortestPath-v0", "random", [3, 5], **kwargs)
+    for seed, result in zip([3, 5], batch, strict=True):
+        assert result.same_outcome(run("BCO-ShortestPath-v0", "random", seed=seed, **kwargs))

@@ -39,7 +39,7 @@ SMOOTH = {
     "portfolio",
     "completion",
 }
-SMOOTH |= {"edge-costs", "congestion", "assignment"}
+SMOOTH |= {"edge-costs", "congestion", "assignment", "linear-low-rank"}
 assert SMOOTH | {"absolute"} == set(FAMILIES)
 
 

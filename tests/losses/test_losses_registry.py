@@ -24,7 +24,7 @@ def test_families_for_each_set():
         "ball": everywhere,
         "l1": [*everywhere, "absolute"],
         "box": [*everywhere, "absolute"],
-        "nuclear": [*everywhere, "completion"],
+        "nuclear": [*everywhere, "completion", "linear-low-rank"],
         "flow": [*everywhere, "absolute", "edge-costs", "congestion"],
         "birkhoff": [*everywhere, "absolute", "assignment"],
     }
