@@ -63,19 +63,21 @@ class ChangingTracker:
             else IntervalRegret(sequence.set, horizon, sequence.segment_starts(horizon))
         )
         self.horizon = int(horizon)
-        self._fed = 0  # rounds handed to the IntervalRegret (a chunk boundary, or T)
-        self._buffer = np.empty(0 if self.regret is None else sequence.chunk_size)
-        self._buffered = 0  # rounds waiting in the buffer, from round self._fed on
+        self._fed = 0  # rounds read (a chunk boundary, or T)
         if rounds is not None and self.regret is not None:
             self.regret.use_rounds(rounds)
         kind = type(sequence)
+        # A linear family's comparators are summed in this pass, also where its interval
+        # metrics are not computed (``linear-low-rank``: their cost, not their exactness).
         one_pass = (
-            self.regret is not None
-            and checkpoints is not None
+            checkpoints is not None
             and kind.comparator is LinearLoss.comparator
             and kind.summed_vectors is LinearLoss.summed_vectors
         )
         self.sums = ThetaSums(checkpoints, column_sums) if one_pass else None
+        self._reads = self.regret is not None or self.sums is not None
+        self._buffer = np.empty(sequence.chunk_size if self._reads else 0)
+        self._buffered = 0  # rounds waiting in the buffer, from round self._fed on
 
     def add(self, played: np.ndarray) -> None:
         """The next ``len(played)`` rounds' losses f_t(y_t).
@@ -85,7 +87,7 @@ class ChangingTracker:
         lengths of the spans the loop hands over, and the chunk is usually the one the
         loop has just evaluated (the sequence's cached chunk).
         """
-        if self.regret is None:
+        if not self._reads:
             self._fed += len(played)
             return
         played = np.asarray(played, dtype=float)
@@ -100,12 +102,12 @@ class ChangingTracker:
                 self._flush()
 
     def _flush(self) -> None:
-        """Feed the buffered rounds (one chunk) to the IntervalRegret."""
+        """Feed the buffered rounds (one chunk) to the IntervalRegret and the sums."""
         first, stop = self._fed, self._fed + self._buffered
-        assert self.regret is not None
         for start, end, params, part in self.sequence.chunks(first, stop):
-            thetas, constants = self.sequence.linear_terms(params, part)
-            self.regret.update(thetas, constants, self._buffer[start - first : end - first])
+            if self.regret is not None:
+                thetas, constants = self.sequence.linear_terms(params, part)
+                self.regret.update(thetas, constants, self._buffer[start - first : end - first])
             if self.sums is not None:
                 self.sums.add(params["theta"], part.start, start, end)
         self._fed, self._buffered = stop, 0

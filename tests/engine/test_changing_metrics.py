@@ -153,3 +153,35 @@ def test_the_audit_case_adaptive_regret_is_not_below_the_static_regret():
     assert max(result.interval_regret["max_interval_regret"]) < result.final_regret
     assert result.interval_regret["worst_interval"] == [0, 1500]
     assert result.adaptive_regret == result.interval_regret["whole_run_regret"]
+
+
+@pytest.mark.parametrize("agent, loop", [("fkm", "lean"), ("bbcg", "block"), ("fkm", "gym")])
+def test_one_pass_comparators_without_interval_metrics(monkeypatch, agent, loop):
+    """``linear-low-rank`` computes no interval metrics (their cost), yet its comparators
+    are still summed in the pass, ``comparator(checkpoints)``'s bit for bit."""
+    from bco_gym.agents import make_agent
+    from bco_gym.engine.loops import play_block, play_gym, play_lean
+    from bco_gym.engine.rows import RowAgents
+    from bco_gym.engine.runner import single_stage
+
+    monkeypatch.setenv("BCO_GYM_KERNELS", "off")
+    horizon, checkpoints = 9000, [1, 100, 4095, 4096, 4097, 8192, 8193, 9000]
+    env = gym.make("BCO-NuclearBall-v0", rows=4, cols=3, horizon=horizon, loss="linear-low-rank")
+    base = env.unwrapped
+    env = RegretRecorder(env) if loop == "gym" else env
+    observation, _ = env.reset(seed=2)
+    agent = make_agent(agent, base.problem)
+    agent.reset(seed=9)
+    if loop == "gym":
+        played = play_gym(env, agent, observation, checkpoints=checkpoints)
+    else:
+        play = play_block if loop == "block" else play_lean
+        played = play(single_stage(base), RowAgents([agent]), checkpoints=checkpoints)
+    assert played.comparators is not None
+    expected = base.losses.comparator(checkpoints)
+    for found, wanted in zip(played.comparators[0], expected, strict=True):
+        assert found.horizon == wanted.horizon and found.value == wanted.value
+        assert np.array_equal(found.point, wanted.point) and found.gap == wanted.gap == 0.0
+    result = run("BCO-NuclearBall-v0", "bbcg", horizon=300,
+                 env_kwargs={"rows": 4, "cols": 3, "loss": "linear-low-rank"})  # fmt: skip
+    assert result.adaptive_regret is None and "2T SVDs" in result.interval_regret["reason"]

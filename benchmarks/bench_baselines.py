@@ -1,0 +1,116 @@
+"""Cheap baselines at scale: random play against BBCG, and the nuclear comparator.
+
+For each polytope scenario of standard-v2's scale scenarios (``SCALE_V2``), at its
+largest horizon on seed 0: random play (``law="vertex-mixture"``, the scenario's) and
+BBCG with the tuned rows' fixed arguments (delta = r/2, the residual estimator) and
+c = ``--c``, each one ``run`` taking turns for ``--repeats`` repeats
+(``common.interleaved``); the figure is random's CPU seconds over BBCG's, repeat by
+repeat (target <= 2). Beside it, random with the set's own law (``law="set"``, every
+result published before: standard-v1's) at ``--old-horizon`` rounds, per round, for the
+speed-up of the new law.
+
+On the nuclear-norm ball scenario: BBCG's run at the largest horizon and the comparator
+of the run's checkpoints (``losses.comparator``, one LMO on the summed matrices per
+checkpoint, the sequence drawn a second time), CPU seconds of each, interleaved; the
+figure is the comparator's share of the run's time (target <= 10%).
+
+Run:  python benchmarks/bench_baselines.py [--repeats 3] [--horizon T] [--c 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+from functools import partial
+
+from common import Row, interleaved, pin_blas_threads, table, verdict, write_json
+
+pin_blas_threads()
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+
+import bco_gym  # noqa: E402, F401  (registers the env ids)
+from bco_gym.engine import run  # noqa: E402
+from bco_gym.engine.tally import default_checkpoints  # noqa: E402
+from bco_gym.reports.suites import SCALE_V2  # noqa: E402
+
+BENCHMARK = "baselines"
+
+
+def _bbcg_kwargs(spec, c: float) -> dict:
+    return {**dict(spec.tuning.fixed["bbcg"]), "c": c}
+
+
+def random_against_bbcg(spec, horizon: int, repeats: int, c: float, old_horizon: int) -> Row:
+    env_kwargs = dict(spec.env_kwargs)
+    calls = {
+        "random": partial(run, spec.env_id, "random", horizon=horizon, env_kwargs=env_kwargs,
+                          agent_kwargs=dict(spec.agent_kwargs["random"])),
+        "bbcg": partial(run, spec.env_id, "bbcg", horizon=horizon, env_kwargs=env_kwargs,
+                        agent_kwargs=_bbcg_kwargs(spec, c)),
+        "random-old": partial(run, spec.env_id, "random", horizon=old_horizon,
+                              env_kwargs=env_kwargs),
+    }  # fmt: skip
+    timings = interleaved(calls, repeats)
+    ratio = timings.ratio("random", "bbcg")
+    per_round = {
+        name: 1e6 * float(np.median(timings.seconds[name])) / h
+        for name, h in (("random", horizon), ("bbcg", horizon), ("random-old", old_horizon))
+    }
+    detail = {
+        "horizon": horizon,
+        "us_per_round": per_round,
+        "old_over_new": per_round["random-old"] / per_round["random"],
+        "seconds": timings.seconds,
+        "bbcg_c": c,
+    }
+    return Row.measured(
+        BENCHMARK, f"{spec.name}: random (vertex-mixture) / tuned-form BBCG, T={horizon:,}",
+        ratio, "x", timings.load, "<= 2", verdict(ratio.median, at_most=2.0), detail,
+    )  # fmt: skip
+
+
+def comparator_share(spec, horizon: int, repeats: int, c: float) -> Row:
+    env_kwargs = dict(spec.env_kwargs)
+    env = gym.make(spec.env_id, horizon=horizon, **env_kwargs)
+    env.reset(seed=0)
+    losses = env.unwrapped.losses
+    checkpoints = default_checkpoints(horizon)
+    calls = {
+        "run": partial(run, spec.env_id, "bbcg", horizon=horizon, env_kwargs=env_kwargs,
+                       agent_kwargs=_bbcg_kwargs(spec, c)),
+        "comparator": partial(losses.comparator, checkpoints),
+    }  # fmt: skip
+    timings = interleaved(calls, repeats)
+    env.close()
+    share = timings.ratio("comparator", "run")
+    detail = {"horizon": horizon, "checkpoints": len(checkpoints), "seconds": timings.seconds}
+    return Row.measured(
+        BENCHMARK, f"{spec.name}: comparator / BBCG's run, T={horizon:,}",
+        share, "x", timings.load, "<= 0.10", verdict(share.median, at_most=0.10), detail,
+    )  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--horizon", type=int, default=None, help="default: each scenario's")
+    parser.add_argument("--old-horizon", type=int, default=2_000)
+    parser.add_argument("--c", type=float, default=1_000.0)
+    args = parser.parse_args()
+    rows = []
+    for spec in SCALE_V2:
+        horizon = args.horizon or spec.horizon
+        if spec.env_id == "BCO-NuclearBall-v0":
+            rows.append(comparator_share(spec, horizon, args.repeats, args.c))
+        else:
+            rows.append(random_against_bbcg(spec, horizon, args.repeats, args.c, args.old_horizon))
+        print(table(rows[-1:]), flush=True)
+        if "us_per_round" in rows[-1].detail:
+            print({k: round(v, 1) for k, v in rows[-1].detail["us_per_round"].items()})
+    print(table(rows))
+    print(f"wrote {write_json('baselines', rows)}")
+
+
+if __name__ == "__main__":
+    main()
