@@ -23,9 +23,9 @@ one 10^5-round BBCG run on the 256 x 256 nuclear ball (or NAME's largest size) a
 reports its time and memory per round.
 
 ``signal`` -- why a scenario at scale can or cannot separate from random play: for each
-scenario of ``standard-v1`` with a tuning, play the centre plus delta*u_t (delta = r/2,
-the tuned rows' radius; u_t uniform on the unit sphere of the tangent space) for
-``--horizon`` rounds (default 20,000) on seed 0 with full feedback, and measure the
+scenario of ``standard-v1`` with a tuning and of standard-v2's ``SCALE_V2``, play the
+centre plus delta*u_t (delta = r/2, the tuned rows' radius; u_t uniform on the unit
+sphere of the tangent space) for ``--horizon`` rounds (default 20,000) on seed 0 with full feedback, and measure the
 mean loss's gradient at the centre, ||grad F(c)|| (tangent part; the squared norm of the
 rounds' mean gradient less its sampling variance / N, so unbiased), and the residual
 estimate's size E||g_t||^2 = E[((d/delta)(f_t(y_t) - f_(t-1)(y_(t-1))))^2]. The sum of
@@ -34,7 +34,8 @@ T estimates carries T grad F against noise of norm sqrt(T E||g_t||^2), of which 
 T_dir = E||g_t||^2 / (d ||grad F||^2) rounds, and estimate the whole gradient (every
 direction) after T* = d T_dir. A horizon well below T_dir cannot learn, whatever the
 constants; between T_dir and T* an agent that moves to the LMO vertex of the summed
-estimates (BBCG, BFW) can gain while the estimate is still mostly noise.
+estimates (BBCG, BFW) can gain while the estimate is still mostly noise. The measurement
+is :func:`bco_gym.reports.signal.gradient_signal`, tested against a direct simulation.
 
 Run:  python benchmarks/bench_scale.py latency [--sizes 64,128,256] [--horizon 2500]
       python benchmarks/bench_scale.py limits [--horizon 10000]
@@ -195,53 +196,23 @@ def limits(horizon: int, agents: list[str]) -> list[dict]:
 
 
 def gradient_signal(env_id: str, env_kwargs: dict, rounds: int, seed: int = 0) -> dict:
-    """||grad F(c)||, E||g_t||^2 of the residual estimate at the centre and T* (see above)."""
-    env = gym.make(env_id, horizon=rounds, feedback="full", **env_kwargs)
-    convex_set = env.unwrapped.set
-    centre, dim = np.asarray(convex_set.center, dtype=float), convex_set.aff_dim
-    delta = convex_set.inner_radius / 2
-    rng = np.random.default_rng(seed)
-    env.reset(seed=seed)
-    gradient_sum = np.zeros(convex_set.shape)
-    gradient_squares = estimate_squares = 0.0
-    previous = None
-    for _ in range(rounds):
-        direction = convex_set.tangent(rng.standard_normal(convex_set.shape))
-        direction /= np.linalg.norm(direction)
-        _, _, _, _, info = env.step(centre + delta * direction)
-        gradient = convex_set.tangent(np.asarray(info["gradient"], dtype=float))
-        gradient_sum += gradient
-        gradient_squares += float(np.vdot(gradient, gradient))
-        if previous is not None:  # the first residual, against f_0 := 0, is left out
-            estimate_squares += ((dim / delta) * (info["loss"] - previous)) ** 2
-        previous = info["loss"]
-    env.close()
-    mean = gradient_sum / rounds
-    variance = gradient_squares / rounds - float(np.vdot(mean, mean))
-    signal_squared = max(float(np.vdot(mean, mean)) - variance / rounds, 0.0)
-    estimate = estimate_squares / (rounds - 1)
-    return {
-        "env_id": env_id,
-        "env_kwargs": env_kwargs,
-        "aff_dim": int(dim),
-        "delta": delta,
-        "rounds": rounds,
-        "gradient_norm": signal_squared**0.5,
-        "estimate_rms": estimate**0.5,
-        "rounds_needed": estimate / signal_squared if signal_squared > 0 else float("inf"),
-        "rounds_direction": estimate / (dim * signal_squared)
-        if signal_squared > 0
-        else float("inf"),
-    }
+    """||grad F(c)||, E||g_t||^2 of the residual estimate at the centre, T_dir and T*
+    (:func:`bco_gym.reports.signal.gradient_signal`)."""
+    from dataclasses import asdict
+
+    from bco_gym.reports.signal import gradient_signal as measure
+
+    found = measure(env_id, env_kwargs, rounds, seed)
+    return {"env_id": env_id, "env_kwargs": env_kwargs, **asdict(found)}
 
 
 def signal(rounds: int) -> list[dict]:
-    from bco_gym.reports.suites import SUITES
+    from bco_gym.reports.suites import SCALE_V2, SUITES
 
     rows = []
     print("| scenario | aff. dim d | delta | ‖∇F(c)‖ | rms ‖g_t‖ | T_dir | T* = d T_dir | load |")
     print("|---|---|---|---|---|---|---|---|")
-    for spec in SUITES["standard-v1"]:
+    for spec in [*SUITES["standard-v1"], *SCALE_V2]:
         if spec.tuning is None:
             continue
         load = load_average()

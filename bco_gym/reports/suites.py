@@ -457,7 +457,7 @@ SCALE_V2: tuple[Scenario, ...] = (
         agents=SCALE_V2_AGENTS,
         horizon=100_000,
         horizons=(10_000, 30_000),
-        agent_horizons={"fkm": (250, 500, 1_000)},
+        agent_horizons={"fkm": (100, 200, 400)},
         seeds=tuple(range(8)),
         env_kwargs={"grid": 23, "loss": "edge-costs", "loss_kwargs": LOW_NOISE_COSTS},
         agent_kwargs=RANDOM_V2,
@@ -472,7 +472,7 @@ SCALE_V2: tuple[Scenario, ...] = (
             + SCALE_V2_LEARNABLE.format(t_dir="710", t_star="3.5e5")
             + SCALE_V2_TUNING
         ),
-        tuning=_scale_v2_tuning(0.032723999474885475, 30_000, fkm_horizon=500),
+        tuning=_scale_v2_tuning(0.032723999474885475, 30_000, fkm_horizon=200),
         quick_horizon=100,
     ),
     Scenario(
@@ -480,9 +480,9 @@ SCALE_V2: tuple[Scenario, ...] = (
         title="Nuclear-norm ball 64x64, linear losses with a rank-one mean (at scale)",
         env_id="BCO-NuclearBall-v0",
         agents=SCALE_V2_AGENTS,
-        horizon=100_000,
-        horizons=(10_000, 30_000),
-        agent_horizons={"fkm": (500, 1_000, 3_000)},
+        horizon=30_000,
+        horizons=(3_000, 10_000),
+        agent_horizons={"fkm": (250, 500, 1_000)},
         seeds=tuple(range(8)),
         env_kwargs={
             "rows": 64,
@@ -505,7 +505,7 @@ SCALE_V2: tuple[Scenario, ...] = (
             + SCALE_V2_LEARNABLE.format(t_dir="10", t_star="4.1e4")
             + SCALE_V2_TUNING
         ),
-        tuning=_scale_v2_tuning(0.125, 30_000, fkm_horizon=1_000),
+        tuning=_scale_v2_tuning(0.125, 10_000, fkm_horizon=500),
         quick_horizon=100,
     ),
 )
