@@ -25,17 +25,18 @@ reports its time and memory per round.
 ``signal`` -- why a scenario at scale can or cannot separate from random play: for each
 scenario of ``standard-v1`` with a tuning and of standard-v2's ``SCALE_V2``, play the
 centre plus delta*u_t (delta = r/2, the tuned rows' radius; u_t uniform on the unit
-sphere of the tangent space) for ``--horizon`` rounds (default 20,000) on seed 0 with full feedback, and measure the
-mean loss's gradient at the centre, ||grad F(c)|| (tangent part; the squared norm of the
-rounds' mean gradient less its sampling variance / N, so unbiased), and the residual
-estimate's size E||g_t||^2 = E[((d/delta)(f_t(y_t) - f_(t-1)(y_(t-1))))^2]. The sum of
-T estimates carries T grad F against noise of norm sqrt(T E||g_t||^2), of which a share
-1/d lies along grad F: the summed estimates point down the gradient after about
-T_dir = E||g_t||^2 / (d ||grad F||^2) rounds, and estimate the whole gradient (every
-direction) after T* = d T_dir. A horizon well below T_dir cannot learn, whatever the
-constants; between T_dir and T* an agent that moves to the LMO vertex of the summed
-estimates (BBCG, BFW) can gain while the estimate is still mostly noise. The measurement
-is :func:`bco_gym.reports.signal.gradient_signal`, tested against a direct simulation.
+sphere of the tangent space) for ``--horizon`` rounds (default 20,000) on seed 0 with
+full feedback, and measure the mean loss's gradient at the centre, ||grad F(c)||
+(tangent part; the squared norm of the rounds' mean gradient less its sampling variance
+/ N, so unbiased), and the residual estimate's size E||g_t||^2 = E[((d/delta)(f_t(y_t) -
+f_(t-1)(y_(t-1))))^2]. The sum of T estimates carries T grad F against noise of norm
+sqrt(T E||g_t||^2), of which a share 1/d lies along grad F: the summed estimates point
+down the gradient after about T_dir = E||g_t||^2 / (d ||grad F||^2) rounds, and estimate
+the whole gradient (every direction) after T* = d T_dir. A horizon well below T_dir
+cannot learn, whatever the constants; between T_dir and T* an agent that moves to the
+LMO vertex of the summed estimates (BBCG, BFW) can gain while the estimate is still
+mostly noise. The measurement is :func:`bco_gym.reports.signal.gradient_signal`, tested
+against a direct simulation.
 
 Run:  python benchmarks/bench_scale.py latency [--sizes 64,128,256] [--horizon 2500]
       python benchmarks/bench_scale.py limits [--horizon 10000]
