@@ -57,4 +57,4 @@ def test_agent_kwargs_reach_every_run_and_keep_the_label(tmp_path):
         assert result.params["law"] == "vertex-mixture"
         assert series_label(result) == "random"
     with pytest.raises(ValueError, match=r"agent_kwargs names \['fkm'\], which are not"):
-        Scenario("x", "BCO-Ball-v0", ("bbcg",), 50, seeds=(0,), agent_kwargs={"fkm": {}})
+        Scenario("x", "BCO-Ball-v0", ("bbcg",), 50, seeds=(0, 1), agent_kwargs={"fkm": {}})
