@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bco_gym.engine.result import RunResult
+from bco_gym.reports.page import figure_lines
 from bco_gym.reports.suites import ScaleTuning, Scenario
 from bco_gym.reports.summary import render_markdown
 from bco_gym.sweeps.sweep import Cell, cells, run_cells
@@ -214,7 +215,13 @@ def frontier_markdown(
     if budget is None:
         budget = max(points[0].seconds for points in curves.values())
     figure = save(frontier_figure(results, budget=budget), Path(directory) / f"{stem}-frontier.png")
-    lines = ["### Compute frontier", "", f"![R_T / T against CPU seconds]({figure.name})", ""]
+    reading = (
+        "Read it left to right at a fixed height: the series that reaches a given R_T / T "
+        "with fewer CPU seconds per run is the cheaper way to that regret, and the dotted "
+        "line marks the CPU budget of the reference."
+    )
+    lines = ["### Compute frontier", ""]
+    lines += figure_lines(figure.name, "R_T / T against CPU seconds", reading)
     header = ["series", "T", "seeds", "CPU s/run", "final regret", "R_T / T"]
     body = [
         [p.label, f"{p.horizon:,}", str(p.seeds), _seconds(p.seconds), f"{p.regret:.5g}",

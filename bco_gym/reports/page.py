@@ -1,0 +1,154 @@
+"""``index.html``: a report.md as one self-contained page to open in a browser.
+
+The reports (:mod:`~bco_gym.reports.report` of ``bco-gym demo``,
+:mod:`~bco_gym.reports.bench_report` of ``bco-gym bench``) are written as markdown with
+their PNG figures beside them. :func:`write_page` renders that markdown to ``index.html``
+beside it, the same content in the same order:
+
+* the markdown is rendered by markdown-it-py (CommonMark with GitHub's tables), a small
+  pure-Python library, rather than by a parser of our own;
+* every heading gets GitHub's anchor id, so the links of the report's table of contents
+  and of its headline table work in the page as on GitHub;
+* every figure is inlined as a ``data:image/png;base64`` URI: the page is one file, and
+  nothing is fetched from the network (no script, no font, no style sheet: the style is
+  inline).
+
+The markdown side has the two pieces both views share: :func:`figure_lines` (a figure
+and, under it, the sentence saying what to read in it) and :func:`contents_lines` (the
+table of contents of the ``##`` sections).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+#: The page's name beside report.md.
+PAGE_NAME = "index.html"
+
+STYLE = """
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d1d1f;
+       max-width: 1100px; margin: 0 auto; padding: 1.5rem 2rem 4rem; }
+h1 { font-size: 1.8rem; margin-bottom: 0.3rem; }
+h2 { border-bottom: 1px solid #d0d7de; padding-bottom: 0.2rem; margin-top: 2.2rem; }
+table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.86rem; display: block;
+        overflow-x: auto; }
+th, td { border: 1px solid #d0d7de; padding: 0.25rem 0.5rem; text-align: left;
+         vertical-align: top; }
+th { background: #f6f8fa; }
+tr:nth-child(2n) td { background: #fafbfc; }
+img { max-width: 100%; height: auto; display: block; margin: 0.6rem 0 0.2rem; }
+code { background: #f3f4f6; padding: 0.05rem 0.3rem; border-radius: 3px; font-size: 0.9em; }
+pre code { display: block; padding: 0.6rem; overflow-x: auto; }
+p > em:only-child { color: #57606a; }
+a { color: #0969da; text-decoration: none; } a:hover { text-decoration: underline; }
+"""
+
+
+# -- the markdown side ----------------------------------------------------------------------------
+def figure_lines(name: str, caption: str, reading: str) -> list[str]:
+    """A figure of the report (``name`` beside it, ``caption`` its alt text) and, under
+    it, in italics, the one sentence ``reading`` that says what to read in it."""
+    reading = reading.strip()
+    if not reading:
+        raise ValueError(f"figure {name!r} needs a sentence saying what to read in it")
+    return [f"![{caption}]({name})", "", f"*{reading}*", ""]
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor of a heading's text: lower case, punctuation dropped, spaces to "-"."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def contents_lines(lines: Sequence[str], title: str = "Contents") -> list[str]:
+    """A ``## title`` section listing the ``##`` sections of ``lines`` as links."""
+    items = []
+    for line in lines:
+        if line.startswith("## "):
+            heading = line[3:].strip()
+            items.append(f"- [{heading}](#{anchor(heading)})")
+    if not items:
+        return []
+    return [f"## {title}", "", *items, ""]
+
+
+def untitled(paragraph: str, title: str = "How to read: ") -> str:
+    """``paragraph`` without its leading ``title`` (it goes under a heading of that name),
+    its first letter capitalised."""
+    text = paragraph.removeprefix(title)
+    return text[:1].upper() + text[1:]
+
+
+# -- the page -------------------------------------------------------------------------------------
+def render_page(markdown: str, directory: str | os.PathLike, title: str | None = None) -> str:
+    """The self-contained HTML of ``markdown`` whose figures are files of ``directory``
+    (module docstring). ValueError naming a figure that is missing or not beside it."""
+    from markdown_it import MarkdownIt
+
+    directory = Path(directory)
+    parser = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = parser.parse(markdown)
+    seen: dict[str, int] = {}
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open":
+            text = tokens[index + 1].content
+            slug = anchor(text)
+            count = seen.get(slug, 0)
+            seen[slug] = count + 1
+            token.attrSet("id", slug if count == 0 else f"{slug}-{count}")
+            if title is None and token.tag == "h1":
+                title = text
+        for child in token.children or ():
+            if child.type == "image":
+                child.attrSet("src", _data_uri(directory, str(child.attrGet("src"))))
+    body = parser.renderer.render(tokens, parser.options, {})
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{html.escape(title or 'bco_gym report')}</title>",
+            f"<style>{STYLE}</style>",
+            "</head>",
+            "<body>",
+            body,
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
+
+
+def _data_uri(directory: Path, source: str) -> str:
+    """The PNG ``source`` (a file name relative to ``directory``) as a data URI."""
+    if re.match(r"^[a-z][a-z0-9+.-]*:", source, flags=re.IGNORECASE) or source.startswith("/"):
+        raise ValueError(
+            f"figure {source!r} is not a file beside the report; the page inlines figures "
+            "from its own directory only"
+        )
+    path = directory / source
+    if path.suffix.lower() != ".png":
+        raise ValueError(f"figure {source!r} is not a PNG; allowed: .png files beside the report")
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ValueError(f"figure {source!r} of the report cannot be read: {error}") from None
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+
+def write_page(report: str | os.PathLike, out: str | os.PathLike | None = None) -> Path:
+    """Render the markdown file ``report`` to ``out`` (default ``index.html`` beside it),
+    its figures read from the report's directory; returns the page's path."""
+    report = Path(report)
+    out = report.with_name(PAGE_NAME) if out is None else Path(out)
+    text = render_page(report.read_text(encoding="utf-8"), report.parent)
+    temporary = out.with_name(f".{out.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, out)
+    return out
