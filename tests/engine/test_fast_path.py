@@ -369,6 +369,9 @@ def test_bbcg_block_anchor_is_the_iterate_and_the_smoothing_radius():
 class UnitSquare(ConvexSet):
     """[0, 1]^2 known only through contains (the default violation_many loops)."""
 
+    def __repr__(self) -> str:  # a stable test id (pytest-xdist compares ids)
+        return "UnitSquare()"
+
     shape = (2,)
     center = np.array([0.5, 0.5])
     inner_radius = 0.5

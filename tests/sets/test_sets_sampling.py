@@ -147,6 +147,9 @@ def test_shrunk_set_maps_the_base_sets_draws():
 class Square(ConvexSet):
     """[0, 1]^2 known only through its LMO and membership (a user-defined set)."""
 
+    def __repr__(self) -> str:  # a stable test id (pytest-xdist compares ids)
+        return "Square()"
+
     shape = (2,)
     center = np.full(2, 0.5)
     inner_radius = 0.5
