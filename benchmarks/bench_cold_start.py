@@ -6,6 +6,11 @@ two each, T = 300, ``BCO_GYM_KERNELS=on``) and a batched bbcg (the block loop's 
 tracker, sums, draws and certificate), in a fresh ``NUMBA_CACHE_DIR``. The load average
 is printed beside each figure (docs/performance.md, "Cold start").
 
+Then the first run a newcomer makes (issue 34's target, at most 20 s wall compile
+included): ``run_many`` of 10 seeds of fkm on the ball at T = 10^5 in a fresh process with
+an empty cache (``BCO_GYM_KERNELS`` at its default, "auto": the agent's kernel compiled,
+the auxiliary kernels left to NumPy until cached), wall and CPU seconds, import included.
+
 Run:  python benchmarks/bench_cold_start.py
 """
 
@@ -31,6 +36,34 @@ print(time.process_time() - start)
 """
 
 
+FIRST_RUN = """
+import os, time, warnings
+warnings.simplefilter("ignore")
+wall, cpu = time.perf_counter(), time.process_time()
+from bco_gym.experiment import run_many
+run_many("BCO-Ball-v0", "fkm", list(range(10)), horizon=100_000)
+print(time.perf_counter() - wall, time.process_time() - cpu)
+"""
+
+
+def first_run() -> None:
+    """The newcomer's first run_many, with an empty numba cache (module docstring)."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache, "OMP_NUM_THREADS": "1"}
+        env.pop("BCO_GYM_KERNELS", None)
+        before = os.getloadavg()[0]
+        out = subprocess.run(
+            [sys.executable, "-c", FIRST_RUN], env=env, capture_output=True, text=True, check=True
+        )
+        wall, cpu = map(float, out.stdout.strip().splitlines()[-1].split())
+        after = os.getloadavg()[0]
+        print(
+            f"first run_many (fkm, 10 seeds, T = 10^5, empty cache): {wall:.1f} s wall, "
+            f"{cpu:.1f} s of CPU (load {before:.1f}-{after:.1f})",
+            flush=True,
+        )
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache, "OMP_NUM_THREADS": "1"}
@@ -46,3 +79,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    first_run()

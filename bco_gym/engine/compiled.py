@@ -30,6 +30,16 @@ when T * S >= :data:`MIN_RUN_ROUNDS` as well: short runs (and the test suite) st
 NumPy loop and never pay the kernels' compile or load time (docs/performance.md).
 Without numba installed (the ``fast`` extra) the NumPy loop plays.
 
+Only what a run needs is compiled. The agent's kernel decides the floats (its Euclidean
+norm is not BLAS's), so "auto" plays it by the rule above alone. The auxiliary kernels
+(the interval-regret tracker, the exact and column sums, the linear families' draws, the
+block check's anchors) give the NumPy code's bits exactly, so where they run changes no
+result: "auto" uses them when numba's cache holds them already, or when the run is large
+enough (T * S >= :data:`AUXILIARY_MIN_RUN_ROUNDS`) that compiling them pays. Their compile
+(about 20 CPU seconds) would otherwise double a first run's wait for ~0.1 s per 10^6
+run-rounds saved. A process that is about to compile says so once on stderr
+("compiling kernels for fkm, once per machine: ~N s"; :func:`announce_compile`).
+
 Equality. The kernels' arithmetic is the NumPy code's except the Euclidean norm (BLAS dot
 there, a pairwise sum here; :mod:`bco_gym.agents.kernels`): plays, losses and regret
 agree with the NumPy loops to rounding (tests/engine/test_compiled.py, 1e-12 relative).
@@ -39,6 +49,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym.agents.kernels import read_only
 from bco_gym.engine.latency import LatencyHistogram
 from bco_gym.engine.tally import LossTally, one_pass_comparators
 
@@ -53,6 +65,14 @@ from bco_gym.engine.tally import LossTally, one_pass_comparators
 #: round of a single run, 2 s at this size) costs about what importing numba and loading
 #: the kernels from its cache costs once per process (about 1 s).
 MIN_RUN_ROUNDS = 100_000
+#: Run-rounds from which "auto" compiles the auxiliary kernels when numba's cache does not
+#: hold them yet: their ~20 CPU seconds of compile against ~0.1 s of NumPy per 10^6
+#: run-rounds (fkm, 10 seeds at T = 10^5: 0.6 against 0.5 CPU s per run_many).
+AUXILIARY_MIN_RUN_ROUNDS = 200_000_000
+#: CPU seconds numba takes here to compile each agent's kernel with an empty cache
+#: (benchmarks/bench_cold_start.py), and the auxiliary kernels' together.
+COMPILE_SECONDS = {"fkm": 14, "fkm2": 15, "bfw": 16, "ofw": 12, "ogd": 10}
+AUXILIARY_COMPILE_SECONDS = 20
 #: The environment variable that switches the kernels: "auto" (default), "on" or "off".
 SWITCH = "BCO_GYM_KERNELS"
 MODES = ("auto", "on", "off")
@@ -116,21 +136,22 @@ def compiled_plan(stage: Any, agent: Any) -> KernelPlan | None:
 
 
 def tracker_rounds(stage: Any) -> Callable[..., None] | None:
-    """The compiled interval-regret update for the rows' trackers when kernels would play
-    (``BCO_GYM_KERNELS`` on, or auto from MIN_RUN_ROUNDS, numba installed) and K is a set
-    they know (:func:`interval_rounds_for`), else None."""
-    if not _kernels_wanted(stage):
+    """The compiled interval-regret update for the rows' trackers when the auxiliary
+    kernels run (:func:`auxiliary_wanted`) and K is a set they know
+    (:func:`interval_rounds_for`), else None."""
+    if not auxiliary_wanted(stage):
         return None
     return interval_rounds_for(stage.losses.sequences[0].set)
 
 
 def tally_kernels(stage: Any) -> dict[str, Any]:
-    """The compiled parts of the rows' :class:`~bco_gym.engine.tally.LossTally` when
-    kernels would play: ``rounds`` (:func:`tracker_rounds`), ``exact_add``
-    (:func:`bco_gym.agents.kernels.sums.exact_add`, the exact segment sums in one pass;
+    """The compiled parts of the rows' :class:`~bco_gym.engine.tally.LossTally` when the
+    auxiliary kernels run (:func:`auxiliary_wanted`): ``rounds`` (:func:`tracker_rounds`),
+    ``exact_add`` (:func:`bco_gym.agents.kernels.sums.exact_add`, the exact segment sums in
+    one pass;
     the same sums, being exact) and ``column_sums`` (the comparators' sums of theta_t,
     :func:`bco_gym.agents.kernels.sums.column_sums`, the same floats), else None each."""
-    if not _kernels_wanted(stage):
+    if not auxiliary_wanted(stage):
         return {"rounds": None, "exact_add": None, "column_sums": None}
     from bco_gym.agents.kernels.sums import column_sums, exact_add
 
@@ -144,8 +165,9 @@ def install_loss_kernels(stage: Any) -> None:
     :func:`~bco_gym.agents.kernels.losses.linear_values` (the same bits;
     :meth:`~bco_gym.losses.linear.LinearLoss.use_kernel`), and the env's block check take
     its anchor certificate's distances compiled
-    (:func:`~bco_gym.agents.kernels.checks.near_anchors`), when kernels would play."""
-    if not _kernels_wanted(stage):
+    (:func:`~bco_gym.agents.kernels.checks.near_anchors`), when the auxiliary kernels run
+    (:func:`auxiliary_wanted`)."""
+    if not auxiliary_wanted(stage):
         return
     from bco_gym.agents.kernels.checks import near_anchors
     from bco_gym.agents.kernels.losses import linear_thetas, linear_values
@@ -161,12 +183,64 @@ def install_loss_kernels(stage: Any) -> None:
             sequence.use_kernel(linear_thetas, linear_values if evaluate else None)
 
 
-def _kernels_wanted(stage: Any) -> bool:
-    """Whether compiled code may run for this stage (``BCO_GYM_KERNELS``, numba)."""
+def auxiliary_wanted(stage: Any) -> bool:
+    """Whether the auxiliary kernels run for this stage (module docstring): "on", or
+    "auto" from MIN_RUN_ROUNDS when numba's cache holds them or from
+    AUXILIARY_MIN_RUN_ROUNDS; never without numba."""
     mode = kernel_mode()
-    if mode == "off" or (mode == "auto" and stage.horizon * stage.rows < MIN_RUN_ROUNDS):
+    rounds = stage.horizon * stage.rows
+    if mode == "off" or (mode == "auto" and rounds < MIN_RUN_ROUNDS) or not numba_available():
         return False
-    return numba_available()
+    return mode == "on" or rounds >= AUXILIARY_MIN_RUN_ROUNDS or auxiliary_cached()
+
+
+_CACHED: set[str] = set()
+
+
+def is_cached(dispatcher: Any) -> bool:
+    """Whether numba's cache holds a compiled version of ``dispatcher`` (a kernel of
+    :mod:`bco_gym.agents.kernels`) for its present source; False if it cannot tell."""
+    name = f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}"
+    if name in _CACHED or dispatcher.signatures:
+        return True
+    try:
+        found = bool(dispatcher._cache._cache_file._load_index())  # numba's cache index
+    except Exception:  # an internal of numba moved: say "not cached" (only a message)
+        return False
+    if found:
+        _CACHED.add(name)
+    return found
+
+
+def auxiliary_cached() -> bool:
+    """Whether numba's cache holds the auxiliary kernels (the tracker, compiled with them,
+    stands for all)."""
+    from bco_gym.agents.kernels.intervals import interval_rounds
+
+    return is_cached(interval_rounds)
+
+
+_ANNOUNCED: set[str] = set()
+
+
+def announce_compile(name: str, stage: Any) -> None:
+    """Say once per process, on stderr, that kernels are about to be compiled for agent
+    ``name`` (its kernel, and the auxiliary ones when they run and are not cached), with
+    the CPU seconds measured here (:data:`COMPILE_SECONDS`)."""
+    from bco_gym.agents.kernels import rounds
+
+    seconds = 0
+    if not is_cached(getattr(rounds, f"{name}_rounds")):
+        seconds += COMPILE_SECONDS.get(name, 15)
+    if auxiliary_wanted(stage) and not auxiliary_cached():
+        seconds += AUXILIARY_COMPILE_SECONDS
+    if seconds and name not in _ANNOUNCED:
+        _ANNOUNCED.add(name)
+        print(
+            f"compiling kernels for {name}, once per machine: ~{seconds} s",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def interval_rounds_for(convex_set: Any) -> Callable[..., None] | None:
@@ -202,11 +276,12 @@ def play_compiled(
     """Play all T rounds of the S rows with the plan's kernel (module docstring)."""
     from bco_gym.agents.kernels import rounds as kernels
 
+    announce_compile(plan.name, stage)
     runner = _Runner(stage, plan, kernels)
     horizon, chunk_size = stage.horizon, stage.losses.chunk_size
     stops = list(checkpoints)
     install_loss_kernels(stage)
-    parts = tally_kernels(stage)  # all compiled: kernels play
+    parts = tally_kernels(stage)  # compiled where the auxiliary kernels run
     tallies = [LossTally(horizon, stops, sequence=s, **parts) for s in stage.losses.sequences]
     agent_seconds = env_seconds = 0.0
     latency = LatencyHistogram()
@@ -282,6 +357,7 @@ class _Runner:
         directions, start = None, 0
         if plan.name in ("fkm", "fkm2", "bfw"):
             directions, start, count = agent._directions.take_rows(room)
+            directions = read_only(directions)  # one array type: one compile
         else:
             count = min(room, WINDOW)
         # whole arrays and origins: a view's layout would make numba compile another kernel
@@ -423,8 +499,8 @@ def _base_kind(convex_set: Any) -> tuple[int, float, np.ndarray, np.ndarray] | N
     if type(convex_set) is Simplex:
         return kinds.KIND_SIMPLEX, 1.0, empty, empty
     if type(convex_set) is Hypercube:
-        low = np.ascontiguousarray(convex_set.low, dtype=float)
-        high = np.ascontiguousarray(convex_set.high, dtype=float)
+        low = np.array(convex_set.low, dtype=float)  # writable, as the others' (one type)
+        high = np.array(convex_set.high, dtype=float)
         return kinds.KIND_BOX, 0.0, low, high
     return None
 
@@ -438,7 +514,7 @@ def _oracle(convex_set: Any) -> tuple[Any, ...] | None:
     found = _base_kind(base)
     if found is None:
         return None
-    center = np.ascontiguousarray(base.center, dtype=float)
+    center = read_only(np.ascontiguousarray(base.center, dtype=float))
     scale = float(convex_set.scale) if shrunk else 1.0
     return (*found, scale, center, not np.any(center), shrunk)
 

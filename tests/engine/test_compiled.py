@@ -24,6 +24,7 @@ import pytest
 pytest.importorskip("numba")
 
 from bco_gym.agents import make_agent
+from bco_gym.agents.kernels import read_only
 from bco_gym.engine import compiled
 from bco_gym.engine.loops import play_lean
 from bco_gym.engine.runner import single_stage
@@ -419,7 +420,7 @@ def _kernel_state(name: str, rows: int, dim: int, horizon: int) -> dict:  # type
         "losses": np.zeros((rows, horizon)),
     }
     inputs = {
-        "directions": directions,
+        "directions": read_only(directions),  # as the engine hands them over (one compile)
         "theta": rng.standard_normal((rows, horizon, dim)) * 0.5,
         "offset": rng.standard_normal((rows, horizon)),
         "weights": np.minimum(1.0, 2.0 * np.arange(1.0, horizon + 1) ** -0.5),

@@ -51,6 +51,8 @@ import os
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 #: The built-in sets the kernels know (their oracles are in :mod:`.oracles`).
 KIND_BALL, KIND_L1, KIND_BOX, KIND_SIMPLEX = 0, 1, 2, 3
 
@@ -96,3 +98,14 @@ def drop_stale_cache(directory: Path | None = None) -> bool:
     except OSError:
         return False
     return bool(stale)
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """``array``, or a read-only view of it. numba types a read-only array apart from a
+    writable one and compiles a kernel once per type, so an array a kernel only reads is
+    handed over read-only always: one compile where there were two, the same values."""
+    if not array.flags.writeable:
+        return array
+    view = array.view()
+    view.flags.writeable = False
+    return view

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from bco_gym.agents.kernels import KIND_BALL, KIND_BOX, KIND_SIMPLEX
+from bco_gym.agents.kernels import KIND_BALL, KIND_BOX, KIND_SIMPLEX, read_only
 from bco_gym.agents.kernels.oracles import (
     PAIRWISE_BLOCK,
     SAFE_SQUARES,
@@ -216,7 +216,10 @@ class IntervalSpans:
         self.work = np.empty(dim)
 
     def __call__(self, thetas, constants, played, first, *state):  # type: ignore[no-untyped-def]
-        """Add the span (module docstring); ``state`` is the tracker's arrays."""
+        """Add the span (module docstring); ``state`` is the tracker's arrays. ``thetas``
+        and ``constants`` go over read-only always (numba compiles once per array type,
+        and the tracker gets them writable or not depending on the loop)."""
+        thetas, constants = read_only(thetas), read_only(constants)
         interval_rounds(
             thetas, constants, played, first, self.kind, self.radius, self.low, self.high,
             *state, self.node, self.work,
