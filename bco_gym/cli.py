@@ -473,10 +473,11 @@ def _add_demo(commands: Any) -> None:
     )
     command.add_argument(
         "--suite",
-        default="standard-v1",
+        default=None,
         metavar="NAME|FILE.toml",
-        help="a built-in suite or a suite file FILE.toml of [[scenario]] tables (default "
-        "standard-v1, the main job's)",
+        help="a built-in suite (e.g. standard-v1, the full main job of earlier versions: "
+        "about an hour on two cores) or a suite file FILE.toml of [[scenario]] tables "
+        "(default: the demo's own scenarios, about 5 minutes on two cores)",
     )
     _add_scenarios(command)
     command.add_argument(

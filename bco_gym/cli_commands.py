@@ -394,11 +394,14 @@ def fixed_kwargs(fixed: dict[str, Any], agents: Sequence[str]) -> dict[str, dict
 
 
 def command_demo(args: argparse.Namespace) -> int:
-    from bco_gym.reports.demo import run_demo
+    from bco_gym.reports.demo import SCENARIOS, run_demo
     from bco_gym.reports.suites import resolve_suite, select_scenarios
 
     try:
-        name, found = resolve_suite(args.suite)
+        if args.suite is None:  # the demo's own scenarios
+            name, found = "demo", SCENARIOS
+        else:
+            name, found = resolve_suite(args.suite)
         scenarios = select_scenarios(name, found, args.scenarios)
     except ValueError as error:
         raise UsageError(str(error)) from None
@@ -422,7 +425,7 @@ def command_demo(args: argparse.Namespace) -> int:
             quick=args.quick,
             announce=announce,
         )
-    print(f"wrote {path}")
+    print(f"wrote {path} and {path.with_name('index.html')} (open it in a browser)")
     return 0
 
 

@@ -264,6 +264,7 @@ def run_cells(
     ray_address: str | None = None,
     batch_size: int | None = None,
     failures: str = "raise",
+    cost: Callable[[Cell], float] | None = None,
 ) -> list[RunResult]:
     """Run any list of cells into ``out`` (the engine behind :func:`sweep` and tuning).
 
@@ -275,7 +276,10 @@ def run_cells(
     is recomputed, with a :class:`CorruptCellWarning` naming it. ``progress``: True a
     tqdm bar, "lines" one line per finished cell on stderr, False nothing, None a bar
     on a terminal and nothing otherwise. ``batch_size``: seeds computed together
-    (:func:`~bco_gym.sweeps.backends.batches`; None: chosen for memory).
+    (:func:`~bco_gym.sweeps.backends.batches`; None: chosen for memory). ``cost``: a
+    cell's estimated seconds, for a bar whose ETA weighs cells by cost (it then moves
+    as cells finish) instead of counting rounds (rounds of different sets or agents
+    may differ in cost by 10^4).
 
     A ``BCO_GYM_KERNELS`` value not allowed raises ValueError before any cell runs (as
     :func:`~bco_gym.engine.runner.run` does), not once per cell.
@@ -294,7 +298,7 @@ def run_cells(
         store.open({"cells": [cell.to_dict() for cell in grid]})
         results = _load_finished(store, grid)
         pending = [cell for cell in grid if cell.key not in results]
-        report = _Progress(grid, set(results), progress)
+        report = _Progress(grid, set(results), progress, cost)
         failed: list[CellFailure] = []
 
         def finished(cell: Cell, result: RunResult | CellFailure) -> None:
@@ -369,7 +373,13 @@ class _Progress:
     when a cell's result (or failure) arrives, crediting what was not counted yet.
     """
 
-    def __init__(self, grid: Sequence[Cell], done: set[str], progress: bool | str | None):
+    def __init__(
+        self,
+        grid: Sequence[Cell],
+        done: set[str],
+        progress: bool | str | None,
+        cost: Callable[[Cell], float] | None = None,
+    ):
         if progress not in (True, False, None, "lines"):
             raise ValueError(f"progress={progress!r}; allowed: True, False, None, 'lines'")
         if progress is None:
@@ -379,9 +389,21 @@ class _Progress:
         self.count = len(done)
         self.uncredited = 0
         self.bar = None
+        self.cost = cost
         if progress is True:
             from tqdm.auto import tqdm
 
+            if cost is not None:  # estimated seconds, credited as cells finish
+                total = sum(cost(cell) for cell in grid)
+                initial = sum(cost(cell) for cell in grid if cell.key in done)
+                self.bar = tqdm(
+                    total=total,
+                    initial=initial,
+                    desc=f"{self.total} runs",
+                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed} elapsed, "
+                    "ETA {remaining}",
+                )
+                return
             rounds = sum(cell.horizon for cell in grid)
             initial = sum(cell.horizon for cell in grid if cell.key in done)
             self.bar = tqdm(
@@ -390,7 +412,7 @@ class _Progress:
 
     @property
     def advance(self) -> Callable[[int], None] | None:
-        return self._advance if self.bar is not None else None
+        return self._advance if self.bar is not None and self.cost is None else None
 
     def _advance(self, rounds: int) -> None:
         self.uncredited += rounds
@@ -398,7 +420,9 @@ class _Progress:
 
     def finished(self, cell: Cell, result: RunResult | None) -> None:
         self.count += 1
-        if self.bar is not None:
+        if self.bar is not None and self.cost is not None:
+            self.bar.update(self.cost(cell))
+        elif self.bar is not None:
             counted = min(self.uncredited, cell.horizon)
             self.uncredited -= counted
             self.bar.update(cell.horizon - counted)

@@ -34,10 +34,24 @@ def test_a_quick_demo_writes_the_report_with_every_scenario(tmp_path):
     told = []
     path = run_demo(tmp_path, scenarios=chosen, backend="serial", quick=True, announce=told.append)
     text = path.read_text()
-    assert len(told) == 2
+    assert len(told) == 1 and told[0].startswith("2 scenarios, ")  # one pool, one line
     for spec in chosen:
         assert spec.title in text
-        assert (tmp_path / "runs" / spec.name / "manifest.json").is_file()
+    assert (tmp_path / "runs" / "demo" / "manifest.json").is_file()  # one pool, one sweep
     for link in re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", text):
         assert (tmp_path / link).is_file(), link
-    assert "ofw (full info)" in text and "bbcg (full info)" not in text
+    assert "ogd (full info)" in text and "bbcg (full info)" not in text
+    assert (tmp_path / "index.html").is_file()
+
+
+def test_the_progress_bar_weighs_each_run_by_its_estimated_cost():
+    from bco_gym.reports.demo import estimated_seconds, scenario_cells
+
+    birkhoff = scenario_cells(SCENARIOS[0])
+    fkm = [c for c in birkhoff if c.agent == "fkm"]
+    assert {c.horizon for c in fkm} == {300, 1_000} and {c.constants for c in fkm} == {"tuned"}
+    # an FKM round on the Birkhoff polytope costs ~170 of BBCG's there
+    per_round = {c.agent: estimated_seconds(c) / c.horizon for c in birkhoff}
+    assert per_round["fkm"] > 100 * per_round["bbcg"]
+    total = sum(map(estimated_seconds, (c for s in SCENARIOS for c in scenario_cells(s))))
+    assert 60 < total < 400  # CPU seconds: the 5-minute job on two cores
