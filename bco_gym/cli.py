@@ -416,6 +416,12 @@ def _add_bench(commands: Any) -> None:
     )
     _add_scenarios(command)
     command.add_argument(
+        "--recompute-references",
+        action="store_true",
+        help="compute the reference agents' cells here instead of reading the package's "
+        "archive of them (quick-v2, standard-v2)",
+    )
+    command.add_argument(
         "--seeds",
         type=lambda text: _integer(text, 2, MAX_SEEDS, "an integer >= 2 (seeds per scenario)"),
         default=None,

@@ -467,6 +467,7 @@ def command_bench(args: argparse.Namespace) -> int:
             suite=args.suite,
             scenarios=args.scenarios,
             seeds=args.seeds,
+            recompute_references=args.recompute_references,
             backend=args.backend,
             batch_size=args.batch_size,
             progress=_progress(args),
@@ -486,6 +487,7 @@ def _bench_command(args: argparse.Namespace) -> str:
     """The command line that reproduces the bench (what the report names)."""
     seeds = f" --seeds {args.seeds}" if args.seeds is not None else ""
     chosen = f" --scenarios {','.join(args.scenarios)}" if args.scenarios else ""
+    chosen += " --recompute-references" if args.recompute_references else ""
     return (
         f"bco-gym bench --agents {','.join(args.agents)} --suite {args.suite}{chosen}{seeds} "
         f"--out {args.out}"

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from bco_gym.engine.result import RunResult
 from bco_gym.reports.bench_report import ScenarioRun, write_bench_report
+from bco_gym.reports.references import ARCHIVED
 from bco_gym.reports.scores import (
     COLUMNS,
     ScoreRow,
@@ -178,23 +179,63 @@ def _run_scenario(
     batch_size: int | None,
     progress: bool | str | None,
 ) -> tuple[list[RunResult], list[str]]:
+    """The scenario's cells at its horizon: every agent with its theory constants, and
+    where the scenario tunes (``Scenario.tuning``) the tuning runs and the tuned agents."""
     from bco_gym.reports.demo import own_horizon
     from bco_gym.sweeps.sweep import sweep
 
     directory = out / "runs" / scenario.name
+    horizon = scenario.horizon if scenario.horizon is not None else own_horizon(scenario)
+    if scenario.tuning is not None:
+        from bco_gym.reports.scale import play_scenario
+
+        results, _ = play_scenario(
+            scenario.as_benched(agents),
+            out,
+            [horizon],
+            backend=backend,
+            progress=progress,
+            failures="record",
+        )
+        at_horizon = [result for result in results if result.horizon == horizon]
+        return at_horizon, _sweep_failures(directory, scenario, agents)
+    kwargs = {a: dict(kw) for a, kw in scenario.agent_kwargs.items() if a in agents}
     results = sweep(
         scenario.env_id,
         list(agents),
-        [scenario.horizon if scenario.horizon is not None else own_horizon(scenario)],
+        [horizon],
         list(scenario.seeds),
         out=directory,
         backend=backend,
         env_kwargs=dict(scenario.env_kwargs),
+        agent_kwargs=kwargs or None,
+        constants=dict.fromkeys(kwargs, "theory") or None,
         progress=progress,
         batch_size=batch_size,
         failures="record",
     )
     return list(results), _sweep_failures(directory, scenario, agents)
+
+
+def _use_archive(
+    suite: str, scenario: Scenario, out: Path, announce: Callable[[str], None] | None
+) -> int:
+    """Write the shipped reference cells of ``scenario`` into ``out`` (the number written);
+    with another version's archive, say so and write nothing (they are recomputed)."""
+    from bco_gym.reports.references import (
+        ArchiveCorruptError,
+        ArchiveVersionError,
+        ReferenceArchiveWarning,
+        materialise,
+    )
+
+    try:
+        return materialise(suite, scenario, out)
+    except (ArchiveVersionError, ArchiveCorruptError) as error:
+        warnings.warn(str(error), ReferenceArchiveWarning, stacklevel=3)
+        if announce is not None:
+            announce(f"note: {error}")
+        return 0
 
 
 def run_bench(
@@ -209,6 +250,7 @@ def run_bench(
     progress: bool | str | None = None,
     announce: Callable[[str], None] | None = None,
     command: str | None = None,
+    recompute_references: bool = False,
 ) -> BenchOutcome:
     """Run ``agents`` on ``suite`` into ``out`` and write the scores and the report.
 
@@ -217,6 +259,13 @@ def run_bench(
     own seeds, K for seeds 0..K-1 everywhere. ``announce`` (e.g. ``print``) is told each
     scenario before it runs. ``command`` is the line the report names as its origin.
     A superseded suite (``quick-v1``) warns (:class:`SupersededSuiteWarning`) and says why.
+
+    The reference agents' cells of ``quick-v2`` and ``standard-v2`` are read from the
+    package's archive (:mod:`~bco_gym.reports.references`), so only the given agents'
+    cells are computed; ``recompute_references`` computes them here instead. An archive
+    of another library version or code is not used: a
+    :class:`~bco_gym.reports.references.ReferenceArchiveWarning` says so and the
+    reference cells are recomputed.
     """
     given = check_agents(agents)
     steps = plan(suite, given, seeds, scenarios)
@@ -230,6 +279,8 @@ def run_bench(
     for index, (scenario, chosen, skipped) in enumerate(steps, start=1):
         if announce is not None:
             announce(f"scenario {index}/{len(steps)}: {scenario.name} ({', '.join(chosen)})")
+        if not recompute_references and suite in ARCHIVED:
+            _use_archive(suite, scenario, out, announce)
         results, failures = _run_scenario(
             scenario, chosen, out, backend=backend, batch_size=batch_size, progress=progress
         )

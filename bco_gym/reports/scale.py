@@ -40,6 +40,7 @@ def play_scenario(
     *,
     backend: str = "serial",
     progress: bool | str | None = None,
+    failures: str = "raise",
 ) -> tuple[list[RunResult], list[Tuning]]:
     """The scenario's results (theory, then tuned if ``spec.tuning``) and its tunings.
 
@@ -48,12 +49,14 @@ def play_scenario(
     (:attr:`~bco_gym.reports.suites.ScaleTuning.agent_horizons`) give one
     :class:`~bco_gym.sweeps.tuning.Tuning` per horizon: ``tuning/<name>.json`` for the
     plan's own horizon, ``tuning/<name>-T<horizon>.json`` for the others.
+    ``failures`` ("raise" or "record", as for :func:`~bco_gym.sweeps.sweep.run_cells`)
+    applies to the theory sweep, where user agents run (``bco-gym bench``).
     """
     out = Path(out)
     common: dict[str, Any] = {"backend": backend, "progress": progress}
     env_kwargs = dict(spec.env_kwargs)
     grid = _cells(spec, spec.agents, horizons, env_kwargs)
-    results = run_cells(grid, out=out / "runs" / spec.name, **common)
+    results = run_cells(grid, out=out / "runs" / spec.name, failures=failures, **common)
     if spec.tuning is None:
         return results, []
     tunings = [

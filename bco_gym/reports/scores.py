@@ -86,6 +86,14 @@ COLUMNS = (
 )
 
 
+def agent_label(result: RunResult) -> str:
+    """scores.csv's agent: the agent's name, with "(tuned)" (or another constants label
+    than theory's) where its constants are not its defaults, e.g. ``bbcg (tuned)``."""
+    if result.constants in ("theory", "default"):
+        return result.agent
+    return f"{result.agent} ({result.constants})"
+
+
 def score_rows(suite: str, scenario: str, results: Sequence[RunResult]) -> list[ScoreRow]:
     """Every result's row: its final regret over random's on the same seed (nan without one)."""
     random = {r.seed: r.final_regret for r in results if r.agent == "random"}
@@ -97,7 +105,7 @@ def score_rows(suite: str, scenario: str, results: Sequence[RunResult]) -> list[
             ScoreRow(
                 suite=suite,
                 scenario=scenario,
-                agent=result.agent,
+                agent=agent_label(result),
                 seed=result.seed,
                 horizon=result.horizon,
                 regret=float(result.final_regret),

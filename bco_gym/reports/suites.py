@@ -178,6 +178,8 @@ class Scenario:
         agent_kwargs: keyword arguments of an agent in every run of the scenario (its
             theory and tuned runs alike; labels unchanged), part of the scenario's
             definition: e.g. random's sampling law in standard-v2's scale scenarios.
+        purpose: one line, what the scenario tests that no other scenario of its suite
+            does (``standard-v2``: every scenario has one, all distinct).
     """
 
     name: str
@@ -194,6 +196,7 @@ class Scenario:
     tuning: ScaleTuning | None = None
     agent_horizons: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     agent_kwargs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    purpose: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not SLUG.fullmatch(self.name):
@@ -212,7 +215,7 @@ class Scenario:
             raise ValueError(
                 f"{where}: seeds={list(self.seeds)}; expected at least 2 (paired intervals)"
             )
-        for name in ("title", "description"):
+        for name in ("title", "description", "purpose"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{where}: {name}={getattr(self, name)!r}; expected a string")
         _mapping(where, "env_kwargs", self.env_kwargs)
@@ -270,6 +273,14 @@ class Scenario:
         if agent in self.agent_horizons:
             return sorted({int(h) for h in self.agent_horizons[agent]})
         return self.all_horizons
+
+    def as_benched(self, agents: Sequence[str] | None = None) -> Scenario:
+        """The scenario as ``bco-gym bench`` plays it, with ``agents`` (default its own):
+        at its horizon only (no compute frontier), an agent with horizons of its own (FKM
+        at scale) at the largest of them (computed, not scored at the horizon)."""
+        chosen = tuple(self.agents if agents is None else agents)
+        own = {a: (max(h),) for a, h in self.agent_horizons.items() if a in chosen}
+        return replace(self, agents=chosen, horizons=(), agent_horizons=own)
 
     def quick(self) -> Scenario:
         """The same scenario at a tiny horizon and two seeds (smoke tests)."""
@@ -730,11 +741,220 @@ QUICK_V2: tuple[Scenario, ...] = (
 )
 SMOKE_TEST_NOTE = "smoke test: verdicts at T <= 2,000 are not evidence"
 
+V2_SEEDS = tuple(range(8))
+V2_TUNING_SEEDS = (100, 101)
+#: The reference agents of standard-v2: the paper's and its two baselines, and random.
+V2_AGENTS = BANDIT
+#: Agents a scenario of standard-v2 adds where they apply (the switching and drifting
+#: scenarios: the interval-regret methods; a smooth-loss scenario: Saha & Tewari). An
+#: agent not registered in this version of the library is left out (see ``_available``).
+V2_TRACKING = ("loo-bbgd", "so-bgd")
+V2_SMOOTH = ("saha-tewari",)
+V2_TUNED_NOTE = (
+    " Theory rows use each theorem's constants; tuned rows hold delta = r/2 and the "
+    "residual estimator fixed and tune c over 10, 100, 1,000, 10,000 on seeds 100-101 "
+    "(disjoint from the evaluation seeds 0-7) at the scenario's horizon."
+)
+
+
+def _available(agents: Sequence[str]) -> tuple[str, ...]:
+    """The agents registered here, in order (an agent of a later landing is left out)."""
+    from bco_gym.agents.registry import available_agents
+
+    known = available_agents()
+    return tuple(agent for agent in agents if agent in known)
+
+
+def _v2(
+    name: str,
+    purpose: str,
+    title: str,
+    env_id: str,
+    inner_radius: float,
+    horizon: int | None,
+    env_kwargs: Mapping[str, Any] | None = None,
+    extra: Sequence[str] = (),
+    description: str = "",
+    tuning_horizon: int | None = None,
+) -> Scenario:
+    """A standard-v2 scenario: theory and tuned reference agents on seeds 0-7."""
+    tuned_at = tuning_horizon or horizon
+    assert tuned_at is not None
+    return Scenario(
+        name=name,
+        purpose=purpose,
+        title=title,
+        env_id=env_id,
+        agents=(*V2_AGENTS, *_available(extra)),
+        horizon=horizon,
+        seeds=V2_SEEDS,
+        env_kwargs=dict(env_kwargs or {}),
+        references=("random",),
+        description=(description + " " + purpose + "." + V2_TUNED_NOTE).strip(),
+        tuning=_scale_tuning(inner_radius, tuned_at, seeds=V2_TUNING_SEEDS),
+        quick_horizon=200,
+    )
+
+
+#: The one-line purposes of standard-v2's scenarios at scale (:data:`SCALE_V2`).
+SCALE_V2_PURPOSES = {
+    "scale-birkhoff-32-lownoise": "Dimension 1,024: assignments at scale, LMO cheap, "
+    "projection a quadratic programme",
+    "scale-flow-23-lownoise": "Dimension 1,012: shortest paths at scale, five LMO calls per "
+    "random round",
+    "scale-nuclear-64-lowrank": "Dimension 4,096: the nuclear-norm ball with a rank-one "
+    "mean, LMO a top singular pair, projection a full SVD",
+}
+
+#: The designed grid (docs/benchmark.md): sets x loss curvature x adversaries x dimension.
+STANDARD_V2_GRID: tuple[Scenario, ...] = (
+    _v2(
+        "ball-iid-10",
+        "Theorem 1's home ground: a well-rounded set (r = R) and stationary linear losses",
+        "10-ball, i.i.d. linear losses",
+        "BCO-Ball-v0",
+        1.0,
+        20_000,
+    ),
+    _v2(
+        "ball-quadratic-10",
+        "Curvature: smooth, strongly convex losses with an interior-ish minimiser",
+        "10-ball, smooth strongly convex (quadratic) losses",
+        "BCO-Ball-v0",
+        1.0,
+        20_000,
+        {"loss": "quadratic"},
+        extra=V2_SMOOTH,
+    ),
+    _v2(
+        "ball-drift-10",
+        "A slowly moving optimum: the mean turns 4 rad over the run",
+        "10-ball, drifting mean (2e-4 rad per round)",
+        "BCO-Ball-v0",
+        1.0,
+        20_000,
+        {"loss": "linear-drift", "loss_kwargs": {"rate": 2e-4}},
+        extra=V2_TRACKING,
+    ),
+    _v2(
+        "ball-switching-10",
+        "Abrupt changes: the mean jumps to a fresh direction 5 times (adaptive regret)",
+        "10-ball, switching mean (5 segments)",
+        "BCO-Ball-v0",
+        1.0,
+        20_000,
+        {"loss": "linear-switching", "loss_kwargs": {"segments": 5}},
+        extra=V2_TRACKING,
+    ),
+    _v2(
+        "ball-trap-10",
+        "An adversary that punishes chasing the recent past (the follow-the-leader trap)",
+        "10-ball, follow-the-leader trap",
+        "BCO-Ball-v0",
+        1.0,
+        20_000,
+        {"loss": "linear-adversarial"},
+    ),
+    _v2(
+        "simplex-iid-10",
+        "A thin set (r/R = 0.11) where theory constants make the agents play the centre",
+        "10-simplex, i.i.d. linear losses",
+        "BCO-Simplex-v0",
+        0.10540925533894598,
+        20_000,
+    ),
+    _v2(
+        "l1-absolute-10",
+        "Non-smooth Lipschitz losses (robust regression with outliers) on the l1 ball",
+        "10-dim l1 ball, absolute-residual losses",
+        "BCO-L1Ball-v0",
+        0.31622776601683794,
+        20_000,
+        {"loss": "absolute"},
+    ),
+    _v2(
+        "box-iid-10",
+        "A box (R/r = sqrt(d)) whose minimiser is a vertex",
+        "10-box [-1, 1]^10, i.i.d. linear losses",
+        "BCO-Hypercube-v0",
+        1.0,
+        20_000,
+    ),
+    _v2(
+        "portfolio-nyse",
+        "Exp-concave losses on real data (NYSE, 36 stocks, 5,651 days)",
+        "Online portfolio selection, NYSE (O) 1962-1984 (real data)",
+        "BCO-Portfolio-v0",
+        0.02817180849095055,
+        None,
+        {"dataset": "nyse_o"},
+        tuning_horizon=5_651,
+    ),
+    _v2(
+        "flow-6",
+        "A polytope known only by its LMO (shortest paths) at small size",
+        "Flow polytope, 6x6 grid DAG, i.i.d. edge costs",
+        "BCO-ShortestPath-v0",
+        0.15243820749215914,
+        10_000,
+        {"grid": 6},
+    ),
+    _v2(
+        "birkhoff-6",
+        "Another LMO-only polytope: assignments (Hungarian method) at small size",
+        "Birkhoff polytope 6x6, i.i.d. assignment costs",
+        "BCO-Birkhoff-v0",
+        0.2,
+        10_000,
+        {"n": 6},
+    ),
+    _v2(
+        "nuclear-10",
+        "The nuclear-norm ball at dimension 100 (matrix completion, one entry a round)",
+        "Nuclear-norm ball 10x10, matrix completion",
+        "BCO-NuclearBall-v0",
+        0.31622776601683794,
+        10_000,
+        {"rows": 10, "cols": 10},
+    ),
+    _v2(
+        "ball-iid-100",
+        "Dimension ~100 on the ball: the d/delta variance of one-point estimates",
+        "100-ball, i.i.d. linear losses",
+        "BCO-Ball-v0",
+        1.0,
+        20_000,
+        {"n": 100},
+    ),
+    _v2(
+        "box-quadratic-100",
+        "Curvature at dimension 100 on a box (R/r = 10)",
+        "100-box, smooth strongly convex (quadratic) losses",
+        "BCO-Hypercube-v0",
+        1.0,
+        20_000,
+        {"n": 100, "loss": "quadratic"},
+    ),
+    _v2(
+        "l1-iid-100",
+        "A cross-polytope at dimension 100 (r/R = 0.1, 200 vertices)",
+        "100-dim l1 ball, i.i.d. linear losses",
+        "BCO-L1Ball-v0",
+        0.1,
+        20_000,
+        {"n": 100},
+    ),
+)
+
 #: Suite name -> its scenarios.
 SUITES: dict[str, tuple[Scenario, ...]] = {
     "quick-v1": QUICK_V1,
     "standard-v1": STANDARD_V1,
     "quick-v2": QUICK_V2,
+    "standard-v2": (
+        *STANDARD_V2_GRID,
+        *(replace(scenario, purpose=SCALE_V2_PURPOSES[scenario.name]) for scenario in SCALE_V2),
+    ),
 }
 
 
@@ -798,7 +1018,7 @@ def scenario_from_table(table: Mapping[str, Any], where: str = "scenario") -> Sc
     values = {key: _tuples(value) for key, value in table.items()}
     if "horizon" not in values:
         values["horizon"] = None
-    for name in ("env_kwargs",):
+    for name in ("env_kwargs", "agent_kwargs"):
         if name in values and isinstance(values[name], dict):
             values[name] = _plain(table[name])
     tuning = values.get("tuning")
@@ -941,7 +1161,7 @@ def centre_players(scenario: Scenario, horizon: int | None = None) -> dict[str, 
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                built = make_agent(agent, problem)
+                built = make_agent(agent, problem, **scenario.agent_kwargs.get(agent, {}))
             delta = getattr(built, "params", {}).get("smoothing_radius")
             if delta is not None and float(delta) >= inner * (1 - 1e-12):
                 capped[agent] = float(delta) / inner

@@ -1,0 +1,384 @@
+"""Shipped reference results: the reference agents' cells of the built-in v2 suites.
+
+``bco-gym bench`` on ``quick-v2`` or ``standard-v2`` reads the reference agents' cells
+(theory constants, the tuning runs and the tuned constants) from the package instead of
+computing them, so that scoring an agent computes only that agent's cells. The archive
+of a suite is the directory ``bco_gym/data/references/<suite>/``:
+
+* ``<scenario>.json.gz``, one per scenario: every sweep directory the scenario's
+  reference agents fill (``runs/<name>``, ``runs/<name>-tuned``, ``tuning/<name>``), each
+  with its manifest and its cells; a cell holds the cell it answers (env id and kwargs,
+  agent, agent kwargs, constants label, horizon, seed), its result (final regret, the
+  curves at the checkpoints, the loss digest, the agent's identity ``agent_spec``; not
+  the per-round losses, which no report reads) and the library version that computed it;
+* ``INDEX.json``: the format, the suite, the library version (``bco_gym.__version__``)
+  and the digest of the code that determines results (:func:`code_digest`: the agents,
+  engine, envs, losses, sets and sweeps packages and the data), the command that
+  rebuilt it, and the SHA-256 of every scenario file.
+
+An archive is used only when its version and code digest are this library's and every
+file matches its SHA-256: otherwise :func:`load_scenario` raises
+:class:`ArchiveVersionError` (or :class:`ArchiveCorruptError`) and ``bench`` recomputes
+the reference cells locally, saying why. Never mixed in silently.
+
+Rebuilding (the one documented command; minutes for quick-v2, about half an hour of
+CPU for standard-v2)::
+
+    python -m bco_gym.reports.references quick-v2 standard-v2 --backend process
+
+writes the archives into this package's ``data/references`` (``--work DIR`` keeps the
+computed sweeps for resuming; default a fresh temporary directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bco_gym.engine.result import RunResult
+from bco_gym.reports.suites import SUITES, Scenario
+from bco_gym.sweeps.results import (
+    FORMAT_VERSION,
+    MANIFEST_NAME,
+    canonical_json,
+    result_from_record,
+    result_record,
+    write_json,
+)
+
+FORMAT = 1
+INDEX = "INDEX.json"
+#: The built-in suites whose reference cells ship with the package.
+ARCHIVED = ("quick-v2", "standard-v2")
+#: The packages (under bco_gym/) whose code determines a cell's result.
+RESULT_CODE = ("agents", "engine", "envs", "losses", "sets", "sweeps", "data")
+REBUILD = "python -m bco_gym.reports.references {suite} --backend process"
+
+
+class ArchiveVersionError(ValueError):
+    """The archive was computed by another library version or other code."""
+
+
+class ArchiveCorruptError(ValueError):
+    """An archive file does not match its SHA-256 in ``INDEX.json`` (or is unreadable)."""
+
+
+class ReferenceArchiveWarning(UserWarning):
+    """The shipped reference cells are not used (another version); they are recomputed."""
+
+
+def root() -> Path:
+    """``bco_gym/data/references``."""
+    import bco_gym.data
+
+    return Path(bco_gym.data.__file__).resolve().parent / "references"
+
+
+def library_version() -> str:
+    import bco_gym
+
+    return str(bco_gym.__version__)
+
+
+_DIGEST: dict[str, str] = {}
+
+
+def code_digest() -> str:
+    """SHA-256 over the source and data files that determine a cell's result
+    (:data:`RESULT_CODE`), by relative path; ``references/`` itself excluded."""
+    import bco_gym
+
+    package = Path(bco_gym.__file__).resolve().parent
+    if str(package) in _DIGEST:
+        return _DIGEST[str(package)]
+    digest = hashlib.sha256(b"bco_gym-code/1\0")
+    files = [package / "problem.py"]
+    for name in RESULT_CODE:
+        files += [
+            path
+            for path in (package / name).rglob("*")
+            if path.is_file()
+            and path.suffix in (".py", ".npz", ".json", ".csv")
+            and "references" not in path.relative_to(package).parts
+            and "__pycache__" not in path.parts
+        ]
+    for path in sorted(files):
+        digest.update(str(path.relative_to(package)).encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    _DIGEST[str(package)] = digest.hexdigest()
+    return _DIGEST[str(package)]
+
+
+# -- reading --------------------------------------------------------------------------------------
+def read_index(suite: str, where: Path | None = None) -> dict[str, Any] | None:
+    """The suite's ``INDEX.json``, or None when the suite has no archive."""
+    path = (where or root()) / suite / INDEX
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ArchiveCorruptError(f"{str(path)!r} is unreadable: {error}") from None
+
+
+def check_index(index: dict[str, Any], suite: str) -> None:
+    """ArchiveVersionError unless the index is this format, version and code's."""
+    found = (index.get("format"), index.get("library_version"), index.get("code_digest"))
+    here = (FORMAT, library_version(), code_digest())
+    if found != here:
+        raise ArchiveVersionError(
+            f"the shipped reference cells of {suite!r} were computed by bco_gym "
+            f"{found[1]} (code {str(found[2])[:12]}, archive format {found[0]}); this is "
+            f"bco_gym {here[1]} (code {here[2][:12]}, format {here[0]}). They are not used: "
+            f"the reference cells are recomputed (rebuild the archive with "
+            f"`{REBUILD.format(suite=suite)}`)"
+        )
+
+
+def load_scenario(
+    suite: str, scenario: str, where: Path | None = None, *, check_version: bool = True
+) -> dict[str, tuple[dict[str, Any], list[tuple[dict[str, Any], RunResult]]]] | None:
+    """Sweep directory (relative) -> (its manifest spec, [(cell dict, result)]) of one
+    archived scenario; None when the suite or the scenario has no archive.
+
+    ArchiveVersionError for another version or code (``check_version``),
+    ArchiveCorruptError for a file that does not match its digest.
+    """
+    base = where or root()
+    index = read_index(suite, base)
+    if index is None:
+        return None
+    if check_version:
+        check_index(index, suite)
+    name = f"{scenario}.json.gz"
+    expected = index.get("files", {}).get(name)
+    if expected is None:
+        return None
+    path = base / suite / name
+    try:
+        payload = path.read_bytes()
+    except OSError as error:
+        raise ArchiveCorruptError(f"{str(path)!r} is unreadable: {error}") from None
+    if hashlib.sha256(payload).hexdigest() != expected:
+        raise ArchiveCorruptError(
+            f"{str(path)!r} does not match its SHA-256 in {INDEX} (edited or truncated)"
+        )
+    document = json.loads(gzip.decompress(payload).decode("utf-8"))
+    sweeps = {}
+    for relative, sweep in document["sweeps"].items():
+        cells = [
+            (entry["cell"], _result_of(entry["result"], entry["arrays"]))
+            for entry in sweep["cells"]
+        ]
+        sweeps[relative] = (sweep["spec"], cells)
+    return sweeps
+
+
+def _result_of(metadata: dict[str, Any], arrays: dict[str, Any]) -> RunResult:
+    from bco_gym.sweeps.results import ARRAY_DTYPES
+
+    values = {name: np.asarray(value, dtype=ARRAY_DTYPES[name]) for name, value in arrays.items()}
+    return result_from_record(metadata, values)
+
+
+def materialise(suite: str, scenario: Scenario, out: Path, where: Path | None = None) -> int:
+    """Write the archived reference cells of ``scenario`` into the bench directory
+    ``out`` as finished sweep cells (a sweep then computes only the others); the number
+    of cells written. 0 when there is no archive for it; raises as :func:`load_scenario`."""
+    from bco_gym.sweeps.store import SweepStore, merge_specs
+
+    archived = load_scenario(suite, scenario.name, where)
+    if not archived:
+        return 0
+    written = 0
+    for relative, (spec, cells) in archived.items():
+        directory = out / relative
+        store = SweepStore(directory)
+        with store.lock():
+            if store.manifest_path.exists():
+                stored = store.read_manifest()["spec"]
+                merged = merge_specs(stored, spec, directory)
+                if merged != stored:
+                    write_json(store.manifest_path, {"format": FORMAT_VERSION, "spec": merged})
+            else:
+                directory.mkdir(parents=True, exist_ok=True)
+                write_json(store.manifest_path, {"format": FORMAT_VERSION, "spec": spec})
+            store.cells_directory.mkdir(exist_ok=True)
+            for cell, result in cells:
+                from bco_gym.sweeps.sweep import Cell
+
+                key = Cell.from_dict(cell).key
+                if not store.cell_path(key).exists():
+                    store.save(key, result, cell)
+                    written += 1
+    return written
+
+
+# -- writing --------------------------------------------------------------------------------------
+def _sweep_document(directory: Path) -> dict[str, Any]:
+    from bco_gym.sweeps.store import SweepStore
+    from bco_gym.sweeps.sweep import Cell
+
+    store = SweepStore(directory)
+    spec = store.read_manifest()["spec"]
+    entries = []
+    version = library_version()
+    for cell in spec["cells"]:
+        key = Cell.from_dict(cell).key
+        result = store.load(key, cell)
+        if result is None:
+            raise ValueError(f"{str(directory)!r}: cell {key} is not finished; cannot archive")
+        metadata, arrays = result_record(result)
+        arrays.pop("round_losses", None)  # per-round losses: T floats a cell, not shipped
+        metadata["round_losses"] = None
+        entries.append(
+            {
+                "cell": cell,
+                "library_version": version,
+                "result": json.loads(json.dumps(metadata)),
+                "arrays": {name: array.tolist() for name, array in arrays.items()},
+            }
+        )
+    return {"spec": spec, "cells": entries}
+
+
+def compute_scenario(
+    scenario: Scenario,
+    work: Path,
+    *,
+    backend: str = "serial",
+    progress: bool | str | None = False,
+) -> list[RunResult]:
+    """The reference cells of ``scenario`` (theory, tuning, tuned) into ``work``."""
+    from bco_gym.reports.demo import own_horizon
+    from bco_gym.reports.scale import play_scenario
+
+    horizon = scenario.horizon if scenario.horizon is not None else own_horizon(scenario)
+    spec = scenario.as_benched()
+    results, _ = play_scenario(spec, work, [horizon], backend=backend, progress=progress)
+    return results
+
+
+def build_archive(
+    suite: str,
+    work: Path,
+    *,
+    backend: str = "serial",
+    where: Path | None = None,
+    scenarios: Sequence[str] | None = None,
+    announce: Callable[[str], None] | None = None,
+    command: str = "",
+) -> Path:
+    """Compute every reference cell of ``suite`` into ``work`` (resumable) and write the
+    archive ``<where>/<suite>/`` (default this package's); returns that directory."""
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r}; allowed: {', '.join(SUITES)}")
+    target = (where or root()) / suite
+    target.mkdir(parents=True, exist_ok=True)
+    chosen = [s for s in SUITES[suite] if scenarios is None or s.name in scenarios]
+    old = read_index(suite, where) or {}
+    files = dict(old.get("files", {})) if scenarios is not None else {}
+    for scenario in chosen:
+        if announce is not None:
+            announce(f"{suite}: {scenario.name}")
+        directory = work / scenario.name
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compute_scenario(scenario, directory, backend=backend)
+        sweeps = {
+            str(path.parent.relative_to(directory)): _sweep_document(path.parent)
+            for path in sorted(directory.rglob(MANIFEST_NAME))
+        }
+        document = {
+            "format": FORMAT,
+            "suite": suite,
+            "scenario": scenario.name,
+            "library_version": library_version(),
+            "code_digest": code_digest(),
+            "sweeps": sweeps,
+        }
+        payload = gzip.compress(canonical_json(document), compresslevel=9, mtime=0)
+        name = f"{scenario.name}.json.gz"
+        (target / name).write_bytes(payload)
+        files[name] = hashlib.sha256(payload).hexdigest()
+        _write_index(target, suite, files, command)  # after each scenario: resumable
+    known = {f"{s.name}.json.gz" for s in SUITES[suite]}
+    for stale in target.glob("*.json.gz"):
+        if stale.name not in known or stale.name not in files:
+            stale.unlink()
+            files.pop(stale.name, None)
+    _write_index(target, suite, files, command)
+    return target
+
+
+def _write_index(target: Path, suite: str, files: dict[str, str], command: str) -> None:
+    index = {
+        "format": FORMAT,
+        "suite": suite,
+        "library_version": library_version(),
+        "code_digest": code_digest(),
+        "command": command or REBUILD.format(suite=suite),
+        "files": dict(sorted(files.items())),
+    }
+    (target / INDEX).write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bco_gym.reports.references",
+        description="Recompute the reference cells of built-in suites and write their "
+        "archives into the package (bco_gym/data/references/<suite>/).",
+    )
+    parser.add_argument("suites", nargs="+", choices=ARCHIVED)
+    parser.add_argument("--backend", choices=("serial", "process"), default="serial")
+    parser.add_argument("--work", type=Path, default=None, help="keep the sweeps here")
+    parser.add_argument("--scenarios", default=None, help="comma-separated: only these")
+    args = parser.parse_args(argv)
+    scenarios = args.scenarios.split(",") if args.scenarios else None
+
+    def announce(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory() as scratch:
+        work = args.work or Path(scratch)
+        for suite in args.suites:
+            command = "python -m bco_gym.reports.references " + " ".join(
+                sys.argv[1:] if argv is None else argv
+            )
+            path = build_archive(
+                suite,
+                work / suite,
+                backend=args.backend,
+                scenarios=scenarios,
+                announce=announce,
+                command=command,
+            )
+            size = sum(p.stat().st_size for p in path.iterdir())
+            print(f"wrote {path} ({size / 1e6:.2f} MB)")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
+
+
+__all__ = [
+    "ARCHIVED",
+    "ArchiveCorruptError",
+    "ArchiveVersionError",
+    "ReferenceArchiveWarning",
+    "build_archive",
+    "code_digest",
+    "load_scenario",
+    "materialise",
+]

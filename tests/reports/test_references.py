@@ -1,0 +1,138 @@
+"""The shipped reference cells: read by bench, bit-identical when recomputed, versioned."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import warnings
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from bco_gym.reports import bench, references
+from bco_gym.reports.suites import SUITES
+from bco_gym.sweeps.sweep import Cell
+
+COMPARED = ("checkpoints", "cumulative_loss", "comparator_loss", "comparator_gap", "regret")
+#: Cells cheap enough to recompute in a test: seconds of the archived run (its batch's
+#: time shared by its rows), and no data set or LP comparator to load.
+CHEAP_SECONDS = 0.05
+SHIPPED = references.root()
+
+
+def archived_cells(suite):
+    for scenario in SUITES[suite]:
+        found = references.load_scenario(suite, scenario.name, check_version=False)
+        for relative, (_, cells) in (found or {}).items():
+            for cell, result in cells:
+                yield scenario, relative, cell, result
+
+
+def test_each_archive_is_small_and_matches_its_digests():
+    total = 0
+    for suite in references.ARCHIVED:
+        index = references.read_index(suite)
+        if index is None:
+            continue
+        assert index["suite"] == suite and index["library_version"]
+        for name in index["files"]:
+            total += (references.root() / suite / name).stat().st_size
+        assert set(index["files"]) == {f"{s.name}.json.gz" for s in SUITES[suite]}
+    assert 0 < total < 20e6
+
+
+def test_archived_cells_recompute_bit_for_bit():
+    """Three archived cells drawn at random each run (among the cheap ones) are computed
+    again and must agree to the last bit: regrets, curves, loss digest, parameters."""
+    pool = [
+        (cell, result)
+        for suite in references.ARCHIVED
+        for _, _, cell, result in archived_cells(suite)
+        if result.wall_seconds <= CHEAP_SECONDS and "Portfolio" not in cell["env_id"]
+    ]
+    assert len(pool) >= 20
+    chosen = random.Random().sample(pool, 3)
+    for cell, archived in chosen:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fresh = Cell.from_dict(cell).run()
+        where = f"{cell['env_id']} {cell['agent']} {cell['constants']} seed {cell['seed']}"
+        assert fresh.final_regret == archived.final_regret, where
+        for name in COMPARED:
+            assert np.array_equal(getattr(fresh, name), getattr(archived, name)), (where, name)
+        assert fresh.loss["digest"] == archived.loss["digest"], where
+        assert fresh.params == archived.params, where
+        assert fresh.agent_spec["import_path"] == archived.agent_spec["import_path"], where
+
+
+def doctored(tmp_path, monkeypatch, **changes):
+    copy = tmp_path / "references"
+    shutil.copytree(SHIPPED / "quick-v2", copy / "quick-v2")
+    path = copy / "quick-v2" / references.INDEX
+    index = json.loads(path.read_text())
+    index.update(changes)
+    path.write_text(json.dumps(index))
+    monkeypatch.setattr(references, "root", lambda: copy)
+    return copy
+
+
+def scenario_of(suite, name, seeds=2):
+    (found,) = [s for s in SUITES[suite] if s.name == name]
+    return replace(found, seeds=tuple(range(seeds)))
+
+
+def test_an_archive_of_another_version_is_refused_and_recomputed(tmp_path, monkeypatch):
+    doctored(tmp_path, monkeypatch, library_version="0.0.1")
+    with pytest.raises(references.ArchiveVersionError, match=r"computed by bco_gym 0\.0\.1"):
+        references.load_scenario("quick-v2", "ball-iid")
+    scenario = scenario_of("quick-v2", "ball-iid")
+    out = tmp_path / "b"
+    with pytest.warns(references.ReferenceArchiveWarning, match="recomputed"):
+        assert bench._use_archive("quick-v2", scenario, out, None) == 0
+    assert not out.exists()  # nothing of the other version's is mixed in
+    step = (scenario, ("bbcg", "random"), {})
+    monkeypatch.setattr(bench, "plan", lambda *a, **k: [step])  # the report is not the point
+    monkeypatch.setattr(bench, "write_bench_report", lambda path, *a, **k: path)
+    with pytest.warns(references.ReferenceArchiveWarning):
+        outcome = bench.run_bench(["bbcg"], out, suite="quick-v2", progress=False)
+    shipped = dict(references.load_scenario("quick-v2", "ball-iid", check_version=False))
+    archived = {(c["agent"], c["seed"]): r for c, r in shipped["runs/ball-iid"][1]}
+    for result in outcome.runs[0].results:  # computed here: the same regrets, other timings
+        assert result.final_regret == archived[(result.agent, result.seed)].final_regret
+        assert result.wall_seconds != archived[(result.agent, result.seed)].wall_seconds
+
+
+def test_an_archive_of_other_code_or_edited_is_refused(tmp_path, monkeypatch):
+    copy = doctored(tmp_path, monkeypatch, code_digest="0" * 64)
+    with pytest.raises(references.ArchiveVersionError, match="code 000000000000"):
+        references.load_scenario("quick-v2", "ball-iid")
+    doctored(tmp_path / "again", monkeypatch)
+    copy = tmp_path / "again" / "references"
+    (copy / "quick-v2" / "ball-iid.json.gz").write_bytes(b"not it")
+    with pytest.raises(references.ArchiveCorruptError, match="does not match its SHA-256"):
+        references.load_scenario("quick-v2", "ball-iid")
+
+
+def test_bench_computes_only_the_given_agents_cells(tmp_path, monkeypatch):
+    # the shipped archive re-stamped with this code's digest: what is tested is that bench
+    # reads it (whether its cells are still right is the bit-for-bit test's question)
+    doctored(tmp_path, monkeypatch, code_digest=references.code_digest())
+    given = "explore_commit:ExploreCommit"
+    scenario = scenario_of("quick-v2", "ball-trap")
+    out = tmp_path / "b"
+    shipped = dict(references.load_scenario("quick-v2", "ball-trap"))
+    archived = {(c["agent"], c["seed"]): r for c, r in shipped["runs/ball-trap"][1]}
+    assert bench._use_archive("quick-v2", scenario, out, None) == len(archived)
+    agents = (*scenario.agents, given)
+    results, failures = bench._run_scenario(
+        scenario, agents, out, backend="serial", batch_size=None, progress=False
+    )
+    assert not failures
+    assert sorted(r.seed for r in results if r.agent == given) == [0, 1]
+    for result in results:
+        if result.agent != given:  # read from the archive: its own timings too
+            known = archived[(result.agent, result.seed)]
+            assert result.wall_seconds == known.wall_seconds
+            assert result.final_regret == known.final_regret
