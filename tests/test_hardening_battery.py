@@ -1010,7 +1010,7 @@ def test_a_kernel_switch_not_allowed_exits_2_before_any_cell_runs(
     if command == "compare":
         argv = ["compare", *BALL3, "--agents", "fkm,random", "--horizon", "20", "--seeds", "1"]
     else:
-        argv = ["bench", "--agents", "fkm", "--suite", "quick-v1"]
+        argv = ["bench", "--agents", "fkm", "--suite", "quick-v2"]
     code, _, err = _cli([*argv, "--out", out, "--quiet"], capsys)
     assert code == 2, err
     assert err.strip().splitlines() == [

@@ -195,7 +195,7 @@ def test_unknown_name_and_keyword():
         make_agent("ppo", _ball_problem())
     with pytest.raises(ValueError, match=r"unknown keyword\(s\) delta; allowed: c, step_size"):
         make_agent("fkm", _ball_problem(), delta=0.1)
-    with pytest.raises(ValueError, match=r"unknown keyword\(s\) c; allowed: block_size"):
+    with pytest.raises(ValueError, match=r"unknown keyword\(s\) c; allowed: law, block_size"):
         make_agent("random", _ball_problem(), c=1.0)
 
 
