@@ -230,9 +230,11 @@ class SahaTewari(BatchAgent):
             decrement = math.sqrt(float(scaled @ scaled))  # lambda
             if decrement <= tolerance:
                 break
-            if decrement < FULL_STEP_DECREMENT and decrement > previous / 2:
-                # exact arithmetic would at least halve it (quadratic convergence): the
-                # decrement has reached its rounding floor (x extremely near the boundary)
+            if previous < FULL_STEP_DECREMENT and decrement > previous / 2:
+                # the last step was a full one (lambda < 1/4), which in exact arithmetic
+                # at least halves the decrement (quadratic convergence): it has reached its
+                # rounding floor (x extremely near the boundary). A damped step need not
+                # halve it, so this test applies only after a full step.
                 self._add(row, "newton_stalled", 1)
                 break
             if steps == self.params["max_newton_steps"]:

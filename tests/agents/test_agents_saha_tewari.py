@@ -82,6 +82,31 @@ def test_plays_stay_feasible_at_the_rounding_floor():
     assert plays[-1].min() < 1e-12  # at the boundary, numerically
 
 
+def test_every_ftrl_solve_reaches_the_newton_tolerance_after_damped_steps():
+    """x_{t+1} is the FTRL point: each solve ends at decrement <= newton_tolerance. With a
+    step size 3 times the theorem's and a target jumping across the ball, solves start
+    with damped steps (lambda >= 1/4); the "stalled" exit (a full step that failed to
+    halve lambda) must not fire after a damped step, which need not halve it (it did, at
+    lambda ~ 0.2, before the fix)."""
+    convex_set, horizon = L2Ball(2), 120
+    far = far_target(convex_set)
+    problem = quadratic_problem(convex_set, horizon, float(np.linalg.norm(far)))
+    default = make_agent("saha-tewari", problem).params["step_size"]
+    agent = make_agent("saha-tewari", problem, step_size=3 * default)
+    agent.reset(seed=1)
+    largest = 0.0
+    for t in range(horizon):
+        target = far if (t // 30) % 2 == 0 else -far
+        y = agent.act(None).reshape(-1)
+        agent.update(0.5 * float((y - target) @ (y - target)))
+        _, gradient, factor = agent.barrier.derivatives(agent._coordinates[0])
+        gradient = gradient + agent.params["step_size"] * agent._sums[0]
+        step = np.linalg.lstsq(factor.T @ factor, gradient, rcond=None)[0]
+        largest = max(largest, math.sqrt(float(gradient @ step)))  # lambda at x_{t+1}
+    assert agent.stats["newton_stalled"] == 0
+    assert largest <= 1e-6
+
+
 @pytest.mark.parametrize(
     "convex_set", [Hypercube(low=[-1.0, 0.0, 0.0], high=[1.0, 0.2, 3.0]), Simplex(4)], ids=repr
 )
