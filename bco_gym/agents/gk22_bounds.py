@@ -76,11 +76,24 @@ def theorem_11_closed_form(k: Constants, c: float) -> float:
 
 
 def block_sum_fourth_moment(k: Constants, block_size: int, smoothing_radius: float) -> float:
-    """Lemma 20, item 2: E||g_hat||^4 <= 3K^2 (dM/delta)^4 + 6K^3 (dM/delta)^2 G^2 + K^4 G^4
-    for the sum of K one-point estimates about one point."""
+    """A bound on E||g_hat||^4 for the sum g_hat of K one-point estimates about one point:
+    Lemma 20, item 2's 3K^2 s^4 + 6K^3 s^2 G^2 + K^4 G^4 (s = dM/delta) plus
+
+        4 K^2 s^2 G (s + G) + K s^2 max{0, (s + G)^2 - 3 s^2}.
+
+    The lemma's proof bounds E[(sum ||g_t||^2)(sum_{i != j} g_i^T g_j)] by
+    K s^2 E[sum_{i != j} g_i^T g_j], which needs the second factor nonnegative; it is
+    not (its terms i or j = the first factor's index involve E[||g||^2 g], not
+    ||E g||^2). Proven instead: with mu = E g (||mu|| <= G), xi_t = g_t - mu (mean 0,
+    E||xi||^2 <= s^2, ||xi|| <= s + G), D = sum xi_t and g_hat = D + K mu,
+    E||g_hat||^4 = E||D||^4 + 4K^2 E(D^T mu)^2 + 2K^2 ||mu||^2 E||D||^2
+    + 4K E[||D||^2 D^T mu] + K^4 ||mu||^4, with E||D||^4 <= K (s + G)^2 s^2
+    + 3K(K - 1) s^4, E(D^T mu)^2 <= K s^2 G^2, E||D||^2 <= K s^2 and
+    E[||D||^2 D^T mu] = K E[||xi||^2 xi^T mu] <= K (s + G) s^2 G."""
     K, G = block_size, k.lipschitz
-    spread = k.dimension * k.bound / smoothing_radius
-    return 3 * K**2 * spread**4 + 6 * K**3 * spread**2 * G**2 + K**4 * G**4
+    s = k.dimension * k.bound / smoothing_radius
+    printed = 3 * K**2 * s**4 + 6 * K**3 * s**2 * G**2 + K**4 * G**4
+    return printed + 4 * K**2 * s**2 * G * (s + G) + K * s**2 * max(0.0, (s + G) ** 2 - 3 * s**2)
 
 
 def theorem_11_loo_calls(
@@ -89,23 +102,26 @@ def theorem_11_loo_calls(
     """Theorem 11's count of expected LOO calls, as its proof derives it, at the actual
     parameters:
 
-        (B - 1) (19 + 2 eta^4 Q / eps^2) ceil(27 R^2/eps - 2),
+        (B - 1) (20 + 2 eta^4 Q / eps^2) ceil(27 R^2/eps - 2),
 
-    B = ceil(T/K) blocks (Algorithm 3 runs in blocks 2..B), Q = E||g_hat||^4
+    B = ceil(T/K) blocks (Algorithm 3 runs in blocks 2..B), Q >= E||g_hat||^4
     (:func:`block_sum_fourth_moment`). Per block, Lemma 7 allows at most
-    h (h - eps)/(4 eps^2) + 1 <= h^2/(4 eps^2) + 1 iterations for h = ||x_{m-1} -
-    y_{mK+1}||^2, and E[h^2] <= 8 (9 eps^2 + eta^4 Q) (||x_{m-1} - y~_{m-1}||^2 <= 3 eps,
-    y_{mK+1} = y~_{m-1} - eta g_hat_m); each iteration runs Algorithm 2, at most
-    ceil(27 R^2/eps - 2) LOO calls (Lemma 6). With eps = delta^2/3 this is the proof's
-    (T/K)(54 eta^4 K^2 (nM)^4/delta^8 + 108 eta^4 K^3 (nM)^2 G^2/delta^6
+    ceil(h (h - eps)/(4 eps^2)) + 1 <= h^2/(4 eps^2) + 2 iterations for h = ||x_{m-1} -
+    y_{mK+1}||^2 (:func:`~bco_gym.agents.infeasible.lemma_7_iterations`), and
+    E[h^2] <= 8 (9 eps^2 + eta^4 Q) (||x_{m-1} - y~_{m-1}||^2 <= 3 eps, y_{mK+1} =
+    y~_{m-1} - eta g_hat_m); each iteration runs Algorithm 2, at most
+    ceil(27 R^2/eps - 2) LOO calls (Lemma 6). With eps = delta^2/3 and Lemma 20's Q this
+    is the proof's (T/K)(54 eta^4 K^2 (nM)^4/delta^8 + 108 eta^4 K^3 (nM)^2 G^2/delta^6
     + 18 eta^4 K^4 G^4/delta^4 + 19) 81 R^2/delta^2 with B - 1 <= T/K blocks and
-    ceil(81 R^2/delta^2 - 2) <= 81 R^2/delta^2 calls per run.
+    ceil(81 R^2/delta^2 - 2) <= 81 R^2/delta^2 calls per run, but for two corrections:
+    20 for the proof's 19 (Lemma 7 without its ceiling undercounts by up to one
+    iteration), and Q with the lower-order terms that Lemma 20's proof drops.
     """
     eps, eta = tolerance, step_size
     moment = block_sum_fourth_moment(k, block_size, smoothing_radius)
     routines = math.ceil(k.horizon / block_size) - 1
     per_run = lemma_6_calls(k.outer_radius, eps)
-    return routines * (19 + 2 * eta**4 * moment / eps**2) * per_run
+    return routines * (20 + 2 * eta**4 * moment / eps**2) * per_run
 
 
 def theorem_11_loo_calls_closed_form(k: Constants, c: float) -> float:

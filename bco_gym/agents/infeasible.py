@@ -87,10 +87,14 @@ def lemma_6_calls(radius: float, tolerance: float) -> int:
 
 
 def lemma_7_iterations(distance_squared: float, tolerance: float) -> float:
-    """max{h (h - eps)/(4 eps^2) + 1, 1} with h = ||x_0 - y_0||^2: Lemma 7's bound on the
-    iterations of Algorithm 3 (its for loop) for step gamma = 2 eps/h."""
+    """max{ceil(h (h - eps)/(4 eps^2)) + 1, 1} with h = ||x_0 - y_0||^2: Lemma 7's bound
+    on the iterations of Algorithm 3 (its for loop) for step gamma = 2 eps/h, as its
+    proof gives it: each of the first k - 1 iterations lowers dist^2(y, C) by 4 eps^2/h
+    from at most h, and the iteration after dist^2 <= eps is the last, so k - 1 <=
+    ceil(h (h - eps)/(4 eps^2)). The lemma prints the count without the ceiling, up to one
+    iteration too few."""
     h = distance_squared
-    return max(h * (h - tolerance) / (4 * tolerance**2) + 1, 1.0)
+    return max(math.ceil(h * (h - tolerance) / (4 * tolerance**2)) + 1, 1.0)
 
 
 def close_infeasible_projection_rows(

@@ -66,7 +66,9 @@ class LOOBlockBanditGD(BlockBanditCG):
     divides T exactly); :meth:`lmo_call_bound` the proof's expected LOO count at the
     actual parameters (:func:`~bco_gym.agents.gk22_bounds.theorem_11_loo_calls`). The
     theorem's printed count has 6^6/3 in its G^4 term where its proof gives 6^6/2:
-    the proof's is used.
+    the proof's is used, with two corrections that make it a proven bound: 20 for the
+    proof's 19 (Lemma 7's count lacks a ceiling) and Lemma 20's fourth moment with the
+    lower-order terms its proof drops (:func:`~bco_gym.agents.gk22_bounds.block_sum_fourth_moment`).
 
     Block fast path: as BBCG's (a block's plays do not depend on its losses), with
     ``block_anchor()`` = (x_{m-1}, delta), x_{m-1} in K_{delta/r}.

@@ -158,16 +158,59 @@ def test_bound_and_count_at_exact_parameters_are_the_theorem_closed_forms():
         gk22_bounds.theorem_11_closed_form(constants, c), rel=1e-12
     )
     # the count: ceil(81 R^2/delta^2 - 2) per run and B - 1 = 3 routines where the closed
-    # form has 81 R^2/delta^2 and T/K = 4: the actual count is below it, by those factors
-    delta = agent.params["smoothing_radius"]
+    # form has 81 R^2/delta^2 and T/K = 4, and two corrections: 20 for the proof's 19
+    # (Lemma 7's ceiling) and the fourth moment's terms that Lemma 20's proof drops
+    delta, eta, K = (agent.params[key] for key in ("smoothing_radius", "step_size", "block_size"))
+    eps, s, G = delta**2 / 3, 2 * 1.0 / delta, 1.0
     per_run = lemma_6_calls(1.0, delta**2 / 3)
+    dropped = 4 * K**2 * s**2 * G * (s + G) + K * s**2 * max(0.0, (s + G) ** 2 - 3 * s**2)
     assert agent.lmo_call_bound() == pytest.approx(
         gk22_bounds.theorem_11_loo_calls_closed_form(constants, c)
         * (3 / 4)
         * per_run
-        / (81 / delta**2),
+        / (81 / delta**2)
+        + 3 * (1 + 2 * eta**4 * dropped / eps**2) * per_run,
         rel=1e-12,
     )
+
+
+def test_lemma_7_count_has_the_ceiling_of_its_proof():
+    """k - 1 moves lower dist^2(y, C) by 4 eps^2/h each from at most h, and the iteration
+    after dist^2 <= eps is the last: k <= ceil(h (h - eps)/(4 eps^2)) + 1 (the printed
+    h (h - eps)/(4 eps^2) + 1 is 23.5 at h = 10 eps, where 24 iterations can be needed)."""
+    assert lemma_7_iterations(10.0, 1.0) == 24
+    assert lemma_7_iterations(9.0, 1.0) == 19  # 18 exactly: no rounding
+    assert lemma_7_iterations(0.5, 1.0) == 1
+
+
+def test_the_fourth_moment_bound_covers_the_block_sum():
+    """E||g_hat||^4 for K estimates of f(x) = a + <b, x> about 0 on the unit 2-ball (the
+    moments of one estimate by quadrature over the circle, then the exact expansion over
+    K i.i.d. terms) is below block_sum_fourth_moment, itself above Lemma 20's printed
+    bound by its dropped terms only."""
+    d, delta, G, M, K = 2, 0.5, 1.0, 1.0, 7
+    k = gk22_bounds.Constants(1, d, 1.0, 1.0, G, M)
+    angles = np.linspace(0.0, 2 * np.pi, 4096, endpoint=False)
+    u = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    g = (d / delta) * (M - delta * G + delta * G * u[:, 0])[:, None] * u
+    mu = g.mean(0)
+    norms = (g * g).sum(1)
+    m2, m4 = norms.mean(), (norms**2).mean()
+    skew = ((norms[:, None] * g).mean(0)) @ mu
+    along = ((g @ mu) ** 2).mean()
+    cross = np.trace((g.T @ g / len(g)) @ (g.T @ g / len(g)))  # E (g_1^T g_2)^2
+    exact = (
+        K * m4
+        + K * (K - 1) * (m2**2 + 2 * cross)
+        + 4 * K * (K - 1) * skew
+        + K * (K - 1) * (K - 2) * (2 * m2 * (mu @ mu) + 4 * along)
+        + K * (K - 1) * (K - 2) * (K - 3) * (mu @ mu) ** 2
+    )
+    s = d * M / delta
+    printed = 3 * K**2 * s**4 + 6 * K**3 * s**2 * G**2 + K**4 * G**4
+    bound = gk22_bounds.block_sum_fourth_moment(k, K, delta)
+    assert exact <= bound
+    assert bound - printed == pytest.approx(4 * K**2 * s**2 * G * (s + G), rel=1e-12)
 
 
 KINDS = ["stationary", "switching", "adversarial"]
