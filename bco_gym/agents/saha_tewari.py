@@ -83,12 +83,18 @@ class SahaTewari(BatchAgent):
       term, and the move costs at most T G ||x* - x~|| <= G D / T.
     * **The Lipschitz constant.** L' = 2C/D + DH is derived in the paper for functions
       with room around every point; we use the problem's declared G (``lipschitz``).
-    * **The smoothing.** f_hat_t(x~) (term (C)) evaluates f_t on x~ + delta A_t B, which may
-      leave K (A_t is x_t's): the losses must be convex and H-smooth on a neighbourhood of K,
-      as every built-in family is (they are defined on all of R^n).
+    * **The smoothing.** f_hat_t(x~) (term (C)) evaluates f_t on x~ + delta A_t B, and
+      f_hat_t(y_t) (terms (A), (B)) on x_t + delta A_t (u_t + B), up to local norm 2 delta
+      from x_t; both may leave K (A_t is x_t's): the losses must be convex and H-smooth on
+      a neighbourhood of K, as the linear, quadratic and regression families are (defined
+      on all of R^n).
     * **H.** The Problem does not declare a smoothness constant; ``smoothness`` defaults
       to 1, the ``quadratic`` family's (||x - z_t||^2/2); a linear loss is H-smooth for
       every H >= 0, so the default bound holds for it too (smoothness=0 gives delta = 1).
+      For other losses pass their H (``regression``, (<a_t, x - c> - b_t)^2: H = 2 F^2
+      with F the feature norm): :meth:`regret_bound` is a bound only for H-smooth losses,
+      so not for ``absolute`` (not differentiable) nor ``portfolio`` (-log <r_t, x>, not
+      smooth near the boundary, undefined beyond it), whatever ``smoothness``.
 
     So :meth:`regret_bound` is
 
