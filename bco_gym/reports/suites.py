@@ -818,7 +818,7 @@ STANDARD_V2_GRID: tuple[Scenario, ...] = (
     ),
     _v2(
         "ball-quadratic-10",
-        "Curvature: smooth, strongly convex losses with an interior-ish minimiser",
+        "Curvature: smooth, strongly convex losses (squared distance to noisy targets)",
         "10-ball, smooth strongly convex (quadratic) losses",
         "BCO-Ball-v0",
         1.0,

@@ -160,3 +160,22 @@ def test_a_bench_runs_a_toml_suite(tmp_path):
     path = write(tmp_path, GOOD, "mine.toml")
     outcome = bench.run_bench(["bfw"], tmp_path / "b", suite=str(path), progress=False)
     assert {(r.suite, r.scenario) for r in outcome.rows} == {("mine", "b")}
+
+
+def test_standard_v2_is_a_grid_of_distinct_purposes():
+    scenarios = SUITES["standard-v2"]
+    assert 16 <= len(scenarios) <= 24
+    purposes = [s.purpose for s in scenarios]
+    assert all(purposes) and len(set(purposes)) == len(purposes)
+    assert len({s.name for s in scenarios}) == len(scenarios)
+    envs = {s.env_id for s in scenarios}
+    assert {"BCO-Ball-v0", "BCO-Simplex-v0", "BCO-NuclearBall-v0", "BCO-Portfolio-v0"} <= envs
+    assert envs & {"BCO-Hypercube-v0", "BCO-L1Ball-v0"}
+    assert envs & {"BCO-ShortestPath-v0", "BCO-Birkhoff-v0"}
+    for scenario in scenarios:  # theory and tuned references, tuned on other seeds
+        assert scenario.tuning is not None and not set(scenario.tuning.seeds) & set(scenario.seeds)
+    tracking = [
+        s for s in scenarios if s.env_kwargs.get("loss") in ("linear-drift", "linear-switching")
+    ]
+    assert tracking and all({"loo-bbgd", "so-bgd"} <= set(s.agents) for s in tracking)
+    assert any("saha-tewari" in s.agents for s in scenarios)
