@@ -157,33 +157,40 @@ def interval_regrets_on_ball(targets, losses, radius):
     return worst
 
 
-def sequences(horizon, rng):
-    """Targets z_t of norm <= 2 on the 2-ball: stationary, switching and adversarial."""
+def segment_sequences(horizon, rng):
+    """Targets z_t in [-1, 1] on the segment [-1, 1]: stationary, switching, adversarial."""
     steps = np.arange(horizon)
-    stationary = np.array([1.5, 0.5]) + 0.3 * rng.standard_normal((horizon, 2))
-    # about 10% of these draws have norm above 2 (up to 2.6): pulled back to norm 2, else
-    # the declared G = 3 and C = 4.5 of quadratic_problem(..., 2.0) are not bounds
-    stationary *= np.minimum(1.0, 2.0 / np.linalg.norm(stationary, axis=1, keepdims=True))
-    sign = np.where((steps // 256) % 2 == 0, 1.0, -1.0)[:, None]
-    switching = sign * np.array([1.6, 0.0])
-    # oblivious but hard for FTRL: the target turns half a circle every 300 rounds outside K
-    angle = np.pi * steps / 300.0
-    adversarial = 2.0 * np.stack([np.cos(angle), np.sin(angle)], axis=1)
-    return {"stationary": stationary, "switching": switching, "adversarial": adversarial}
+    return {
+        "stationary": np.clip(0.6 + 0.2 * rng.standard_normal(horizon), -1.0, 1.0),
+        "switching": np.where((steps // 256) % 2 == 0, 0.8, -0.8),
+        # oblivious but hard for FTRL: the target sweeps the segment every 300 rounds
+        "adversarial": np.cos(np.pi * steps / 300.0),
+    }
 
 
 @pytest.mark.parametrize("kind", ["stationary", "switching", "adversarial"])
 def test_the_bound_exceeds_the_regret_of_every_interval(kind):
-    """Theorem 3's bound (read as in the docstring) at T = 2048 on the unit 2-ball, where
-    it is below the trivial 2CT, against the brute-force regret of every interval."""
-    horizon, convex_set = 2048, L2Ball(2)
-    targets = sequences(horizon, np.random.default_rng(7))[kind]
-    assert np.linalg.norm(targets, axis=1).max() <= 2.0 + 1e-12  # G and C below are bounds
-    problem = quadratic_problem(convex_set, horizon, 2.0)
+    """Theorem 3's bound (read as in the docstring) where it is informative: on [-1, 1]
+    (d = 1, nu = 1, D = 2) at T = 2048 with f_t(x) = (x - z_t)^2/2 - 1, |z_t| <= 1
+    (H = 1, G = 2, C = 1) it is below 0.5 * 2CT, and 2CT bounds any interval's regret,
+    so an agent ascending instead of descending fails it (regret ~2400 on "stationary").
+    Theorem 3 bounds the whole run's regret; that of every interval (brute force) is
+    checked, a stronger claim that FTRL happens to meet here. (At T = 2048 on the unit
+    2-ball with |z_t| <= 2 the bound, 8500, was above 4T, every play's regret.)"""
+    horizon, convex_set = 2048, L2Ball(1)
+    targets = segment_sequences(horizon, np.random.default_rng(7))[kind]
+    assert np.abs(targets).max() <= 1.0  # G = 2 and C = 1 are bounds
+    problem = Problem(convex_set, horizon, 2.0, 1.0, "bandit")
     agent = make_agent("saha-tewari", problem)
     bound = agent.regret_bound()
-    assert bound < 2 * problem.bound * horizon  # not vacuous
-    worst = interval_regrets_on_ball(targets, play(agent, targets, seed=0)[1], 1.0)
+    assert bound < 0.5 * 2 * problem.bound * horizon  # informative
+    agent.reset(seed=0)
+    losses = np.empty(horizon)  # (y - z_t)^2/2: the regret is the same as with the -1
+    for t, target in enumerate(targets):
+        y = float(agent.act(None)[0])
+        losses[t] = 0.5 * (y - target) ** 2
+        agent.update(losses[t] - 1.0)
+    worst = interval_regrets_on_ball(targets[:, np.newaxis], losses, 1.0)
     assert 0 < worst <= bound
 
 
