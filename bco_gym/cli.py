@@ -38,6 +38,7 @@ from bco_gym.cli_commands import (
     command_tune,
     sanitize,
 )
+from bco_gym.errors import AgentError
 
 USAGE_ERROR = 2
 DEFAULT_AGENTS = "bbcg,fkm,bfw,random"
@@ -118,8 +119,28 @@ def positive_range(text: str) -> tuple[float, float]:
     return low, high
 
 
+def split_agents(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets and quotes, so that variants
+    ``fkm[c=2,estimator=residual]`` stay whole."""
+    parts, current, depth, quoted = [], [], 0, False
+    for char in text:
+        if char == '"':
+            quoted = not quoted
+        elif not quoted and char == "[":
+            depth += 1
+        elif not quoted and char == "]":
+            depth = max(0, depth - 1)
+        if char == "," and depth == 0 and not quoted:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
 def name_list(text: str) -> list[str]:
-    names = [name.strip() for name in text.split(",") if name.strip()]
+    names = [name.strip() for name in split_agents(text) if name.strip()]
     if not names:
         raise argparse.ArgumentTypeError(f"{text!r} names nothing; give a comma-separated list")
     if len(set(names)) != len(names):
@@ -214,6 +235,48 @@ def _add_common(command: argparse.ArgumentParser, *, sweep: bool) -> None:
         )
 
 
+def label_pair(text: str) -> tuple[str, str]:
+    """``NAME=LABEL`` (split at the last '=' outside brackets: a variant's own '=' stay)."""
+    depth, cut = 0, -1
+    for index, char in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "=" and depth == 0:
+            cut = index
+    name, label = (text[:cut].strip(), text[cut + 1 :].strip()) if cut > 0 else ("", "")
+    if not name or not label:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} must read NAME=LABEL (an agent of --agents, then what to call it)"
+        )
+    return name, label
+
+
+def _add_identity_flags(command: argparse.ArgumentParser, *, kwargs: bool = True) -> None:
+    """--agent-kwargs (per agent), --label and --reuse-stale."""
+    if kwargs:
+        command.add_argument(
+            "--agent-kwargs",
+            type=json_object,
+            default={},
+            help='keyword arguments per agent as JSON, e.g. \'{"fkm": {"c": 2}}\' (or a variant '
+            "in --agents: fkm[c=2])",
+        )
+    command.add_argument(
+        "--label",
+        type=label_pair,
+        action="append",
+        default=[],
+        metavar="NAME=LABEL",
+        help="what tables, figures and reports call an agent of --agents (repeatable; default: "
+        "its registered name or class name)",
+    )
+    command.add_argument(
+        "--reuse-stale",
+        action="store_true",
+        help="keep stored cells computed by other code than the agent's current one (default: "
+        "recompute them, with a warning naming the agent and the cells)",
+    )
+
+
 def _add_loop_flag(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--gym-loop",
@@ -291,6 +354,7 @@ def _add_compare(commands: Any) -> None:
     )
     _add_common(command, sweep=True)
     _add_loop_flag(command)
+    _add_identity_flags(command)
     command.set_defaults(handler=command_compare)
 
 
@@ -333,6 +397,7 @@ def _add_exponents(commands: Any) -> None:
     command.add_argument("--tuned", type=Path, default=None, help="tuned-constants JSON")
     _add_common(command, sweep=True)
     _add_loop_flag(command)
+    _add_identity_flags(command)
     command.set_defaults(handler=command_exponents)
 
 
@@ -380,6 +445,11 @@ def _add_tune(commands: Any) -> None:
         "0.016}}' (kept in --out; compare --tuned applies them too)",
     )
     _add_common(command, sweep=True)
+    command.add_argument(
+        "--reuse-stale",
+        action="store_true",
+        help="keep stored tuning cells computed by other code than the agent's current one",
+    )
     command.set_defaults(handler=command_tune)
 
 
@@ -402,7 +472,8 @@ def _add_bench(commands: Any) -> None:
         "--agents",
         type=name_list,
         required=True,
-        help="comma-separated agent names or import paths 'package.module:Class'",
+        help="comma-separated agent names, import paths 'package.module:Class' or variants "
+        "NAME[key=value,...]",
     )
     command.add_argument(
         "--suite",
@@ -445,6 +516,13 @@ def _add_bench(commands: Any) -> None:
         default=None,
         help="seeds of one agent played together by one batched run (same results for "
         "every size; default: chosen for memory)",
+    )
+    _add_identity_flags(command)
+    command.add_argument(
+        "--agents-only",
+        action="store_true",
+        help="report.md and scores.csv cover only --agents and the references (default: every "
+        "agent computed into OUT for this suite)",
     )
     command.set_defaults(handler=command_bench)
 
@@ -520,6 +598,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except REPORTED_ERRORS as error:
             print(f"bco-gym {args.command}: error: {_one_line(error)}", file=sys.stderr)
             return USAGE_ERROR
+        except AgentError as error:  # the user's agent raised while it played: not a usage error
+            print(f"bco-gym {args.command}: error: {_one_line(error)}", file=sys.stderr)
+            return 1
         except KeyboardInterrupt:
             print(f"bco-gym {args.command}: interrupted", file=sys.stderr)
             return 130

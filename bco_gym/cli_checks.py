@@ -202,14 +202,15 @@ def check_agent_names(names: Sequence[str]) -> list[str]:
     import path ``package.module:ClassName``); else UsageError naming the ones that do
     not and listing what is allowed."""
     from bco_gym.agents import resolve_agent
-    from bco_gym.agents.registry import allowed_forms
+    from bco_gym.agents.registry import AgentLoadError, allowed_forms
 
     unknown = []
     for name in names:
         try:
             resolve_agent(name)
         except (ValueError, TypeError) as error:
-            if ":" in name or "plugin" in str(error):
+            said = isinstance(error, AgentLoadError) or any(c in name for c in ":[]")
+            if said or "plugin" in str(error):
                 raise UsageError(_one_line(error)) from None
             unknown.append(name)
     if unknown:
@@ -249,6 +250,7 @@ def check_instance(
 
 def _check_agent(make_agent: Any, agent: str, env: Any, overrides: dict[str, Any]) -> None:
     from bco_gym.agents import resolve_agent
+    from bco_gym.errors import AgentError
 
     problem = env.unwrapped.problem
     factory = resolve_agent(agent).factory
@@ -261,6 +263,8 @@ def _check_agent(make_agent: Any, agent: str, env: Any, overrides: dict[str, Any
     except (TypeError, ValueError, ImportError, MemoryError) as error:
         given = f" with {json.dumps(overrides)}" if overrides else ""
         raise UsageError(f"agent {agent!r}{given}: {_one_line(error)}") from None
+    except AgentError as error:  # its own __init__ raised: named, on one line
+        raise UsageError(_one_line(error)) from None
 
 
 def projection_message(agent: str, problem: Any) -> str:

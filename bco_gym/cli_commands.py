@@ -112,7 +112,29 @@ def tuned_overrides(
         )
     if horizon is not None and tuning.horizon != horizon:
         _warn(f"constants in {path} were tuned at T={tuning.horizon}, evaluated at T={horizon}")
-    overrides = {a: v for a, v in tuning.overrides().items() if a in agents}
+    return match_tuned(path, tuning, agents)
+
+
+def match_tuned(
+    path: Path, tuning: Any, agents: Sequence[str]
+) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
+    """The tuned constants of ``agents``, matched by identity (a file keyed by an import
+    path applies to the built-in name and back); a key matching none of them is named."""
+    from bco_gym.agents.registry import resolve_agent
+
+    wanted = {resolve_agent(agent).identity(): agent for agent in agents}
+    overrides, unmatched = {}, []
+    for key, values in tuning.overrides().items():
+        agent = wanted.get(resolve_agent(key).identity())
+        if agent is None:
+            unmatched.append(tuning.labels.get(key, key))
+        else:
+            overrides[agent] = values
+    if unmatched:
+        _warn(
+            f"{path} holds tuned constants for {', '.join(map(repr, unmatched))}, none of "
+            f"the agents given ({', '.join(agents)}); not used"
+        )
     return overrides, {agent: "tuned" for agent in overrides}
 
 
@@ -270,6 +292,10 @@ def _sweep_agents(
     overrides, labels = tuned_overrides(
         args.tuned, args.env, env_kwargs, tuned_horizon, agents, args.seeds
     )
+    given = agent_kwargs_per_agent(args.agent_kwargs, agents)
+    overrides = {a: {**overrides.get(a, {}), **given.get(a, {})} for a in {*overrides, *given}}
+    labels = {a: ("custom" if a in given else label) for a, label in labels.items()}
+    names = agent_labels(args.label, agents)
     check_instance(args.env, env_kwargs, horizons[0], agents, overrides)
     announce_feedback(agents, args.env_kwargs)
     missing = _matplotlib_missing()
@@ -291,9 +317,42 @@ def _sweep_agents(
             fast=_fast(args),
             batch_size=args.batch_size,
             failures="record",
+            labels=names,
+            reuse_stale=args.reuse_stale,
         )
     report_warnings(results)
     return results
+
+
+def agent_kwargs_per_agent(given: dict[str, Any], agents: Sequence[str]) -> dict[str, dict]:
+    """``--agent-kwargs`` of compare, exponents and bench: an object of agent (as listed
+    in --agents) -> object of keyword arguments; UsageError naming what is wrong."""
+    for agent, kwargs in given.items():
+        if agent not in agents:
+            raise UsageError(
+                f"--agent-kwargs names agent {agent!r}, not one of --agents {list(agents)}; "
+                'give {"AGENT": {"key": value}}, e.g. \'{"fkm": {"c": 2}}\''
+            )
+        if not isinstance(kwargs, dict):
+            raise UsageError(
+                f"--agent-kwargs {agent!r}: expected an object of keyword arguments, got "
+                f"{json.dumps(kwargs)}"
+            )
+    return {agent: dict(kwargs) for agent, kwargs in given.items()}
+
+
+def agent_labels(pairs: Sequence[tuple[str, str]], agents: Sequence[str]) -> dict[str, str]:
+    """``--label NAME=LABEL`` pairs as a mapping; UsageError for a NAME not in --agents."""
+    labels: dict[str, str] = {}
+    for name, label in pairs:
+        if name not in agents:
+            raise UsageError(
+                f"--label {name}={label}: {name!r} is not one of --agents {list(agents)}"
+            )
+        if name in labels:
+            raise UsageError(f"--label gives {name!r} twice")
+        labels[name] = label
+    return labels
 
 
 def report_failures(out: Path) -> int:
@@ -355,6 +414,7 @@ def command_tune(args: argparse.Namespace) -> int:
                 ray_address=args.ray_address,
                 batch_size=args.batch_size,
                 agent_kwargs=fixed_kwargs(args.fixed, agents),
+                reuse_stale=args.reuse_stale,
             )
         except TuningFailedError as error:
             print_tuning(args, error.tuning, grid)
@@ -433,6 +493,7 @@ def command_bench(args: argparse.Namespace) -> int:
     from bco_gym.agents.registry import resolve_agent
     from bco_gym.reports.bench import MARKER, run_bench
     from bco_gym.reports.suites import SUPERSEDED, resolve_suite, select_scenarios
+    from bco_gym.sweeps.sweep import StaleCellWarning
 
     try:
         name, found = resolve_suite(args.suite)
@@ -447,6 +508,8 @@ def command_bench(args: argparse.Namespace) -> int:
             resolve_agent(agent)
         except (ValueError, TypeError) as error:
             raise UsageError(str(error)) from None
+    agent_kwargs = agent_kwargs_per_agent(args.agent_kwargs, args.agents)
+    labels = agent_labels(args.label, args.agents)
     out = check_command_directory(
         args.out,
         "bench",
@@ -461,6 +524,7 @@ def command_bench(args: argparse.Namespace) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the runs keep theirs; the report lists them
+        warnings.simplefilter("default", StaleCellWarning)  # but stale cells are said here
         outcome = run_bench(
             args.agents,
             out,
@@ -473,6 +537,10 @@ def command_bench(args: argparse.Namespace) -> int:
             progress=_progress(args),
             announce=announce,
             command=_bench_command(args),
+            agent_kwargs=agent_kwargs,
+            labels=labels,
+            reuse_stale=args.reuse_stale,
+            agents_only=args.agents_only,
         )
     print(f"wrote {outcome.report} and {outcome.scores}")
     if outcome.failures:
@@ -488,9 +556,13 @@ def _bench_command(args: argparse.Namespace) -> str:
     seeds = f" --seeds {args.seeds}" if args.seeds is not None else ""
     chosen = f" --scenarios {','.join(args.scenarios)}" if args.scenarios else ""
     chosen += " --recompute-references" if args.recompute_references else ""
+    extra = "".join(f" --label '{name}={label}'" for name, label in args.label)
+    if args.agent_kwargs:
+        extra += f" --agent-kwargs '{json.dumps(args.agent_kwargs)}'"
+    extra += " --agents-only" if args.agents_only else ""
     return (
-        f"bco-gym bench --agents {','.join(args.agents)} --suite {args.suite}{chosen}{seeds} "
-        f"--out {args.out}"
+        f"bco-gym bench --agents '{','.join(args.agents)}' --suite {args.suite}{chosen}"
+        f"{seeds} --out {args.out}{extra}"
     )
 
 
@@ -518,7 +590,14 @@ def print_tuning(args: argparse.Namespace, tuning: Any, grid: Sequence[float]) -
     regrets = format_column([c.mean_regret for _, c in chosen], 4)
     header = ["agent", "param", "theory value", "tuned value", "mean regret (tuned)", "grid scores"]
     body = [
-        [agent, c.param, theory[i], values[i], regrets[i], " ".join(format_column(c.scores, 3))]
+        [
+            tuning.label(agent),
+            c.param,
+            theory[i],
+            values[i],
+            regrets[i],
+            " ".join(format_column(c.scores, 3)),
+        ]
         for i, (agent, c) in enumerate(chosen)
     ]
     print(
@@ -527,11 +606,14 @@ def print_tuning(args: argparse.Namespace, tuning: Any, grid: Sequence[float]) -
     )
     print(render_text(header, body))
     for agent, reason in tuning.skipped.items():
-        print(f"{agent}: skipped, {reason}")
+        print(f"{tuning.label(agent)}: skipped, {reason}")
     for agent, constant in chosen:
         if constant.excluded:
             left_out = ", ".join(f"{v:g}" for v in constant.excluded)
-            print(f"{agent}: {constant.param} = {left_out} left out (a cell failed; score -)")
+            print(
+                f"{tuning.label(agent)}: {constant.param} = {left_out} left out (a cell "
+                "failed; score -)"
+            )
 
 
 def command_plot(args: argparse.Namespace) -> int:

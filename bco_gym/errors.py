@@ -28,3 +28,10 @@ class UnsupportedSetError(ValueError):
     """An agent was given a feasible set it cannot work on (e.g. one without the
     self-concordant barrier a barrier method needs). The message names the set and lists
     the supported ones."""
+
+
+class AgentError(RuntimeError):
+    """An agent's own code raised while it was built or played (its ``__init__``,
+    ``act``, ``update``, or a play outside K). The message names the agent, and where a
+    run was under way the seed and the round; the original exception is its
+    ``__cause__``."""

@@ -39,10 +39,10 @@ def plugin(tmp_path, monkeypatch):
 
 
 def test_run_takes_an_import_path_and_an_entry_point(tmp_path, capsys, plugin):
-    for agent in ("user_agents:Jitter", "plugjitter"):
+    for agent, label in (("user_agents:Jitter", "jitter"), ("plugjitter", "plugjitter")):
         assert main(["run", *BALL, "--agent", agent, "--horizon", "50", "--quiet"]) == 0
         out = capsys.readouterr().out
-        assert f"{agent} (theory spread=0.5)" in out, out
+        assert f"{label} (theory spread=0.5)" in out, out
     assert main(["run", *BALL, "--agent", "user_agents:Nope", "--horizon", "50"]) == 2
     assert "has no attribute 'Nope'" in capsys.readouterr().err
     assert main(["run", *BALL, "--agent", "brokenplug", "--horizon", "50"]) == 2
@@ -63,8 +63,8 @@ def test_compare_and_plot_take_an_import_path_beside_built_ins(tmp_path, capsys,
     argv = ["compare", *BALL, "--agents", "user_agents:Jitter,fkm", "--horizon", "60"]
     assert main([*argv, "--seeds", "2", "--out", str(out), "--quiet"]) == 0
     results = load_sweep(out)
-    assert {r.agent for r in results} == {"user_agents:Jitter", "fkm"}
-    assert "user_agents:Jitter" in (out / "table.md").read_text()
+    assert {r.agent for r in results} == {"jitter", "fkm"}
+    assert "jitter" in (out / "table.md").read_text()
     assert main(["plot", str(out)]) == 0
 
 
@@ -73,7 +73,7 @@ def test_a_failing_agent_fails_its_cells_and_compare_exits_1(tmp_path, capsys, n
     argv = ["compare", *BALL, "--agents", "user_agents:Faulty,random", "--horizon", "40"]
     assert main([*argv, "--seeds", "2", "--out", str(out), "--quiet"]) == 1
     err = capsys.readouterr().err
-    assert "agent 'user_agents:Faulty' seed 0 (BCO-Ball-v0, T=40) failed in round 3" in err
+    assert "agent 'faulty' seed 0 (BCO-Ball-v0, T=40) failed in round 3" in err
     assert "2 cell(s) failed" in err
     assert [f.seed for f in load_failures(out)] == [0, 1]
     assert {r.agent for r in load_sweep(out)} == {"random"}
@@ -86,8 +86,8 @@ def test_exponents_use_a_declared_exponent_and_tune_its_scale_param(tmp_path, ca
     argv += ["--horizons", "20:80", "--points", "2", "--seeds", "2", "--quiet"]
     assert main([*argv, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    jitter = next(line for line in printed.splitlines() if "user_agents:Jitter " in line)
-    unnamed = next(line for line in printed.splitlines() if "user_agents:Unnamed " in line)
+    jitter = next(line for line in printed.splitlines() if line.startswith("jitter "))
+    unnamed = next(line for line in printed.splitlines() if line.startswith("Unnamed "))
     # ... theory, LMO/round, proj/round, comparator
     assert jitter.split()[-4] == "1.000"  # its declared regret_exponent
     assert unnamed.split()[-4] == "-"  # none declared: the fit only
@@ -108,8 +108,8 @@ def test_tune_marks_a_default_that_is_no_theorems_and_compare_notes_full_informa
     argv += ["--horizon", "40", "--tune-seeds", "10:12", "--grid", "0.1:1", "--points", "2"]
     assert main([*argv, "--out", str(tmp_path / "tuned.json"), "--quiet"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    theorem = next(line for line in lines if line.startswith("user_agents:Jitter "))
-    guess = next(line for line in lines if line.startswith("user_agents:GuessedJitter "))
+    theorem = next(line for line in lines if line.startswith("jitter "))
+    guess = next(line for line in lines if line.startswith("guessed-jitter "))
     assert "spread  0.5000 " in guess and "0.5000 (default, no theorem)" in guess
     assert "0.5000 " in theorem and "no theorem" not in theorem
     argv = ["compare", *BALL, "--agents", "user_agents:GradientJitter,random", "--horizon", "30"]

@@ -16,22 +16,51 @@ import path, distribution version, factory and declared constants), and every to
 the library resolves an agent once, where it is entered, and passes the spec down. A
 plugin that fails to load is reported with its name and error (:func:`plugin_errors`)
 and never breaks the built-ins.
+
+Identity. Every spelling of one agent resolves to one *identity* (:meth:`AgentSpec.identity`):
+the import path of its class (or factory) and its keyword arguments, written
+``"package.module:Class[key=value,...]"`` (keys sorted, numbers canonical); beside it
+:attr:`AgentSpec.digest`, a digest of the source of the module that defines it (plus the
+distribution's version when it is installed), which says when stored results of the
+agent were computed by other code. Results, sweep cells, tuned constants and pairing
+use the identity; the *label* (:attr:`AgentSpec.name`: the built-in, registered or
+entry-point name as given, else the class's own ``name`` or its class name) is for
+people only.
+
+Variants. ``"NAME[key=value,...]"`` (e.g. ``"fkm[c=2,estimator=residual]"``) is the
+agent NAME (any string form above) with those keyword arguments bound; each value is
+parsed by the type of the constructor's parameter (its default or annotation) and the
+keywords are checked as :func:`~bco_gym.agents.make_agent` checks them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib
 import importlib.metadata
 import inspect
+import json
+import math
+import os
+import re
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from bco_gym.agents.base import Agent
+from bco_gym.errors import AgentError
 
 ENTRY_POINT_GROUP = "bco_gym.agents"
 SOURCES = ("builtin", "registered", "entry-point", "import-path", "object")
 _DEFAULT_NAME = Agent.name
+#: ``NAME[key=value,...]``: an agent with keyword arguments bound (a variant).
+_VARIANT = re.compile(r"^(?P<base>[^\[\]]+)\[(?P<body>[^\[\]]*)\]$", re.DOTALL)
+
+
+class AgentLoadError(ValueError):
+    """An agent's code failed to load (its module raised, had a syntax error or called
+    ``sys.exit`` at import), or the path given does not lead to an agent."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +90,10 @@ class AgentSpec:
             is passed to the factory).
         label_from_agent: a factory declaring no ``name``: the agents it builds name
             the results (:meth:`labelled`), e.g. ``SB3Agent(model, problem, name=...)``.
+        kwargs: the keyword arguments bound by a variant ``NAME[key=value,...]`` (sorted
+            (key, value) pairs), passed to the factory under any overrides.
+        digest: a digest of the code defining it (module source, plus the distribution's
+            version when installed); None when there is no source to read.
     """
 
     name: str
@@ -76,6 +109,21 @@ class AgentSpec:
     batched: bool = False
     options: tuple[str, ...] | None = None
     label_from_agent: bool = False
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    digest: str | None = None
+
+    def identity(self, overrides: Mapping[str, Any] | None = None) -> str:
+        """``"module:Class[key=value,...]"``: the import path and the keyword arguments
+        (the bound ones and ``overrides``), the same for every spelling of the agent."""
+        return identity_text(self.import_path, {**dict(self.kwargs), **dict(overrides or {})})
+
+    def with_label(self, label: str) -> AgentSpec:
+        """This spec with another label (what results, tables and figures show)."""
+        if not isinstance(label, str) or not label.strip() or label != label.strip():
+            raise ValueError(
+                f"label {label!r} must be a non-empty string without surrounding spaces"
+            )
+        return dataclasses.replace(self, name=label, label_from_agent=False)
 
     @property
     def constants_free(self) -> bool:
@@ -85,6 +133,7 @@ class AgentSpec:
     def build(self, problem: Any, batch_size: int | None = None, **overrides: Any) -> Agent:
         """The agent for ``problem`` (batched with ``batch_size`` S, which needs
         ``batched``), with ``overrides`` checked against ``options``."""
+        overrides = {**dict(self.kwargs), **overrides}
         self.check_overrides(overrides)
         if batch_size is not None and not self.batched:
             raise ValueError(
@@ -100,6 +149,13 @@ class AgentSpec:
                 f"agent {self.name!r} with {_shown(overrides)}: its parameters overflow "
                 f"float64 ({error}); give a constant nearer the default"
             ) from None
+        except (ValueError, TypeError):
+            raise  # a refused keyword, already naming itself
+        except Exception as error:  # the user's constructor raised: name the agent
+            raise AgentError(
+                f"agent {self.name!r} ({self.import_path}) failed to build with "
+                f"{_shown(overrides)}: {type(error).__name__}: {error}"
+            ) from error
         if not isinstance(agent, Agent):
             raise TypeError(
                 f"agent {self.name!r}: the factory {self.import_path} returned "
@@ -179,6 +235,7 @@ class AgentSpec:
             "source": self.source,
             "feedback": self.feedback,
             "regret_exponent": self.regret_exponent,
+            "digest": self.digest,
         }
 
 
@@ -226,6 +283,11 @@ def register(
             "'--agents A,B') or surrounding spaces"
         )
     _check_factory(factory, f"register({name!r})")
+    if summary is not None and not isinstance(summary, str):
+        raise TypeError(
+            f"register({name!r}): summary={summary!r} ({type(summary).__name__}) must be a "
+            "string (one line shown by `bco-gym list`) or None"
+        )
     builtin = {known.casefold(): known for known in AGENTS}.get(name.casefold())
     if builtin is not None:
         raise ValueError(
@@ -250,22 +312,24 @@ def unregister(name: str) -> None:
 
 
 def resolve_agent(agent: Any) -> AgentSpec:
-    """The :class:`AgentSpec` of a name, import path, Agent subclass, factory or spec.
+    """The :class:`AgentSpec` of a name, import path, variant, Agent subclass, factory or spec.
 
-    ValueError for an unknown name or an unimportable path (listing what is allowed),
-    TypeError for an object that is neither an Agent subclass nor a callable.
+    ValueError for an unknown name, an unimportable path or a variant's bad keyword
+    (listing what is allowed); :class:`AgentLoadError` (a ValueError) naming the agent
+    when its module fails to load; TypeError for an object that is neither an Agent
+    subclass nor a callable.
     """
     if isinstance(agent, AgentSpec):
         return agent
     if isinstance(agent, str):
-        return _resolve_string(agent)
+        return _resolve_variant(agent)
     if isinstance(agent, Agent):
         raise TypeError(
             f"resolve_agent needs a name, an import path, an Agent subclass or a factory, "
             f"got an agent instance {agent!r}; pass its class, or use spec_of_instance"
         )
     _check_factory(agent, "resolve_agent")
-    spec = _spec(agent, name=_own_label(_declared_name(agent), agent), source="object")
+    spec = _spec(agent, name=_label_of(agent), source="object")
     if isinstance(agent, type) or isinstance(getattr(agent, "name", None), str):
         return spec
     return dataclasses.replace(spec, label_from_agent=True)
@@ -308,6 +372,48 @@ def spec_of_instance(agent: Agent) -> AgentSpec:
     return _spec(type(agent), name=_own_label(str(agent.name), type(agent)), source="object")
 
 
+def identity_text(import_path: str, kwargs: Mapping[str, Any]) -> str:
+    """``"module:Class"`` or ``"module:Class[key=value,...]"``: keys sorted, each value
+    written canonically (:func:`canonical_value`), so 2 and 2.0 give one identity."""
+    if not kwargs:
+        return import_path
+    body = ",".join(f"{key}={canonical_value(kwargs[key])}" for key in sorted(kwargs))
+    return f"{import_path}[{body}]"
+
+
+def canonical_value(value: Any) -> str:
+    """One text per value: true/false, none, an integral number without its ".0", other
+    floats by repr, plain words as they are, any other string quoted as JSON."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float) or type(value).__module__ == "numpy":
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            return json.dumps(repr(value))
+        if math.isfinite(number) and number.is_integer() and abs(number) < 2**53:
+            return str(int(number))
+        return repr(number)
+    if isinstance(value, str):
+        return value if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.+-]*", value) else json.dumps(value)
+    if callable(value) and hasattr(value, "__qualname__"):
+        return json.dumps(f"{getattr(value, '__module__', '?')}:{value.__qualname__}")
+    return json.dumps(repr(value))
+
+
+def identity_of_result(result: Any) -> str:
+    """The identity of the agent of a stored result: recorded since identities exist,
+    else rebuilt from its import path (or label) and keyword arguments."""
+    spec = getattr(result, "agent_spec", None) or {}
+    recorded = spec.get("identity")
+    if isinstance(recorded, str):
+        return recorded
+    base = spec.get("import_path") or getattr(result, "agent", "?")
+    return identity_text(str(base), dict(getattr(result, "agent_kwargs", None) or {}))
+
+
 def available_agents() -> dict[str, str]:
     """Every agent name that resolves (built-in, registered, plugins) -> its source."""
     from bco_gym.agents import AGENTS
@@ -347,6 +453,115 @@ def allowed_forms() -> str:
 
 
 # -- strings ---------------------------------------------------------------------------------
+def _resolve_variant(text: str) -> AgentSpec:
+    """A string form, with ``[key=value,...]`` bound when it ends in one."""
+    found = _VARIANT.match(text.strip()) if text.rstrip().endswith("]") else None
+    if found is None:
+        if "[" in text or "]" in text:
+            raise ValueError(
+                f"agent {text!r}: a variant reads 'NAME[key=value,...]' (one pair of brackets "
+                "at the end, e.g. 'fkm[c=2,estimator=residual]')"
+            )
+        return _resolve_string(text)
+    base = _resolve_string(found.group("base").strip())
+    if base.kwargs:
+        raise ValueError(f"agent {text!r} binds keyword arguments twice")
+    kwargs = parse_variant(base, found.group("body"), text)
+    base.check_overrides(kwargs)
+    pairs = tuple(sorted(kwargs.items()))
+    label = f"{base.name}[{','.join(f'{k}={canonical_value(v)}' for k, v in pairs)}]"
+    return dataclasses.replace(base, kwargs=pairs, name=label)
+
+
+def parse_variant(spec: AgentSpec, body: str, text: str = "") -> dict[str, Any]:
+    """The keyword arguments of ``key=value,...``, each value parsed by the type of the
+    constructor's parameter (:func:`_typed_value`)."""
+    kwargs: dict[str, Any] = {}
+    parameters = _parameters(spec.factory)
+    if not body.strip():
+        raise ValueError(f"agent {text!r}: empty brackets; give key=value pairs, or no brackets")
+    for item in (part.strip() for part in _split_pairs(body)):
+        key, equals, raw = item.partition("=")
+        key, raw = key.strip(), raw.strip()
+        if not equals or not key.isidentifier():
+            raise ValueError(
+                f"agent {text!r}: {item!r} is not key=value (a variant reads "
+                "'NAME[key=value,...]', e.g. 'fkm[c=2,estimator=residual]')"
+            )
+        if key in kwargs:
+            raise ValueError(f"agent {text!r} gives {key!r} twice")
+        kwargs[key] = _typed_value(raw, parameters.get(key), f"agent {text!r}: {key}")
+    return kwargs
+
+
+def _split_pairs(body: str) -> list[str]:
+    """``body`` split at commas outside double quotes."""
+    parts, current, quoted = [], [], False
+    for char in body:
+        if char == '"':
+            quoted = not quoted
+        if char == "," and not quoted:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _parameters(factory: Any) -> dict[str, inspect.Parameter]:
+    target = factory.__init__ if isinstance(factory, type) else factory
+    try:
+        return dict(inspect.signature(target).parameters)
+    except (TypeError, ValueError):
+        return {}
+
+
+def _literal(raw: str) -> Any:
+    lowered = raw.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    if raw.startswith('"'):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            raise ValueError(f"{raw!r} is not a quoted string") from None
+        return value
+    if re.fullmatch(r"[+-]?\d+", raw):
+        return int(raw)
+    try:
+        return float(raw)
+    except ValueError:
+        return raw
+
+
+def _typed_value(raw: str, parameter: inspect.Parameter | None, where: str) -> Any:
+    """``raw`` as the parameter's type: its default's type (bool, int, float, str), else
+    its annotation's (``float | None`` takes numbers as float), else as written
+    (true/false, none, integers, floats, quoted or plain strings)."""
+    value = _literal(raw)
+    if parameter is None:
+        return value
+    default = parameter.default
+    annotation = parameter.annotation
+    words = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    words = str(words) if words is not inspect.Parameter.empty else ""
+    if isinstance(default, bool) or (default is inspect.Parameter.empty and words == "bool"):
+        if not isinstance(value, bool):
+            raise ValueError(f"{where}={raw!r}: expected true or false")
+        return value
+    if isinstance(default, str) and not isinstance(value, str):
+        return raw  # a string parameter takes the text as written
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and (isinstance(default, float) or re.search(r"\bfloat\b", words)):
+        return float(value)
+    if number and isinstance(default, int) and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def _resolve_string(text: str) -> AgentSpec:
     from bco_gym.agents import AGENTS
 
@@ -356,7 +571,8 @@ def _resolve_string(text: str) -> AgentSpec:
         factory, summary = _REGISTERED[text]
         return _spec(factory, name=text, source="registered", summary=summary)
     if ":" in text:
-        return _spec(_import_path(text), name=text, source="import-path")
+        factory = _import_path(text)
+        return _spec(factory, name=_label_of(factory), source="import-path")
     if text in _entry_points():
         factory, version = _load_entry_point(text)
         return _spec(factory, name=text, source="entry-point", version=version)
@@ -369,11 +585,20 @@ def _import_path(path: str) -> Any:
         raise ValueError(
             f"agent import path {path!r} must read 'package.module:ClassName'; {allowed_forms()}"
         )
+    if module_name.startswith("."):
+        raise AgentLoadError(
+            f"agent import path {path!r} is not an agent: {module_name!r} is a relative module "
+            "name; give the absolute one, 'package.module:ClassName'"
+        )
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as error:
         raise ValueError(
             f"agent import path {path!r}: cannot import module {module_name!r} ({error})"
+        ) from error
+    except (Exception, SystemExit) as error:  # the module's own code failed at import
+        raise AgentLoadError(
+            f"agent {path!r} failed to load: importing {module_name!r} raised {_error_text(error)}"
         ) from error
     for part in attribute.split("."):
         if not hasattr(target, part):
@@ -383,6 +608,12 @@ def _import_path(path: str) -> Any:
         target = getattr(target, part)
     _check_factory(target, f"agent import path {path!r}")
     return target
+
+
+def _error_text(error: BaseException) -> str:
+    if isinstance(error, SystemExit):
+        return f"SystemExit (sys.exit({error.code!r}) at import)"
+    return f"{type(error).__name__}: {' '.join(str(error).split())}"
 
 
 def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
@@ -398,10 +629,10 @@ def _load_entry_point(name: str) -> tuple[Any, str | None]:
     try:
         factory = entry.load()
         _check_factory(factory, f"plugin {name!r} ({entry.value})")
-    except Exception as error:  # a broken plugin must not break anything else
-        message = f"{type(error).__name__}: {error}"
+    except (Exception, SystemExit) as error:  # a broken plugin must not break anything else
+        message = _error_text(error)
         _PLUGIN_ERRORS[name] = message
-        raise ValueError(
+        raise AgentLoadError(
             f"agent plugin {name!r} (entry point {entry.value!r} of group "
             f"{ENTRY_POINT_GROUP!r}) failed to load: {message}"
         ) from error
@@ -430,6 +661,13 @@ def _check_factory(factory: Any, where: str) -> None:
             f"{where}: {factory!r} ({type(factory).__name__}) is not an agent; expected an "
             "Agent subclass or a factory (problem, **kwargs) -> Agent"
         )
+    if inspect.isbuiltin(factory) or type(factory).__name__ in ("ufunc", "method-wrapper"):
+        name = getattr(factory, "__qualname__", None) or repr(factory)
+        module = getattr(factory, "__module__", None) or "builtins"
+        raise TypeError(
+            f"{where}: {module}.{name} is not an agent: it is a function compiled into "
+            f"{module}, not an Agent subclass or a factory (problem, **kwargs) -> Agent"
+        )
 
 
 def _spec(
@@ -444,10 +682,11 @@ def _spec(
 
     is_class = isinstance(factory, type)
     exponent = getattr(factory, "regret_exponent", None)
+    version = version if version is not None else _distribution_version(factory)
     return AgentSpec(
         name=name,
         import_path=_import_path_of(factory),
-        version=version if version is not None else _distribution_version(factory),
+        version=version,
         factory=factory,
         source=source,
         summary=summary if summary is not None else _first_line(factory),
@@ -457,6 +696,7 @@ def _spec(
         theory_defaults=_theory_defaults(factory),
         batched=is_class and issubclass(factory, BatchAgent),
         options=_options_of(factory) if is_class else None,
+        digest=code_digest(factory, version),
     )
 
 
@@ -495,6 +735,25 @@ def _declared_name(factory: Any) -> str:
     return str(getattr(factory, "__qualname__", type(factory).__name__))
 
 
+def _label_of(factory: Any) -> str:
+    """The default label of a class or factory given as an object or import path: the
+    name it is known by here (a built-in or registered name), else its own declared
+    ``name``, else its class name (never a long import path)."""
+    from bco_gym.agents import AGENTS
+
+    for name, known in (*AGENTS.items(), *((n, f) for n, (f, _) in _REGISTERED.items())):
+        if known is factory:
+            return name
+    declared = _declared_name(factory)
+    if declared in AGENTS and AGENTS[declared] is not factory:
+        return str(getattr(factory, "__name__", None) or _short(factory))
+    return declared
+
+
+def _short(factory: Any) -> str:
+    return _import_path_of(factory).rsplit(":", 1)[-1]
+
+
 def _own_label(name: str, factory: Any) -> str:
     """``name``, or the import path of ``factory`` when ``name`` is a built-in agent's
     and ``factory`` is code from outside bco_gym (a user's subclass of BlockBanditCG
@@ -504,7 +763,7 @@ def _own_label(name: str, factory: Any) -> str:
 
     path = _import_path_of(factory)
     if name in AGENTS and factory is not AGENTS[name] and not path.startswith("bco_gym."):
-        return path
+        return _short(factory)
     return name
 
 
@@ -549,6 +808,35 @@ def _distribution_version(factory: Any) -> str | None:
         except importlib.metadata.PackageNotFoundError:
             continue
     return None
+
+
+_DIGESTS: dict[tuple[str, int, int, str | None], str] = {}
+
+
+def code_digest(factory: Any, version: str | None = None) -> str | None:
+    """16 hex digits of SHA-256 over the source of the module defining ``factory`` and
+    the installed distribution's ``version``; None when the module has no source file."""
+    module = sys.modules.get(getattr(factory, "__module__", None) or "")
+    try:
+        path = inspect.getsourcefile(module) if module is not None else None
+    except TypeError:
+        path = None
+    if path is None:
+        return None
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    key = (path, status.st_mtime_ns, status.st_size, version)
+    if key not in _DIGESTS:
+        try:
+            with open(path, "rb") as stream:
+                source = stream.read()
+        except OSError:
+            return None
+        body = source + b"\0" + (version or "").encode()
+        _DIGESTS[key] = hashlib.sha256(body).hexdigest()[:16]
+    return _DIGESTS[key]
 
 
 def _shown(overrides: Mapping[str, Any]) -> str:

@@ -165,10 +165,11 @@ def run_seed_batch(cells: Sequence[Any], progress: Any = False) -> list[RunResul
         "constants",
         "checkpoints",
         "fast",
+        "label",
     )
     for index, cell in enumerate(cells):
         for name in fields:
-            if getattr(cell, name) != getattr(first, name):
+            if getattr(cell, name, None) != getattr(first, name, None):
                 raise ValueError(
                     f"run_seed_batch: cell {index} differs from cell 0 in {name} "
                     f"({getattr(cell, name)!r} != {getattr(first, name)!r}); a batch may "
@@ -177,9 +178,11 @@ def run_seed_batch(cells: Sequence[Any], progress: Any = False) -> list[RunResul
     if callable(progress):
         rows, advance = len(cells), progress
         progress = lambda count: advance(rows * count)  # noqa: E731
+    label = getattr(first, "label", None)
+    agent = resolve_spec(first.agent, "run_seed_batch()")
     return run_many(
         first.env_id,
-        first.agent,
+        agent if label is None else agent.with_label(label),
         [cell.seed for cell in cells],
         horizon=first.horizon,
         checkpoints=first.checkpoints,

@@ -95,7 +95,7 @@ def constants_label(constants: str | None, spec: Any, built_here: bool, agent_kw
     (rather than being handed one).
     """
     if constants is None:
-        if not built_here or agent_kwargs:
+        if not built_here or agent_kwargs or getattr(spec, "kwargs", ()):
             return "custom"
         constants = "theory"
     if constants not in CONSTANTS_LABELS:

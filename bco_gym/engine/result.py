@@ -80,10 +80,13 @@ class RunResult:
     ``linear-switching`` the ``segments`` and the ``switching_regret`` (against the
     best point of each segment). Results saved before these fields read back as None.
 
-    ``agent_spec`` records where the agent came from (``name``, ``import_path``, the
-    ``version`` of its distribution, ``source``) and what it declares (``feedback``,
-    ``regret_exponent``): see
-    :class:`~bco_gym.agents.registry.AgentSpec`); ``loss["digest"]`` identifies the
+    ``agent`` is the agent's label (for people). ``agent_spec`` records where the agent
+    came from (``name``, ``import_path``, the ``version`` of its distribution,
+    ``source``), what it declares (``feedback``, ``regret_exponent``), its ``identity``
+    (import path and keyword arguments, the same for every spelling) and the ``digest``
+    of its code: see :class:`~bco_gym.agents.registry.AgentSpec`. ``computed_at`` is
+    when the run finished (UTC, ISO 8601; None for results saved before it existed).
+    ``loss["digest"]`` identifies the
     loss sequence (:meth:`~bco_gym.losses.base.LossSequence.digest`): results pair
     only when their digests agree.
     """
@@ -125,6 +128,7 @@ class RunResult:
     interval_regret: dict[str, Any] = field(default_factory=dict)
     agent_spec: dict[str, Any] = field(default_factory=dict)
     cpu_seconds: float | None = None
+    computed_at: str | None = None
 
     ARRAY_FIELDS = (
         "checkpoints",
@@ -155,9 +159,19 @@ class RunResult:
         return self.params.get(self.scale_param) if self.scale_param else None
 
     def outcome(self) -> dict[str, Any]:
-        """Every field but the timings, versions and loop: what a seed determines exactly."""
-        skipped = {*self.TIMING_FIELDS, "versions", "loop"}
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skipped}
+        """Every field but the timings, versions, loop and date: what a seed determines
+        exactly. The agent is its identity and code digest (``agent_spec``), not its
+        label nor how it was spelled (a name, an import path, a class)."""
+        skipped = {*self.TIMING_FIELDS, "versions", "loop", "computed_at"}
+        found = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skipped}
+        identity = self.agent_spec.get("identity")
+        if identity is not None:  # results since identities: the label is for people
+            found["agent"] = identity  # the keyword arguments too, written canonically
+            del found["agent_kwargs"]
+            found["agent_spec"] = {
+                key: self.agent_spec.get(key) for key in ("identity", "digest", "feedback")
+            }
+        return found
 
     def same_outcome(self, other: RunResult) -> bool:
         """Whether ``other`` holds bit-identical losses, regrets, counters and metadata."""
@@ -186,6 +200,14 @@ def _values_equal(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     return bool(type(a) is type(b) and a == b)
+
+
+def computed_now() -> str:
+    """The present moment, UTC, to the second (``RunResult.computed_at``)."""
+    import datetime
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def describe_problem(problem: Any) -> dict[str, Any]:

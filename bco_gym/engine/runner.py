@@ -75,6 +75,7 @@ from bco_gym.engine.preparation import (
 )
 from bco_gym.engine.result import (
     RunResult,
+    computed_now,
     describe_problem,
     jsonable,
     scalar_stats,
@@ -259,9 +260,12 @@ def row_result(
     """The result of one run (one row of a batch) from its tally and comparators.
 
     Everything the result says about the agent (name, scale parameter, import path,
-    version) comes from ``spec``, its AgentSpec, on every path.
+    version, identity and code digest) comes from ``spec``, its AgentSpec, on every
+    path; its ``agent_kwargs`` are the variant's bound keywords under ``agent_kwargs``.
     """
     agent_seconds, env_seconds, comparator_seconds = seconds
+    bound = {**dict(getattr(spec, "kwargs", ())), **dict(agent_kwargs or {})}
+    described = {**spec.describe(), "identity": spec.identity(agent_kwargs)}
     return RunResult(
         env_id=env_id,
         agent=spec.name,
@@ -278,7 +282,7 @@ def row_result(
         scale_param=spec.scale_param,
         constants=constants,
         env_kwargs=jsonable(dict(env_kwargs or {})),
-        agent_kwargs=jsonable(dict(agent_kwargs or {})),
+        agent_kwargs=jsonable(bound),
         loss=jsonable({**losses.describe(), "digest": losses.digest()}),
         problem=describe_problem(problem),
         stats=scalar_stats(stats),
@@ -289,7 +293,8 @@ def row_result(
         wall_seconds=0.0,
         versions=versions(),
         latency_us=dict(latency_us or {}),
-        agent_spec=jsonable(spec.describe()),
+        agent_spec=jsonable(described),
+        computed_at=computed_now(),
         cpu_seconds=cpu_seconds,
     )
 

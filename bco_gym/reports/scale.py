@@ -30,7 +30,7 @@ from bco_gym.reports.page import figure_lines
 from bco_gym.reports.suites import ScaleTuning, Scenario
 from bco_gym.reports.summary import render_markdown
 from bco_gym.sweeps.sweep import Cell, cells, run_cells
-from bco_gym.sweeps.tuning import Tuning, check_disjoint, save_tuned, tune
+from bco_gym.sweeps.tuning import AgentKeyed, Tuning, check_disjoint, save_tuned, tune
 
 
 def play_scenario(
@@ -63,7 +63,7 @@ def play_scenario(
         _tune(spec, agents, horizon, out, env_kwargs, common)
         for horizon, agents in _tuning_groups(spec.tuning).items()
     ]
-    overrides = {a: kw for tuning in tunings for a, kw in tuning.overrides().items()}
+    overrides = AgentKeyed((a, kw) for tuning in tunings for a, kw in tuning.overrides().items())
     agents = [agent for agent in spec.tuning.agents if agent in overrides]
     if not agents:
         return results, tunings

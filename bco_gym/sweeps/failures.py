@@ -47,12 +47,21 @@ class CellFailure:
     error: str
     cell: dict[str, Any] = dataclasses.field(default_factory=dict)
 
+    @property
+    def label(self) -> str:
+        """What the agent is called in reports (its cell's label, else its name)."""
+        return str(self.cell.get("label") or self.agent)
+
     def describe(self) -> str:
         """One line: "agent 'x' seed 3 (BCO-Ball-v0, T=100) failed in round 7: ..."."""
-        where = "before its first round" if self.round is None else f"in round {self.round}"
+        return f"{self.where()}: {self.error}"
+
+    def where(self) -> str:
+        """The cell and round, without the error: "agent 'x' seed 3 (BCO-Ball-v0, T=100)
+        failed in round 7"."""
+        when = "before its first round" if self.round is None else f"in round {self.round}"
         return (
-            f"agent {self.agent!r} seed {self.seed} ({self.env_id}, T={self.horizon}) "
-            f"failed {where}: {self.error}"
+            f"agent {self.label!r} seed {self.seed} ({self.env_id}, T={self.horizon}) failed {when}"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -80,6 +89,8 @@ def run_cell_or_failure(cell: Any) -> RunResult | CellFailure:
     built: list[Any] = []
     try:
         spec = resolve_agent(cell.agent)
+        if getattr(cell, "label", None) is not None:
+            spec = spec.with_label(cell.label)
 
         def keeping(problem: Any, **overrides: Any) -> Any:
             agent = spec.factory(problem, **overrides)

@@ -287,7 +287,9 @@ def _check_document(
 
 def _check_result_matches_key(path: Path, key: dict[str, Any], *values: Any) -> None:
     names = ("env_id", "agent", "horizon", "seed")
-    wrong = [name for name, value in zip(names, values, strict=True) if key.get(name) != value]
+    # A sweep cell with a label names its agent by the label (what the result carries).
+    expected = {**key, "agent": key["label"]} if key.get("label") is not None else key
+    wrong = [name for name, value in zip(names, values, strict=True) if expected.get(name) != value]
     if wrong:
         raise CorruptResultError(
             f"result {str(path)!r}: its {', '.join(wrong)} disagree with its key "

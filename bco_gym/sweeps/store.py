@@ -24,7 +24,7 @@ import socket
 import stat
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,8 @@ LOCK_NAME = ".lock"
 SHARED_FIELDS = ("env_id", "env_kwargs", "horizon", "checkpoints", "fast")
 # Fields every cell of one agent shares.
 AGENT_FIELDS = ("agent_kwargs", "constants")
+# Fields a cell has since agents have identities (absent from older cells).
+IDENTITY_FIELDS = ("label", "identity")
 
 
 class SweepLockedError(ValueError):
@@ -156,13 +158,14 @@ class SweepStore:
         """The directory's lock (a context manager; one writer at a time)."""
         return DirectoryLock(self.directory)
 
-    def open(self, spec: dict[str, Any]) -> SweepStore:
-        """Create, grow or re-open the sweep ``spec`` (``{"cells": [cell dicts]}``)."""
+    def open(self, spec: dict[str, Any], key: Callable[[dict], str] | None = None) -> SweepStore:
+        """Create, grow or re-open the sweep ``spec`` (``{"cells": [cell dicts]}``);
+        ``key`` says which cell dicts are one cell (default: equal dicts)."""
         spec = json.loads(json.dumps(spec))
         if os.path.lexists(self.manifest_path):
             stored = self.read_manifest()["spec"]
             # A sweep that never finished a cell (a typo, an early crash) blocks nothing.
-            merged = merge_specs(stored, spec, self.directory) if self.has_results() else spec
+            merged = merge_specs(stored, spec, self.directory, key) if self.has_results() else spec
             if merged != stored:
                 write_json(self.manifest_path, {"format": FORMAT_VERSION, "spec": merged})
         else:
@@ -276,14 +279,20 @@ class SweepStore:
 
 
 # -- growth ---------------------------------------------------------------------------------
-def merge_specs(stored: dict[str, Any], requested: dict[str, Any], where: Any = "") -> dict:
+def merge_specs(
+    stored: dict[str, Any],
+    requested: dict[str, Any],
+    where: Any = "",
+    key: Callable[[dict], Any] | None = None,
+) -> dict:
     """The stored spec grown by the requested cells, or SweepMismatchError naming the
-    fields that differ (see the module docstring)."""
+    fields that differ (see the module docstring). ``key`` says which cells are one."""
     old, new = stored["cells"], requested["cells"]
     if not old:
         return requested
-    known = {canonical_json(cell) for cell in old}
-    added = [cell for cell in new if canonical_json(cell) not in known]
+    key = key or canonical_json
+    known = {key(cell) for cell in old}
+    added = [cell for cell in new if key(cell) not in known]
     if not added:
         return stored
     differences = spec_differences(old, new)
@@ -302,22 +311,33 @@ def spec_differences(stored: Sequence[dict], requested: Sequence[dict]) -> list[
         before, after = _values(stored, name), _values(requested, name)
         if before != after:
             differences.append(f"{name}: stored {_show(before)}, requested {_show(after)}")
-    agents = dict.fromkeys(c.get("agent") for c in requested if c.get("agent") in _agents(stored))
+    agents = dict.fromkeys(_agent(c) for c in requested if _agent(c) in _agents(stored))
     for agent in agents:
         for name in AGENT_FIELDS:
-            before = _values([c for c in stored if c.get("agent") == agent], name)
-            after = _values([c for c in requested if c.get("agent") == agent], name)
+            if name == "agent_kwargs" and any(c.get("identity") == agent for c in requested):
+                continue  # the identity holds the keyword arguments, however spelled
+            before = _values([c for c in stored if _agent(c) == agent], name)
+            after = _values([c for c in requested if _agent(c) == agent], name)
             if before != after:
-                differences.append(
-                    f"{name} of {agent}: stored {_show(before)}, requested {_show(after)}"
+                shown = next(
+                    c.get("label") or c.get("agent") for c in requested if _agent(c) == agent
                 )
-    if not differences and any(set(c) != set(stored[0]) for c in [*stored, *requested]):
+                differences.append(
+                    f"{name} of {shown}: stored {_show(before)}, requested {_show(after)}"
+                )
+    fields = {frozenset(set(c) - set(IDENTITY_FIELDS)) for c in [*stored, *requested]}
+    if not differences and len(fields) > 1:
         differences.append("the cells have different fields (another bco_gym version?)")
     return differences
 
 
+def _agent(cell: dict) -> Any:
+    """Who a cell's agent is: its identity (cells since identities), else its name."""
+    return cell.get("identity") or cell.get("agent")
+
+
 def _agents(cells: Sequence[dict]) -> set[Any]:
-    return {cell.get("agent") for cell in cells}
+    return {_agent(cell) for cell in cells}
 
 
 def _values(cells: Sequence[dict], name: str) -> list[str]:

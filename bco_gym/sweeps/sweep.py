@@ -24,12 +24,13 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from bco_gym.engine.compiled import kernel_mode
+from bco_gym.agents.registry import current_agent_name, identity_of_result
 from bco_gym.engine.result import RunResult
 from bco_gym.engine.runner import run
 from bco_gym.engine.tally import check_horizon
@@ -49,14 +50,23 @@ from bco_gym.sweeps.failures import (
 from bco_gym.sweeps.results import CorruptResultError
 from bco_gym.sweeps.store import SweepStore
 
+IDENTITY_FIELDS = ("label", "identity")
+
 
 @dataclass(frozen=True)
 class Cell:
     """One run of a sweep: everything that determines its result.
 
-    ``constants`` labels where the agent's constants come from ("theory", "tuned",
-    "custom"); ``checkpoints`` None means the runner's default; ``fast`` is passed to
-    :func:`~bco_gym.engine.runner.run`.
+    ``agent`` is the spelling a worker resolves (a name, an import path, a variant
+    ``NAME[key=value,...]``); ``identity`` is the agent's identity with ``agent_kwargs``
+    (:meth:`~bco_gym.agents.registry.AgentSpec.identity`) and ``label`` what its
+    results are called. ``constants`` labels where the agent's constants come from
+    ("theory", "tuned", "custom"); ``checkpoints`` None means the runner's default;
+    ``fast`` is passed to :func:`~bco_gym.engine.runner.run`.
+
+    The key of a cell with an identity depends on the identity, never on the spelling
+    or the label: every spelling of an agent finds the same cells. Cells written before
+    identities existed (no ``identity``) keep the key they had.
     """
 
     env_id: str
@@ -68,10 +78,15 @@ class Cell:
     constants: str = "theory"
     checkpoints: tuple[int, ...] | None = None
     fast: bool | None = None
+    label: str | None = None
+    identity: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         document = asdict(self)
         document["checkpoints"] = None if self.checkpoints is None else list(self.checkpoints)
+        for name in IDENTITY_FIELDS:  # absent, as in the cells written before them
+            if document[name] is None:
+                del document[name]
         return document
 
     @classmethod
@@ -83,16 +98,32 @@ class Cell:
 
     @property
     def key(self) -> str:
-        """A file-name-safe id: readable fields plus a digest of the whole cell."""
-        canonical = json.dumps(self.to_dict(), sort_keys=True)
+        """A file-name-safe id: readable fields plus a digest of the whole cell (with an
+        identity: of every field but the spelling, the label and the keyword arguments,
+        which the identity holds)."""
+        document = self.to_dict()
+        document.pop("label", None)
+        name = self.agent
+        if self.identity is not None:
+            for field_name in ("agent", "agent_kwargs"):
+                del document[field_name]
+            name = self.identity.split("[", 1)[0].rsplit(":", 1)[-1]
+        canonical = json.dumps(document, sort_keys=True)
         digest = hashlib.sha256(canonical.encode()).hexdigest()[:10]
-        readable = f"{self.env_id}_{self.agent}_T{self.horizon}_s{self.seed}"
+        readable = f"{self.env_id}_{name}_T{self.horizon}_s{self.seed}"
         return f"{re.sub(r'[^A-Za-z0-9._-]+', '-', readable)}_{digest}"
+
+    def spec(self) -> Any:
+        """The agent's AgentSpec, carrying the cell's label."""
+        from bco_gym.agents import resolve_agent
+
+        spec = resolve_agent(self.agent)
+        return spec if self.label is None else spec.with_label(self.label)
 
     def run(self, progress: bool | None = False) -> RunResult:
         return run(
             self.env_id,
-            self.agent,
+            self.spec(),
             horizon=self.horizon,
             seed=self.seed,
             checkpoints=self.checkpoints,
@@ -127,6 +158,7 @@ def cells(
     constants: Mapping[str, str] | None = None,
     checkpoints: Sequence[int] | None = None,
     fast: bool | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> list[Cell]:
     """The grid envs x agents x horizons x seeds, in that nesting order.
 
@@ -138,22 +170,34 @@ def cells(
         constants: label per agent name; default "theory" for an agent without
             overrides and "custom" for one with.
         checkpoints, fast: passed to every run.
+        labels: what an agent's results are called, per agent name (default: its
+            spec's label, :attr:`~bco_gym.agents.registry.AgentSpec.name`).
+
+    Every agent given must resolve here (its cells carry its identity); ValueError when
+    two agents are one identity, or two identities would share one label.
     """
     envs, agents = _as_list(envs), _as_list(agents)
     horizons = [check_horizon(h) for h in _as_list(horizons)]
     seed_list = _seed_list(seeds)
     agent_kwargs = dict(agent_kwargs or {})
     constants = dict(constants or {})
-    for name, mapping in (("agent_kwargs", agent_kwargs), ("constants", constants)):
+    labels = dict(labels or {})
+    for name, mapping in (
+        ("agent_kwargs", agent_kwargs),
+        ("constants", constants),
+        ("labels", labels),
+    ):
         unknown = sorted(set(mapping) - set(agents))
         if unknown:
             raise ValueError(f"{name} names agents {unknown} that are not in the sweep {agents}")
+    identities = agent_identities(agents, agent_kwargs, labels)
     frozen_checkpoints = None if checkpoints is None else tuple(int(c) for c in checkpoints)
     grid = []
     for env_id in envs:
         for agent in agents:
             overrides = dict(agent_kwargs.get(agent, {}))
-            label = constants.get(agent, "custom" if overrides else "theory")
+            identity, shown, bound = identities[agent]
+            label = constants.get(agent, "custom" if overrides or bound else "theory")
             for horizon in horizons:
                 for seed in seed_list:
                     grid.append(
@@ -167,9 +211,45 @@ def cells(
                             constants=label,
                             checkpoints=frozen_checkpoints,
                             fast=fast,
+                            label=shown,
+                            identity=identity,
                         )
                     )
     return grid
+
+
+def agent_identities(
+    agents: Sequence[Any],
+    agent_kwargs: Mapping[Any, Mapping[str, Any]],
+    labels: Mapping[Any, str],
+) -> dict[Any, tuple[str, str, bool]]:
+    """agent -> (identity, label, whether a variant binds keywords). ValueError when
+    two agents given are one identity (two spellings of one agent), or two identities
+    share a label (pass labels)."""
+    from bco_gym.agents import resolve_agent
+
+    found: dict[Any, tuple[str, str, bool]] = {}
+    for agent in agents:
+        spec = resolve_agent(agent)
+        label = labels.get(agent, spec.name)
+        found[agent] = (spec.identity(agent_kwargs.get(agent, {})), label, bool(spec.kwargs))
+    by_identity: dict[str, list[Any]] = {}
+    by_label: dict[str, set[str]] = {}
+    for agent, (identity, label, _) in found.items():
+        by_identity.setdefault(identity, []).append(agent)
+        by_label.setdefault(label, set()).add(identity)
+    for identity, spellings in by_identity.items():
+        if len(spellings) > 1:
+            raise ValueError(
+                f"agents {', '.join(map(repr, spellings))} are one agent ({identity}); give it once"
+            )
+    for label, shared in by_label.items():
+        if len(shared) > 1:
+            raise ValueError(
+                f"agents {', '.join(sorted(shared))} would all be labelled {label!r}; give "
+                "each its own label (--label NAME=LABEL, or labels={...})"
+            )
+    return found
 
 
 def _as_list(values: Any) -> list[Any]:
@@ -216,6 +296,8 @@ def sweep(
     ray_address: str | None = None,
     batch_size: int | None = None,
     failures: str = "raise",
+    labels: Mapping[str, str] | None = None,
+    reuse_stale: bool = False,
 ) -> list[RunResult]:
     """Run the grid of :func:`cells` into the directory ``out``; return its results.
 
@@ -231,7 +313,8 @@ def sweep(
     error propagate; "record" lets the other cells finish, writes each failure to
     ``out/failures/`` (:func:`~bco_gym.sweeps.failures.load_failures`), warns with a
     :class:`~bco_gym.sweeps.failures.CellFailureWarning` and returns the results of
-    the cells that finished.
+    the cells that finished. ``labels`` and ``reuse_stale``: as for :func:`cells` and
+    :func:`run_cells`.
     """
     grid = cells(
         envs,
@@ -243,6 +326,7 @@ def sweep(
         constants=constants,
         checkpoints=checkpoints,
         fast=fast,
+        labels=labels,
     )
     return run_cells(
         grid,
@@ -252,6 +336,7 @@ def sweep(
         ray_address=ray_address,
         batch_size=batch_size,
         failures=failures,
+        reuse_stale=reuse_stale,
     )
 
 
@@ -265,6 +350,7 @@ def run_cells(
     batch_size: int | None = None,
     failures: str = "raise",
     cost: Callable[[Cell], float] | None = None,
+    reuse_stale: bool = False,
 ) -> list[RunResult]:
     """Run any list of cells into ``out`` (the engine behind :func:`sweep` and tuning).
 
@@ -283,6 +369,13 @@ def run_cells(
 
     A ``BCO_GYM_KERNELS`` value not allowed raises ValueError before any cell runs (as
     :func:`~bco_gym.engine.runner.run` does), not once per cell.
+
+    Cells are found by their agent's identity, whatever spelling computed them; a
+    result found is returned under the label asked for now. A finished cell computed by
+    other code than the agent's current one (its code digest differs: the module was
+    edited, the name re-registered) is *stale*: it is recomputed, with a
+    :class:`StaleCellWarning` naming the agent and the cells, unless ``reuse_stale``,
+    which keeps it and records so in its ``warnings``.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
@@ -295,8 +388,10 @@ def run_cells(
         raise ValueError("the sweep lists the same cell twice")
     store = SweepStore(out)
     with store.lock():
-        store.open({"cells": [cell.to_dict() for cell in grid]})
-        results = _load_finished(store, grid)
+        grid, documents = _as_stored(store, grid)
+        keys = [cell.key for cell in grid]
+        store.open({"cells": [documents[key] for key in keys]}, key=_cell_key)
+        results = _load_finished(store, grid, documents, reuse_stale)
         pending = [cell for cell in grid if cell.key not in results]
         report = _Progress(grid, set(results), progress, cost)
         failed: list[CellFailure] = []
@@ -307,9 +402,11 @@ def run_cells(
                 failed.append(result)
                 report.finished(cell, None)
                 return
-            store.save(cell.key, result, cell.to_dict())
+            document = documents[cell.key]
+            stored_label = document.get("label", document["agent"])
+            store.save(cell.key, _labelled(result, stored_label), document)
             clear_failure(out, cell.key)
-            results[cell.key] = result
+            results[cell.key] = _labelled(result, cell.label)
             report.finished(cell, result)
 
         try:
@@ -344,25 +441,137 @@ class CorruptCellWarning(UserWarning):
     """A finished cell's files failed verification; the cell is computed again."""
 
 
-def _load_finished(store: SweepStore, grid: Sequence[Cell]) -> dict[str, RunResult]:
-    results = {}
+class StaleCellWarning(UserWarning):
+    """Finished cells were computed by other code than their agent's current code."""
+
+
+def _cell_key(document: Mapping[str, Any]) -> str:
+    """The key of a manifest's cell dict (for merging manifests by identity)."""
+    try:
+        return Cell.from_dict(document).key
+    except (TypeError, ValueError):
+        return json.dumps(document, sort_keys=True)
+
+
+def _as_stored(
+    store: SweepStore, grid: Sequence[Cell]
+) -> tuple[list[Cell], dict[str, dict[str, Any]]]:
+    """(the grid, key -> the cell dict its result is stored under). A cell the directory
+    lists already is found by its key, whatever spelling and label wrote it; in a
+    directory written before identities, by its older key (then that cell is run, under
+    the label asked for now). The dict of a new cell is its own."""
+    try:
+        stored = store.read_manifest()["spec"]["cells"] if store.manifest_path.exists() else []
+    except ValueError:
+        stored = []
+    by_key: dict[str, tuple[Cell, dict[str, Any]]] = {}
+    for document in stored:
+        try:
+            cell = Cell.from_dict(document)
+        except (TypeError, ValueError):
+            continue
+        by_key[cell.key] = (cell, document)
+        if cell.identity is None:  # an older cell: also found by its agent's identity now
+            upgraded = _with_identity(cell)
+            if upgraded is not None:
+                by_key.setdefault(upgraded.key, (cell, document))
+    found, documents = [], {}
+    for cell in grid:
+        old = by_key.get(cell.key)
+        if old is not None and old[0].identity is None and cell.identity is not None:
+            old = (replace(old[0], label=cell.label), old[1])
+        if old is None:
+            found.append(cell)
+            documents[cell.key] = cell.to_dict()
+        else:
+            found.append(replace(old[0], label=cell.label) if cell.identity else old[0])
+            documents[found[-1].key] = old[1]
+    return found, documents
+
+
+def _with_identity(cell: Cell) -> Cell | None:
+    """An older cell with the identity of its agent (None when it no longer resolves;
+    a name given since to another agent, the old "so-bgd", is read as its current one)."""
+    from bco_gym.agents import find_agent
+
+    spec = find_agent(current_agent_name(cell.agent))
+    return None if spec is None else replace(cell, identity=spec.identity(cell.agent_kwargs))
+
+
+def _load_finished(
+    store: SweepStore,
+    grid: Sequence[Cell],
+    documents: Mapping[str, dict[str, Any]],
+    reuse_stale: bool = False,
+) -> dict[str, RunResult]:
+    results: dict[str, RunResult] = {}
+    stale: dict[str, list[tuple[Cell, str, str]]] = {}
+    digests: dict[str, str | None] = {}
     for cell in grid:
         try:
-            found = store.load(cell.key, cell.to_dict())
+            found = store.load(cell.key, documents[cell.key])
         except CorruptResultError as error:
             warnings.warn(f"recomputing cell {cell.key}: {error}", CorruptCellWarning, stacklevel=3)
             continue
-        if found is not None and found.agent != cell.agent:  # saved under a name since reused
+        if found is None:
+            continue
+        if _another_agent(found, cell):  # e.g. saved under a name since given to another
             warnings.warn(
-                f"recomputing cell {cell.key}: its stored result is of the agent now named "
-                f"{found.agent!r}, not of {cell.agent!r}",
+                f"recomputing cell {cell.key}: its stored result is of the agent "
+                f"{found.agent!r} ({identity_of_result(found)}), not of {cell.agent!r}",
                 CorruptCellWarning,
                 stacklevel=3,
             )
             continue
-        if found is not None:
-            results[cell.key] = found
+        if cell.agent not in digests:
+            digests[cell.agent] = _current_digest(cell.agent)
+        before, now = found.agent_spec.get("digest"), digests[cell.agent]
+        if before is not None and now is not None and before != now:
+            stale.setdefault(cell.label or cell.agent, []).append((cell, before, now))
+            if not reuse_stale:
+                continue
+            note = (
+                f"StaleCellWarning: kept (reuse_stale) although computed by code digest "
+                f"{before}, not the agent's current {now}"
+            )
+            found = replace(found, warnings=[*found.warnings, note])
+        results[cell.key] = _labelled(found, cell.label)
+    for agent, cells_found in stale.items():
+        before, now = cells_found[0][1], cells_found[0][2]
+        shown = ", ".join(f"seed {c.seed} T={c.horizon}" for c, _, _ in cells_found[:8])
+        more = f" and {len(cells_found) - 8} more" if len(cells_found) > 8 else ""
+        what = "kept as asked (reuse_stale)" if reuse_stale else "recomputed"
+        warnings.warn(
+            f"agent {agent!r}: {len(cells_found)} stored cell(s) of {str(store.directory)!r} "
+            f"were computed by other code (digest {before}, now {now}): {shown}{more}; {what}",
+            StaleCellWarning,
+            stacklevel=3,
+        )
     return results
+
+
+def _another_agent(found: RunResult, cell: Cell) -> bool:
+    """Whether a stored result is of another agent than the cell's: by identity where
+    both record one, else (cells and results written before identities) by name."""
+    recorded = (found.agent_spec or {}).get("identity")
+    if cell.identity is not None and recorded is not None:
+        return recorded != cell.identity
+    return cell.identity is None and recorded is None and found.agent != cell.agent
+
+
+def _current_digest(agent: str) -> str | None:
+    from bco_gym.agents import find_agent
+
+    spec = find_agent(agent)
+    return None if spec is None else spec.digest
+
+
+def _labelled(result: RunResult, label: str | None) -> RunResult:
+    """``result`` under ``label`` (a cell computed under another spelling)."""
+    if label is None or result.agent == label:
+        return result
+    spec = {**result.agent_spec, "name": label} if result.agent_spec else result.agent_spec
+    return replace(result, agent=label, agent_spec=spec)
 
 
 class _Progress:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.agents.registry import current_agent_name
+from bco_gym.agents.registry import current_agent_name, resolve_agent
 from bco_gym.engine.tally import check_horizon
 from bco_gym.sweeps.failures import CellFailure, load_failures
 from bco_gym.sweeps.results import read_json, write_json
@@ -79,9 +79,46 @@ class TuningFailedError(RuntimeError):
         )
 
 
+class AgentKeyed(dict):
+    """A dict keyed by agent identities that finds an agent by any of its spellings:
+    ``tuning.constants["fkm"]`` reads the entry keyed ``"bco_gym.agents.fkm:FlaxmanAgent"``,
+    and an older file's entry keyed ``"fkm"`` is found by the import path too."""
+
+    def _find(self, key: Any) -> Any:
+        if not isinstance(key, str) or dict.__contains__(self, key):
+            return key
+        from bco_gym.agents import find_agent
+
+        spec = find_agent(key)
+        if spec is None:
+            return key
+        identity = spec.identity()
+        if dict.__contains__(self, identity):
+            return identity
+        for stored in self:
+            other = find_agent(stored)
+            if other is not None and other.identity() == identity:
+                return stored
+        return key
+
+    def __getitem__(self, key: Any) -> Any:
+        return super().__getitem__(self._find(key))
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(self._find(key))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return super().get(self._find(key), default)
+
+
 @dataclass(frozen=True)
 class Tuning:
-    """The outcome of :func:`tune` (what the tuned-constants JSON holds)."""
+    """The outcome of :func:`tune` (what the tuned-constants JSON holds).
+
+    ``constants``, ``skipped``, ``fixed`` and ``labels`` are keyed by the agents'
+    identities (:class:`AgentKeyed`: any spelling of an agent finds its entry);
+    ``labels`` says what each is called.
+    """
 
     env_id: str
     env_kwargs: dict[str, Any]
@@ -91,14 +128,23 @@ class Tuning:
     skipped: dict[str, str] = field(default_factory=dict)
     fixed: dict[str, dict[str, Any]] = field(default_factory=dict)
     failures: tuple[CellFailure, ...] = ()
+    labels: dict[str, str] = field(default_factory=dict)
 
-    def overrides(self) -> dict[str, dict[str, Any]]:
+    def __post_init__(self) -> None:
+        for name in ("constants", "skipped", "fixed", "labels"):
+            object.__setattr__(self, name, AgentKeyed(getattr(self, name)))
+
+    def label(self, agent: str) -> str:
+        """What to call the agent keyed ``agent`` (an identity) when printing."""
+        return self.labels.get(agent, agent)
+
+    def overrides(self) -> AgentKeyed:
         """``{agent: {param: value, **fixed}}`` for ``sweep(agent_kwargs=...)``: the tuned
         constant and the keyword arguments held fixed while tuning it."""
-        return {
-            agent: {**self.fixed.get(agent, {}), c.param: c.value}
+        return AgentKeyed(
+            (agent, {**self.fixed.get(agent, {}), c.param: c.value})
             for agent, c in self.constants.items()
-        }
+        )
 
 
 def log_grid(low: float, high: float, points: int) -> list[float]:
@@ -148,6 +194,7 @@ def tune(
     batch_size: int | None = None,
     agent_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
     failures: str = "record",
+    reuse_stale: bool = False,
 ) -> Tuning:
     """Pick each agent's constant from ``grid`` by mean final regret on ``tune_seeds``.
 
@@ -160,6 +207,11 @@ def tune(
 
     ``failures``: "record" (default) records failed cells and chooses among the values
     whose cells all finished (module docstring); "raise" stops at the first failure.
+    ``reuse_stale``: as for :func:`~bco_gym.sweeps.sweep.run_cells`.
+
+    The returned :class:`Tuning` (and the file :func:`save_tuned` writes) keys every
+    agent by its identity (:meth:`~bco_gym.agents.registry.AgentSpec.identity`), so the
+    constants apply to every spelling of the agent; ``Tuning.labels`` keeps its label.
 
     Raises:
         TuningFailedError: (with ``failures="record"``) some agent has no value whose
@@ -184,20 +236,25 @@ def tune(
             )
     skipped = {a: "no free constant (SCALE_PARAM is None)" for a, p in params.items() if p is None}
     tuned = [a for a in agents if params[a] is not None]
-    grid_cells = [
-        Cell(
-            env_id,
-            agent,
-            horizon,
-            seed,
-            env_kwargs,
-            {**fixed.get(agent, {}), params[agent]: value},
-            "custom",
-        )
-        for agent in tuned
-        for value in values
-        for seed in seeds
-    ]
+    specs = {agent: resolve_agent(agent) for agent in agents}
+    grid_cells = []
+    for agent in tuned:
+        for value in values:
+            kwargs = {**fixed.get(agent, {}), params[agent]: value}
+            for seed in seeds:
+                grid_cells.append(
+                    Cell(
+                        env_id,
+                        agent,
+                        horizon,
+                        seed,
+                        env_kwargs,
+                        kwargs,
+                        "custom",
+                        label=specs[agent].name,
+                        identity=specs[agent].identity(kwargs),
+                    )
+                )
     results = run_cells(
         grid_cells,
         out=out,
@@ -206,6 +263,7 @@ def tune(
         ray_address=ray_address,
         batch_size=batch_size,
         failures=failures,
+        reuse_stale=reuse_stale,
     )
     order = {cell.key: index for index, cell in enumerate(grid_cells)}  # agent, value, seed
     failed = sorted(
@@ -234,7 +292,18 @@ def tune(
             excluded=tuple(v for v, score in zip(values, scores, strict=True) if np.isnan(score)),
         )
     kept = {agent: kwargs for agent, kwargs in fixed.items() if agent in chosen}
-    tuning = Tuning(env_id, env_kwargs, horizon, tuple(seeds), chosen, skipped, kept, tuple(failed))
+    key = {agent: spec.identity() for agent, spec in specs.items()}  # files keyed by identity
+    tuning = Tuning(
+        env_id,
+        env_kwargs,
+        horizon,
+        tuple(seeds),
+        {key[a]: c for a, c in chosen.items()},
+        {key[a]: why for a, why in skipped.items()},
+        {key[a]: kwargs for a, kwargs in kept.items()},
+        tuple(failed),
+        labels={key[a]: spec.name for a, spec in specs.items()},
+    )
     if hopeless:
         raise TuningFailedError(hopeless, tuning, out)
     return tuning
@@ -329,6 +398,7 @@ def _tuning_from(document: dict[str, Any]) -> Tuning:
             CellFailure.from_dict(_typed(entry, dict, "failure"))
             for entry in _typed(document.get("failures", []), list, "failures")
         ),
+        labels=_typed(document.get("labels", {}), dict, "labels"),
     )
 
 

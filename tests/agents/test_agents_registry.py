@@ -107,7 +107,7 @@ def test_register_refuses_clashes_builtins_and_non_agents(registered):
 def test_import_paths_are_imported_and_checked(problem):
     spec = resolve_agent("user_agents:Jitter")
     assert spec.factory is Jitter and spec.source == "import-path"
-    assert spec.name == "user_agents:Jitter" and spec.import_path == "user_agents:Jitter"
+    assert spec.name == "jitter" and spec.import_path == "user_agents:Jitter"
     assert (spec.scale_param, spec.regret_exponent, spec.batched) == ("spread", 1.0, False)
     assert isinstance(make_agent("user_agents:jitter_factory", problem), Jitter)
     with pytest.raises(ValueError, match="cannot import module 'no_such_module'"):
@@ -127,15 +127,17 @@ def test_unknown_names_and_objects_get_errors_listing_what_is_allowed(problem):
         resolve_agent([1])
     with pytest.raises(TypeError, match="agent instance"):
         resolve_agent(Jitter(problem))
-    with pytest.raises(ValueError, match=r"'user_agents:Jitter'.*has no batched form"):
+    with pytest.raises(ValueError, match=r"'jitter' \(user_agents:Jitter\).*has no batched form"):
         make_agent("user_agents:Jitter", problem, batch_size=2)
     with pytest.raises(TypeError, match=r"returned int, not a bco_gym.agents.Agent"):
         resolve_agent(lambda problem: 3).build(problem)
 
 
 def test_a_callable_that_is_no_agent_factory_is_refused_before_it_is_called(problem):
-    with pytest.raises(TypeError, match=r"factory \w+:getcwd\(\) cannot be called as "):
-        make_agent("os:getcwd", problem)  # callable, but takes no problem
+    with pytest.raises(TypeError, match=r"\w+\.getcwd is not an agent: it is a function compiled"):
+        make_agent("os:getcwd", problem)  # callable, but a C function, not a factory
+    with pytest.raises(TypeError, match=r"factory .*<lambda>\(\) cannot be called as "):
+        resolve_agent(lambda: None).build(problem)  # callable, but takes no problem
     with pytest.raises(
         TypeError,
         match=r"cannot be called as factory\(problem, spread=\.\.\.\) \(got an unexpected "

@@ -47,7 +47,7 @@ def registered_jitter():
     "agent, label",
     [
         (Jitter, "jitter"),
-        ("user_agents:Jitter", "user_agents:Jitter"),
+        ("user_agents:Jitter", "jitter"),  # an import path: the class's own name, not the path
         (jitter_factory, "jitter"),  # an undeclared factory: named by the agent it builds
         (Unnamed, "Unnamed"),
     ],
@@ -160,13 +160,14 @@ def test_results_record_the_specs_feedback_so_reports_label_user_agents_right():
     assert series_label(jitter) == "jitter" and jitter.agent_spec["regret_exponent"] == 1.0
 
 
-def test_a_users_subclass_of_a_builtin_is_labelled_by_its_import_path_not_as_the_builtin():
+def test_a_users_subclass_of_a_builtin_is_labelled_by_its_class_name_not_as_the_builtin():
     import gymnasium as gym
 
     from bco_gym.reports.paired import paired_table
 
-    label = "user_agents:HalfBBCG"
+    label = "HalfBBCG"
     assert HalfBBCG.name == "bbcg" and resolve_agent(HalfBBCG).name == label
+    assert resolve_agent(HalfBBCG).identity() == "user_agents:HalfBBCG"
     assert resolve_agent(BlockBanditCG).name == resolve_agent("bbcg").name == "bbcg"
     built = HalfBBCG(gym.make(ENV, horizon=60, **SMALL).unwrapped.problem)
     for agent in (HalfBBCG, lambda problem, **kwargs: HalfBBCG(problem, **kwargs), built):

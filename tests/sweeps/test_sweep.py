@@ -147,8 +147,8 @@ def test_a_sweep_grows_by_seeds_and_agents_computing_only_new_cells(tmp_path, mo
         ({"horizons": 80}, r"horizon: stored 60, requested 80"),
         ({"env_kwargs": {"n": 4}}, r'env_kwargs: stored \{"n": 3\}, requested \{"n": 4\}'),
         (
-            {"agent_kwargs": {"bbcg": {"c": 2.0}}},
-            r'agent_kwargs of bbcg: stored \{\}, requested \{"c": 2.0\}',
+            {"constants": {"bbcg": "tuned"}},
+            r'constants of bbcg: stored "theory", requested "tuned"',
         ),
     ],
 )

@@ -31,7 +31,10 @@ def test_tune_picks_the_argmin_of_mean_regret_and_round_trips(tmp_path):
         env_kwargs=ENV_KWARGS,
         progress=False,
     )
-    assert tuning.skipped == {"random": "no free constant (SCALE_PARAM is None)"}
+    assert tuning.skipped == {
+        "bco_gym.agents.random:RandomAgent": "no free constant (SCALE_PARAM is None)"
+    }
+    assert "random" in tuning.skipped  # any spelling finds it
     choice = tuning.constants["bbcg"]
     assert choice.param == "c" and choice.grid == tuple(grid)
     direct = [
@@ -44,7 +47,10 @@ def test_tune_picks_the_argmin_of_mean_regret_and_round_trips(tmp_path):
     assert choice.value == grid[int(np.argmin(direct))]
     assert choice.mean_regret == min(choice.scores)
     assert choice.theory_value == pytest.approx(tiny_run("bbcg", horizon=100).params["c"])
-    assert tuning.overrides() == {"bbcg": {"c": choice.value}}
+    # keyed by identity, found by any spelling
+    assert tuning.overrides() == {"bco_gym.agents.bbcg:BlockBanditCG": {"c": choice.value}}
+    assert tuning.overrides()["bbcg"] == {"c": choice.value}
+    assert tuning.label("bco_gym.agents.bbcg:BlockBanditCG") == "bbcg"
     path = save_tuned(tmp_path / "tuned.json", tuning)
     assert load_tuned(path) == tuning
 

@@ -83,7 +83,9 @@ def test_an_agent_without_a_working_value_raises_naming_it(tmp_path):
     assert f"no tuned value for '{FRAGILE}': every grid value has a failed cell" in str(error)
     assert "failed in round 2: RuntimeError: fragile agent breaks" in str(error)
     assert f"recorded in {tmp_path / 'runs'}/failures" in str(error)
-    assert list(error.tuning.constants) == ["bbcg"]  # the others were still chosen
+    assert list(error.tuning.constants) == [
+        "bco_gym.agents.bbcg:BlockBanditCG"
+    ]  # the others were still chosen
 
 
 def test_failures_raise_stops_at_the_first(tmp_path):
@@ -107,8 +109,8 @@ def test_the_cli_writes_the_choice_and_exits_1_naming_the_failed_cells(tmp_path,
     out, err = capsys.readouterr()
     assert status == 1 and tuned.exists()
     assert load_tuned(tuned).constants[FRAGILE].value in (0.1, 0.2)
-    assert f"{FRAGILE}: spread = 0.4, 0.8 left out (a cell failed; score -)" in out
-    assert f"error: agent '{FRAGILE}' seed 8 ({ENV}, T={HORIZON}) failed in round 2" in err
+    assert "fragile: spread = 0.4, 0.8 left out (a cell failed; score -)" in out  # its label
+    assert f"error: agent 'fragile' seed 8 ({ENV}, T={HORIZON}) failed in round 2" in err
     assert f"recorded in {tmp_path / 'tuned_runs' / 'failures'}" in err
     assert err.count("error: agent") == 3
 

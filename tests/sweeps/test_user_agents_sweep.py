@@ -26,7 +26,8 @@ def test_a_user_agent_by_import_path_runs_on_each_backend_as_run(tmp_path, backe
     """Workers get the path (tests/support is on sys.path only through conftest: the
     spawned pool and the local Ray instance import it from the driver's sys.path)."""
     results = _sweep(tmp_path / backend, ["user_agents:Jitter", "random"], backend=backend)
-    assert [r.agent for r in results] == ["user_agents:Jitter"] * 3 + ["random"] * 3
+    # labelled by the class's own name; identified by its import path
+    assert [r.agent for r in results] == ["jitter"] * 3 + ["random"] * 3
     for result in results[:3]:
         alone = run(ENV, "user_agents:Jitter", horizon=40, seed=result.seed, env_kwargs=SETTINGS)
         assert result.same_outcome(alone)
@@ -39,7 +40,8 @@ def test_a_class_is_taken_by_its_import_path(tmp_path):
 
     assert check_agents_for_backend([Jitter, "fkm"], "process") == ["user_agents:Jitter", "fkm"]
     results = _sweep(tmp_path, Jitter)
-    assert {r.agent for r in results} == {"user_agents:Jitter"}
+    assert {r.agent for r in results} == {"jitter"}
+    assert {r.agent_spec["identity"] for r in results} == {"user_agents:Jitter"}
 
 
 def test_a_registered_name_runs_serially_and_is_refused_with_the_way_out_elsewhere(tmp_path):
