@@ -13,6 +13,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import sys
 import warnings
 from collections.abc import Sequence
@@ -556,13 +557,13 @@ def _bench_command(args: argparse.Namespace) -> str:
     seeds = f" --seeds {args.seeds}" if args.seeds is not None else ""
     chosen = f" --scenarios {','.join(args.scenarios)}" if args.scenarios else ""
     chosen += " --recompute-references" if args.recompute_references else ""
-    extra = "".join(f" --label '{name}={label}'" for name, label in args.label)
+    extra = "".join(f" --label {shlex.quote(f'{name}={label}')}" for name, label in args.label)
     if args.agent_kwargs:
-        extra += f" --agent-kwargs '{json.dumps(args.agent_kwargs)}'"
+        extra += f" --agent-kwargs {shlex.quote(json.dumps(args.agent_kwargs))}"
     extra += " --agents-only" if args.agents_only else ""
     return (
-        f"bco-gym bench --agents '{','.join(args.agents)}' --suite {args.suite}{chosen}"
-        f"{seeds} --out {args.out}{extra}"
+        f"bco-gym bench --agents {shlex.quote(','.join(args.agents))} --suite {args.suite}"
+        f"{chosen}{seeds} --out {args.out}{extra}"
     )
 
 

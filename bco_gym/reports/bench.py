@@ -34,9 +34,10 @@ import json
 import math
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from bco_gym.engine.result import RunResult
 from bco_gym.reports.bench_report import ScenarioRun, write_bench_report
@@ -53,6 +54,7 @@ from bco_gym.reports.suites import (
     select_scenarios,
     suite_label,
 )
+from bco_gym.sweeps.failures import CellFailure
 
 MARKER = "bench.json"
 OWNER_FILE = ".bco-gym-owner.json"  # the CLI's mark of a command's directory (cli_checks)
@@ -99,13 +101,20 @@ def plan(
     agents: Sequence[str],
     seeds: int | None = None,
     scenarios: Sequence[str] | None = None,
+    agent_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[tuple[Scenario, tuple[str, ...], dict[str, str]]]:
     """(scenario with its seeds, agents to run, given agents left out -> why) per scenario.
 
     ``suite`` is a built-in suite's name or a suite file (``.toml``,
     :func:`~bco_gym.reports.suites.load_suite_file`); ``scenarios`` the names of the
-    scenarios to run (None: all; a name not in the suite is refused, naming it).
+    scenarios to run (None: all; a name not in the suite is refused, naming it). A given
+    agent that is one of the scenario's agents under another spelling (the same
+    identity) is run once, as the scenario's; ``agent_kwargs`` may not change a
+    reference agent (give a variant ``NAME[key=value]`` instead).
     """
+    from bco_gym.agents.registry import resolve_agent
+
+    agent_kwargs = dict(agent_kwargs or {})
     name, found = resolve_suite(suite)
     chosen_scenarios = select_scenarios(name, found, scenarios)
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 2):
@@ -117,9 +126,16 @@ def plan(
         feedback = scenario.env_kwargs.get("feedback", "bandit")
         skipped = {}
         chosen = list(dict.fromkeys([*scenario.agents, BASELINE]))
+        known = {resolve_agent(agent).identity() for agent in chosen}
         for agent in agents:
+            if agent in chosen and agent_kwargs.get(agent):
+                raise ValueError(
+                    f"--agent-kwargs for {agent!r}, one of the scenario {scenario.name!r}'s "
+                    "reference agents, would change the reference; give a variant instead, "
+                    f"e.g. '{agent}[key=value]'"
+                )
             needs = _feedback_of(agent)
-            if agent in chosen:
+            if agent in chosen or resolve_agent(agent).identity(agent_kwargs.get(agent)) in known:
                 continue
             if needs != "bandit" and needs != feedback:
                 skipped[agent] = f"needs feedback={needs!r}, the scenario gives {feedback!r}"
@@ -159,14 +175,16 @@ def claim_directory(out: Path, suite: str) -> None:
 
 
 # -- running --------------------------------------------------------------------------------------
-def _sweep_failures(directory: Path, scenario: Scenario, agents: Sequence[str]) -> list[str]:
-    """The scenario's failed cells among ``agents`` and its seeds, one line each."""
+def _sweep_failures(
+    directory: Path, scenario: Scenario, agents: Sequence[str] | None
+) -> list[CellFailure]:
+    """The scenario's failed cells on its seeds, among ``agents`` (None: of any agent)."""
     from bco_gym.sweeps import load_failures
 
     return [
-        f"{scenario.name}: {failure.describe()}"
+        failure
         for failure in load_failures(directory)
-        if failure.agent in agents and failure.seed in scenario.seeds
+        if (agents is None or failure.agent in agents) and failure.seed in scenario.seeds
     ]
 
 
@@ -178,9 +196,13 @@ def _run_scenario(
     backend: str,
     batch_size: int | None,
     progress: bool | str | None,
-) -> tuple[list[RunResult], list[str]]:
-    """The scenario's cells at its horizon: every agent with its theory constants, and
-    where the scenario tunes (``Scenario.tuning``) the tuning runs and the tuned agents."""
+    agent_kwargs: Mapping[str, Mapping[str, Any]],
+    labels: Mapping[str, str],
+    reuse_stale: bool,
+    agents_only: bool,
+) -> tuple[list[RunResult], list[CellFailure]]:
+    """The scenario's results: its agents' now, and unless ``agents_only`` every other
+    agent's finished cells in its directory on the same seeds and horizon."""
     from bco_gym.reports.demo import own_horizon
     from bco_gym.sweeps.sweep import sweep
 
@@ -200,6 +222,7 @@ def _run_scenario(
         at_horizon = [result for result in results if result.horizon == horizon]
         return at_horizon, _sweep_failures(directory, scenario, agents)
     kwargs = {a: dict(kw) for a, kw in scenario.agent_kwargs.items() if a in agents}
+    given = {a: dict(kw) for a, kw in agent_kwargs.items() if a in agents}
     results = sweep(
         scenario.env_id,
         list(agents),
@@ -208,13 +231,49 @@ def _run_scenario(
         out=directory,
         backend=backend,
         env_kwargs=dict(scenario.env_kwargs),
-        agent_kwargs=kwargs or None,
+        agent_kwargs={**kwargs, **given} or None,
         constants=dict.fromkeys(kwargs, "theory") or None,
         progress=progress,
         batch_size=batch_size,
         failures="record",
+        labels={a: label for a, label in labels.items() if a in agents},
+        reuse_stale=reuse_stale,
     )
-    return list(results), _sweep_failures(directory, scenario, agents)
+    if agents_only:
+        return list(results), _sweep_failures(directory, scenario, agents)
+    earlier = _earlier_results(directory, scenario, horizon, results)
+    return [*results, *earlier], _sweep_failures(directory, scenario, None)
+
+
+def _earlier_results(
+    directory: Path, scenario: Scenario, horizon: int, current: Sequence[RunResult]
+) -> list[RunResult]:
+    """The finished cells of agents computed into ``directory`` before, not run now, on
+    the scenario's seeds and ``horizon``; an agent whose label is taken by another now
+    (a name registered again for other code) is shown as ``label (identity)``."""
+    from bco_gym.agents.registry import identity_of_result
+    from bco_gym.sweeps import load_sweep
+
+    ours = {identity_of_result(result) for result in current}
+    taken = {result.agent for result in current}
+    found = [
+        result
+        for result in load_sweep(directory)
+        if result.seed in scenario.seeds
+        and result.horizon == horizon
+        and identity_of_result(result) not in ours
+    ]
+    labels: dict[str, set[str]] = {}
+    for result in found:
+        labels.setdefault(result.agent, set()).add(identity_of_result(result))
+    shown = []
+    for result in found:
+        identity = identity_of_result(result)
+        if result.agent in taken or len(labels[result.agent]) > 1:
+            label = f"{result.agent} ({identity})"
+            result = replace(result, agent=label, agent_spec={**result.agent_spec, "name": label})
+        shown.append(result)
+    return shown
 
 
 def _use_archive(
@@ -251,6 +310,10 @@ def run_bench(
     announce: Callable[[str], None] | None = None,
     command: str | None = None,
     recompute_references: bool = False,
+    agent_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+    labels: Mapping[str, str] | None = None,
+    reuse_stale: bool = False,
+    agents_only: bool = False,
 ) -> BenchOutcome:
     """Run ``agents`` on ``suite`` into ``out`` and write the scores and the report.
 
@@ -266,9 +329,17 @@ def run_bench(
     of another library version or code is not used: a
     :class:`~bco_gym.reports.references.ReferenceArchiveWarning` says so and the
     reference cells are recomputed.
+
+    ``agent_kwargs`` (agent -> keyword arguments) and ``labels`` (agent -> label) apply
+    to the given agents; ``reuse_stale`` keeps stored cells computed by other code
+    (:func:`~bco_gym.sweeps.sweep.run_cells`). The directory is cumulative: report.md and
+    scores.csv cover every agent computed into it for this suite (on the same seeds and
+    horizons), unless ``agents_only``; each agent's rows say the version of bco_gym that
+    computed them and when.
     """
     given = check_agents(agents)
-    steps = plan(suite, given, seeds, scenarios)
+    agent_kwargs, labels = dict(agent_kwargs or {}), dict(labels or {})
+    steps = plan(suite, given, seeds, scenarios, agent_kwargs)
     name = resolve_suite(suite)[0]
     if name in SUPERSEDED:
         warnings.warn(SUPERSEDED[name], SupersededSuiteWarning, stacklevel=2)
@@ -281,17 +352,34 @@ def run_bench(
             announce(f"scenario {index}/{len(steps)}: {scenario.name} ({', '.join(chosen)})")
         if not recompute_references and suite in ARCHIVED:
             _use_archive(suite, scenario, out, announce)
-        results, failures = _run_scenario(
-            scenario, chosen, out, backend=backend, batch_size=batch_size, progress=progress
+        results, failed = _run_scenario(
+            scenario,
+            chosen,
+            out,
+            backend=backend,
+            batch_size=batch_size,
+            progress=progress,
+            agent_kwargs=agent_kwargs,
+            labels=labels,
+            reuse_stale=reuse_stale,
+            agents_only=agents_only,
         )
-        runs.append(ScenarioRun(scenario, chosen, skipped, results, failures))
+        failures = [f"{scenario.name}: {failure.describe()}" for failure in failed]
+        runs.append(ScenarioRun(scenario, chosen, skipped, results, failures, failed))
     label = suite_label(suite)
     rows = [row for run in runs for row in score_rows(label, run.scenario.name, run.results)]
     scores = write_scores(out / "scores.csv", rows)
     command = command or f"bco-gym bench --agents {','.join(given)} --suite {suite}"
-    report = write_bench_report(out / "report.md", suite, given, runs, rows, command=command)
+    shown = [labels.get(agent) or _label_of(agent) for agent in given]
+    report = write_bench_report(out / "report.md", suite, shown, runs, rows, command=command)
     failures = [failure for run in runs for failure in run.failures]
     return BenchOutcome(report, scores, rows, failures, runs)
+
+
+def _label_of(agent: str) -> str:
+    from bco_gym.agents.registry import resolve_agent
+
+    return resolve_agent(agent).name
 
 
 def write_scores(path: Path, rows: Sequence[ScoreRow]) -> Path:
@@ -312,6 +400,8 @@ def write_scores(path: Path, rows: Sequence[ScoreRow]) -> Path:
                     "" if math.isnan(row.score) else repr(row.score),
                     "" if row.adaptive_regret is None else repr(row.adaptive_regret),
                     "" if row.dynamic_regret is None else repr(row.dynamic_regret),
+                    row.version or "",
+                    row.computed_at or "",
                 ]
             )
     return path

@@ -22,9 +22,11 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -69,6 +71,7 @@ class ScenarioRun:
     skipped: Mapping[str, str]
     results: list[RunResult]
     failures: list[str] = field(default_factory=list)
+    failed: list[Any] = field(default_factory=list)  # the CellFailure records
 
 
 # -- the statistics of the report -----------------------------------------------------------------
@@ -79,7 +82,9 @@ def rankings(runs: Sequence[ScenarioRun]) -> dict[str, Ranking]:
 
 def _label_of(ranking: Ranking, agent: str) -> str | None:
     """The ranking's series label of ``agent`` (its only series), or None."""
-    labels = [label for label in ranking.labels if label.split(" ")[0] == agent]
+    labels = [
+        label for label in ranking.labels if label == agent or label.startswith(f"{agent} (")
+    ]
     if len(labels) > 1:  # theory beside tuned rows: the verdicts are about the theory row
         labels = [label for label in labels if " (tuned" not in label]
     return labels[0] if len(labels) == 1 else None
@@ -275,10 +280,9 @@ def write_bench_report(
     head += ["## Verdicts", ""]
     head += [f"- {verdict(agent, ranked)}" for agent in given] + [""]
     lines = ["## How to read", "", untitled(READING), ""]
-    failures = [failure for run in runs for failure in run.failures]
     lines += ["## Failed cells", ""]
-    lines += [f"- {failure}" for failure in failures] if failures else ["None."]
-    lines += [""]
+    lines += _failure_lines(runs)
+    lines += _agents_lines(runs)
     skipped = [(run.scenario.name, a, why) for run in runs for a, why in run.skipped.items()]
     if skipped:
         lines += ["Not run (the scenario's feedback does not suit the agent):", ""]
@@ -358,6 +362,78 @@ def _first_lines(suite: str, runs: Sequence[ScenarioRun]) -> list[str]:
         lines += [f"- {name}: {', '.join(agents)}" for name, agents in centred.items()]
         lines += [""]
     return lines
+
+
+def _failure_lines(runs: Sequence[ScenarioRun]) -> list[str]:
+    """The failed cells grouped by reason: each error once, then the cells it covers
+    (per scenario, agent and round, the seeds)."""
+    by_reason: dict[str, dict[tuple[str, str, str], list[int]]] = {}
+    first: dict[str, set[str]] = {}
+    plain = []
+    for run in runs:
+        if not run.failed:
+            plain += run.failures  # failures known only as lines
+        for failure in run.failed:
+            when = "before its first round" if failure.round is None else f"round {failure.round}"
+            reason = re.sub(r"\d[\d.e+-]*", "#", failure.error)  # one reason, other numbers
+            first.setdefault(reason, set()).add(failure.error)
+            cells = by_reason.setdefault(reason, {})
+            where = (run.scenario.name, failure.label, f"T={failure.horizon}, {when}")
+            cells.setdefault(where, []).append(failure.seed)
+    if not by_reason and not plain:
+        return ["None.", ""]
+    lines = []
+    for reason, cells in by_reason.items():
+        count = sum(len(seeds) for seeds in cells.values())
+        texts = sorted(first[reason])
+        shown = texts[0] + (" (its numbers differ from cell to cell)" if len(texts) > 1 else "")
+        lines += [f"- {count} cell(s): {shown}"]
+        for (scenario, agent, when), seeds in cells.items():
+            shown = ", ".join(str(seed) for seed in sorted(seeds))
+            lines += [f"  - {scenario}: {agent}, seed(s) {shown} ({when})"]
+    lines += [f"- {failure}" for failure in plain]
+    return [*lines, ""]
+
+
+def _agents_lines(runs: Sequence[ScenarioRun]) -> list[str]:
+    """Per agent: its identity, the bco_gym version(s) that computed its runs and when."""
+    from bco_gym.agents.registry import identity_of_result
+    from bco_gym.reports.summary import render_markdown
+
+    found: dict[str, dict[str, set[str]]] = {}
+    for run in runs:
+        for result in run.results:
+            entry = found.setdefault(
+                result.agent, {"identity": set(), "version": set(), "at": set()}
+            )
+            entry["identity"].add(identity_of_result(result))
+            entry["version"].add(result.versions.get("bco_gym") or "?")
+            entry["at"].add(result.computed_at or "?")
+    if not found:
+        return []
+    body = []
+    for agent, entry in found.items():
+        times = sorted(entry["at"])
+        when = times[0] if len(times) == 1 else f"{times[0]} to {times[-1]}"
+        body.append(
+            [
+                agent,
+                ", ".join(f"`{identity}`" for identity in sorted(entry["identity"])),
+                ", ".join(sorted(entry["version"])),
+                when,
+            ]
+        )
+    header = ["agent", "identity", "computed by bco_gym", "computed at (UTC)"]
+    return [
+        "## Agents",
+        "",
+        "Every agent computed into this directory for the suite (unless `--agents-only`), "
+        "with the version of bco_gym that computed its runs and when ('?': a result saved "
+        "before this was recorded).",
+        "",
+        render_markdown(header, body),
+        "",
+    ]
 
 
 def _headline_lines(directory: Path, runs: Sequence[ScenarioRun]) -> list[str]:

@@ -71,8 +71,12 @@ class ScoreRow:
     score: float
     adaptive_regret: float | None = None
     dynamic_regret: float | None = None
+    version: str | None = None
+    computed_at: str | None = None
 
 
+#: ``version``: the bco_gym version that computed the run; ``computed_at``: when (UTC;
+#: empty for results saved before it was recorded).
 COLUMNS = (
     "suite",
     "scenario",
@@ -83,7 +87,18 @@ COLUMNS = (
     "score",
     "adaptive_regret",
     "dynamic_regret",
+    "version",
+    "computed_at",
 )
+
+#: The identity of the score's baseline, random play (its label may be anything).
+BASELINE_IDENTITY = "bco_gym.agents.random:RandomAgent"
+
+
+def is_baseline(result: RunResult) -> bool:
+    """Whether ``result`` is random play's (by identity; by name for older results)."""
+    identity = (result.agent_spec or {}).get("identity")
+    return identity == BASELINE_IDENTITY if identity is not None else result.agent == "random"
 
 
 def agent_label(result: RunResult) -> str:
@@ -96,7 +111,7 @@ def agent_label(result: RunResult) -> str:
 
 def score_rows(suite: str, scenario: str, results: Sequence[RunResult]) -> list[ScoreRow]:
     """Every result's row: its final regret over random's on the same seed (nan without one)."""
-    random = {r.seed: r.final_regret for r in results if r.agent == "random"}
+    random = {r.seed: r.final_regret for r in results if is_baseline(r)}
     rows = []
     for result in results:
         baseline = random.get(result.seed, math.nan)
@@ -112,6 +127,8 @@ def score_rows(suite: str, scenario: str, results: Sequence[RunResult]) -> list[
                 score=float(score),
                 adaptive_regret=result.adaptive_regret,
                 dynamic_regret=result.dynamic_regret,
+                version=result.versions.get("bco_gym"),
+                computed_at=result.computed_at,
             )
         )
     return rows
