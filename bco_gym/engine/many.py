@@ -35,6 +35,7 @@ from bco_gym.engine.preparation import (
     check_env_id,
     check_seed,
     constants_label,
+    named_failure,
     resolve_spec,
     want_progress,
 )
@@ -212,7 +213,6 @@ def _run_batch(
         points = resolve_checkpoints(checkpoints, envs.horizon)
         label = constants_label(constants, spec, built_here, agent_kwargs)
         envs.reset(seed=seeds)
-        agent.reset(seed=[agent_seed_for(seed) for seed in seeds])
         block = getattr(agent, "supports_blocks", False) and envs.on_infeasible == "raise"
         play, loop = (play_block, "batched-block") if block else (play_lean, "batched-lean")
         stage = Stage(
@@ -223,8 +223,15 @@ def _run_batch(
             two_point=envs.feedback == "two-point",
         )
         show = want_progress(progress, envs.horizon)
-        cpu_start = time.process_time()
-        played = play(stage, agent, checkpoints=points, progress=show)
+        try:
+            agent.reset(seed=[agent_seed_for(seed) for seed in seeds])
+            cpu_start = time.process_time()
+            played = play(stage, agent, checkpoints=points, progress=show)
+        except Exception as error:  # name the agent, the seed and the round
+            named = named_failure(error, spec.name, seeds, agent)
+            if named is None:
+                raise
+            raise named from error
         cpu_share = (time.process_time() - cpu_start) / len(seeds)
         results, latency_us = [], played.latency.summary()
         for row, seed in enumerate(seeds):

@@ -8,7 +8,8 @@ and the ``constants`` label of a result.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -101,6 +102,56 @@ def constants_label(constants: str | None, spec: Any, built_here: bool, agent_kw
     if constants not in CONSTANTS_LABELS:
         raise ValueError(f"constants={constants!r}; allowed: {', '.join(CONSTANTS_LABELS)}")
     return "default" if constants == "theory" and not spec.constants_free else constants
+
+
+def named_failure(
+    error: Exception, label: str, seeds: Sequence[int], agent: Any
+) -> Exception | None:
+    """What to raise instead of ``error``, raised while ``agent`` (labelled ``label``)
+    played ``seeds`` (one per row), so that it names the agent, the seed and the round;
+    None to re-raise ``error`` itself.
+
+    The library's own errors (an infeasible play, an invalid loss) keep their type and
+    name the seed where they named the row. Any other error is the agent's code's: a
+    ValueError or TypeError keeps its type and gains the prefix "agent 'x' seed s round
+    t:"; anything else becomes an :class:`~bco_gym.errors.AgentError` saying so, with
+    ``error`` as its cause.
+    """
+    from bco_gym.errors import AgentError, InfeasibleActionError, InvalidLossError
+
+    own = (InfeasibleActionError, InvalidLossError, AgentError, MemoryError)
+    if isinstance(error, own) or type(error).__module__.startswith("bco_gym"):
+        if len(seeds) > 1 and error.args and isinstance(error.args[0], str):
+            named = re.sub(
+                r"\brow (\d+)\b",
+                lambda m: (
+                    f"seed {seeds[int(m.group(1))]} (row {m.group(1)})"
+                    if int(m.group(1)) < len(seeds)
+                    else m.group(0)
+                ),
+                error.args[0],
+            )
+            error.args = (named, *error.args[1:])
+        return None
+    row = getattr(agent, "failed_row", None)
+    if len(seeds) == 1:
+        row = 0
+    rows_agent = getattr(agent, "agents", None)
+    single = rows_agent[row] if rows_agent is not None and row is not None else agent
+    rounds = getattr(single, "_round", None)
+    which = f"seed {seeds[row]}" if row is not None else f"seeds {list(seeds)}"
+    where = (
+        f"agent {label!r} {which} failed in round {rounds}"
+        if rounds is not None
+        else (f"agent {label!r} {which} failed")
+    )
+    if isinstance(error, ValueError | TypeError) and len(error.args) == 1:
+        error.args = (f"{where}: {error.args[0]}",)
+        error.agent_failure_prefix = f"{where}: "  # type: ignore[union-attr]
+        return None
+    failure = AgentError(f"{where}: {type(error).__name__}: {error}")
+    failure.__cause__ = error
+    return failure
 
 
 def find_wrapper(env: gym.Env, kind: type) -> Any:

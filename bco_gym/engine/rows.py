@@ -37,6 +37,7 @@ class RowAgents:
         self.supports_blocks = bool(getattr(first, "supports_blocks", False))
         self.SCALE_PARAM = getattr(first, "SCALE_PARAM", None)
         self._single = self.batch_size == 1
+        self.failed_row: int | None = None  # the row whose agent raised, if one did
 
     @property
     def params(self) -> dict[str, Any]:
@@ -72,9 +73,18 @@ class RowAgents:
 
     # -- per round -----------------------------------------------------------------------
     def act(self, observations: np.ndarray) -> np.ndarray:
+        """Each row's play; the row whose agent raised is kept as ``failed_row``."""
         if self._single:
+            self.failed_row = 0
             return np.asarray(self.agents[0].act(observations[0]))[np.newaxis]
-        return np.stack([a.act(o) for a, o in zip(self.agents, observations, strict=True)])
+        plays = []
+        for row, (agent, observation) in enumerate(zip(self.agents, observations, strict=True)):
+            try:
+                plays.append(agent.act(observation))
+            except Exception:
+                self.failed_row = row
+                raise
+        return np.stack(plays)
 
     def update(self, losses: np.ndarray, info: dict[str, Any]) -> None:
         gradients, pairs = info.get("gradient"), info.get("losses")
@@ -84,7 +94,11 @@ class RowAgents:
                 row_info["gradient"] = gradients[row]
             if pairs is not None:  # two-point feedback: f_t at both points
                 row_info["losses"] = pairs[row]
-            agent.update(row_info["loss"], row_info)
+            try:
+                agent.update(row_info["loss"], row_info)
+            except Exception:
+                self.failed_row = row
+                raise
 
     # -- the block path ------------------------------------------------------------------
     def block_actions(self) -> np.ndarray:

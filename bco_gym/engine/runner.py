@@ -71,6 +71,7 @@ from bco_gym.engine.preparation import (
     agent_seed_for,
     check_seed,
     constants_label,
+    named_failure,
     want_progress,
 )
 from bco_gym.engine.result import (
@@ -198,15 +199,21 @@ def _run_recorded(
         loop = _select_loop(env, agent, fast)
         agent_seed = agent_seed_for(seed)
         observation, _ = env.reset(seed=seed)
-        agent.reset(seed=agent_seed)
         show = want_progress(progress, base.problem.horizon)
-        cpu_start = time.process_time()
-        if loop == "gym":
-            played = play_gym(env, agent, observation, checkpoints=points, progress=show)
-        else:
-            play = play_block if loop == "block" else play_lean
-            stage = single_stage(base)
-            played = play(stage, RowAgents([agent]), checkpoints=points, progress=show)
+        try:
+            agent.reset(seed=agent_seed)
+            cpu_start = time.process_time()
+            if loop == "gym":
+                played = play_gym(env, agent, observation, checkpoints=points, progress=show)
+            else:
+                play = play_block if loop == "block" else play_lean
+                stage = single_stage(base)
+                played = play(stage, RowAgents([agent]), checkpoints=points, progress=show)
+        except Exception as error:  # name the agent, the seed and the round
+            named = named_failure(error, spec.name, [seed], agent)
+            if named is None:
+                raise
+            raise named from error
         cpu_seconds = time.process_time() - cpu_start
         comparator_start = time.perf_counter()
         comparators = played.comparators[0] if played.comparators else None

@@ -118,9 +118,23 @@ def run_cell_or_failure(cell: Any) -> RunResult | CellFailure:
             horizon=cell.horizon,
             seed=cell.seed,
             round=rounds,
-            error=f"{type(error).__name__}: {error}",
+            error=_error_text(error),
             cell=cell.to_dict(),
         )
+
+
+def _error_text(error: BaseException) -> str:
+    """ "Type: message" of the agent's own error (without the run's "agent 'x' seed s
+    failed in round t" the cell's record says already)."""
+    from bco_gym.errors import AgentError
+
+    if isinstance(error, AgentError) and error.__cause__ is not None:
+        error = error.__cause__
+    text = str(error)
+    prefix = getattr(error, "agent_failure_prefix", None)
+    if prefix and text.startswith(prefix):
+        text = text[len(prefix) :]
+    return f"{type(error).__name__}: {text}"
 
 
 def _rounds_of(agent: Any) -> int | None:

@@ -209,7 +209,8 @@ def test_nan_loss_names_the_round_not_the_agent(agent):
     assert str(fast.value) == str(reference.value)  # env.step's message
     envs = BanditConvexVectorEnv.from_env(BanditConvexEnv(ball, NaNAfter(ball), 100), 3)
     with pytest.raises(
-        InvalidLossError, match=r"NaNAfter \('nan-after'\), round 37, row 0: the loss is nan"
+        InvalidLossError,
+        match=r"NaNAfter \(.nan-after.\), round 37, seed 0 \(row 0\): the loss is nan",
     ):
         run_many(envs, agent, [0, 1, 2])
 
