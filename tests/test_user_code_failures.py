@@ -96,7 +96,7 @@ def test_list_survives_a_plugin_that_exits_at_import(exiting_plugin, capsys):
     out = capsys.readouterr().out
     assert "BlockBanditCG" in out and "FlaxmanAgent" in out  # the built-ins are listed
     assert "plugin 'exiter'" in out and "SystemExit" in out and "plugin gives up" in out
-    with pytest.raises(AgentLoadError, match="agent plugin 'exiter'.*failed to load"):
+    with pytest.raises(AgentLoadError, match=r"agent plugin 'exiter'.*failed to load"):
         resolve_agent("exiter")
 
 
