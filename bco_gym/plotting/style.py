@@ -68,10 +68,19 @@ def new_figure(width: float = 7.0, height: float = 4.8) -> Any:
 
 
 def save(figure: Any, path: str | os.PathLike) -> Path:
-    """Write ``figure`` as an image (format from the suffix); the parent is created."""
+    """Write ``figure`` as an image (format from the suffix); the parent is created.
+
+    The image is cut to what the figure draws (``bbox_inches="tight"``), so a legend or
+    tick label wider than the figure (a long agent label) is never clipped."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=DPI, metadata=_no_software_metadata(path))
+    figure.savefig(
+        path,
+        dpi=DPI,
+        metadata=_no_software_metadata(path),
+        bbox_inches="tight",
+        pad_inches=0.05,
+    )
     return path
 
 
@@ -271,7 +280,19 @@ def legend_outside(figure: Any, axes: Any, columns: int | None = None) -> None:
         handles,
         labels,
         loc="outside lower center",
-        ncols=columns or min(len(labels), LEGEND_COLUMNS),
+        ncols=legend_columns(figure, labels, columns),
         fontsize="small",
         frameon=False,
     )
+
+
+def legend_columns(figure: Any, labels: Sequence[str], columns: int | None = None) -> int:
+    """Columns of a legend below the panels: as asked (default up to LEGEND_COLUMNS),
+    fewer when the labels are long, so that a row of them fits the figure's width (a
+    label is never cut; one longer than the figure widens the saved image, :func:`save`)."""
+    wanted = columns or min(len(labels), LEGEND_COLUMNS)
+    longest = max((len(label) for label in labels), default=1)
+    # "small" text is about 8 points: a character about 0.6 of that wide, plus the handle
+    width_points = figure.get_figwidth() * 72
+    per_column = (longest + 5) * 8 * 0.6
+    return int(max(1, min(wanted, width_points // per_column)))
