@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.engine.compiled import kernel_mode
 from bco_gym.agents.registry import current_agent_name, identity_of_result
+from bco_gym.engine.compiled import kernel_mode
 from bco_gym.engine.result import RunResult
 from bco_gym.engine.runner import run
 from bco_gym.engine.tally import check_horizon
