@@ -517,7 +517,7 @@ def _load_finished(
             continue
         if _another_agent(found, cell):  # e.g. saved under a name since given to another
             warnings.warn(
-                f"recomputing cell {cell.key}: its stored result is of the agent "
+                f"recomputing cell {cell.key}: its stored result is of the agent now named "
                 f"{found.agent!r} ({identity_of_result(found)}), not of {cell.agent!r}",
                 CorruptCellWarning,
                 stacklevel=3,
@@ -554,8 +554,9 @@ def _another_agent(found: RunResult, cell: Cell) -> bool:
     """Whether a stored result is of another agent than the cell's: by identity where
     both record one, else (cells and results written before identities) by name."""
     recorded = (found.agent_spec or {}).get("identity")
+    path = (found.agent_spec or {}).get("import_path")
     if cell.identity is not None and recorded is not None:
-        return recorded != cell.identity
+        return recorded != cell.identity or path != cell.identity.split("[", 1)[0]
     return cell.identity is None and recorded is None and found.agent != cell.agent
 
 
