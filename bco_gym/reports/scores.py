@@ -96,9 +96,12 @@ BASELINE_IDENTITY = "bco_gym.agents.random:RandomAgent"
 
 
 def is_baseline(result: RunResult) -> bool:
-    """Whether ``result`` is random play's (by identity; by name for older results)."""
+    """Whether ``result`` is random play's, whatever its sampling law (by identity's class;
+    by name for older results)."""
     identity = (result.agent_spec or {}).get("identity")
-    return identity == BASELINE_IDENTITY if identity is not None else result.agent == "random"
+    if identity is None:
+        return result.agent == "random"
+    return identity.split("[", 1)[0] == BASELINE_IDENTITY
 
 
 def agent_label(result: RunResult) -> str:
