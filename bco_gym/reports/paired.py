@@ -137,7 +137,10 @@ def find_reference(labels: Iterable[str], reference: str) -> str | None:
 
 # -- paired differences ---------------------------------------------------------------------------
 def _import_path(result: RunResult) -> str:
-    return str((result.agent_spec or {}).get("import_path") or result.agent)
+    """Who ran ``result``: its agent's identity (import path and keyword arguments)."""
+    from bco_gym.agents.registry import identity_of_result
+
+    return identity_of_result(result)
 
 
 def _by_seed(group: Sequence[RunResult], label: str) -> dict[int, RunResult]:

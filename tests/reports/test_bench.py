@@ -282,3 +282,54 @@ def test_the_explore_commit_agent_of_the_readme_scores_below_random(tmp_path, ti
     outcome = bench.run_bench(["explore_commit:ExploreCommit"], tmp_path / "b", suite=tiny_suite)
     scores = [r.score for r in outcome.rows if r.agent == "explore-commit"]
     assert len(scores) == 5 and max(scores) < 1.0  # it learns on i.i.d. and slow drift
+
+
+def test_a_bench_directory_is_cumulative_unless_agents_only(tmp_path, tiny_suite):
+    """An agent benched earlier into --out stays in report.md and scores.csv; a second
+    spelling of it finds its cells; --agents-only reports the given agents alone."""
+    out = tmp_path / "bench"
+    bench.run_bench(["bfw"], out, suite=tiny_suite, progress=False)
+    before = cell_files(out)
+    second = bench.run_bench(["user_agents:Jitter"], out, suite=tiny_suite, progress=False)
+    assert {r.agent for r in second.rows} == {"bbcg", "fkm", "random", "bfw", "jitter"}
+    assert {r["agent"] for r in read_scores(out)} == {"bbcg", "fkm", "random", "bfw", "jitter"}
+    text = (out / "report.md").read_text()
+    agents = text[text.index("## Agents") :].split("\n## ")[0]
+    for label, identity in (
+        ("bfw", "bco_gym.agents.bfw:BanditFrankWolfe"),
+        ("jitter", "user_agents:Jitter"),
+    ):
+        assert re.search(rf"\| {label} \| `{re.escape(identity)}` \| \S+ \| \S+Z", agents)
+    grown = set(cell_files(out)) - set(before)
+    assert len(grown) == 3 + 2  # jitter's cells only
+    same = bench.run_bench(
+        ["bco_gym.agents.bfw:BanditFrankWolfe"],
+        out,
+        suite=tiny_suite,
+        progress=False,
+        agents_only=True,
+    )
+    assert set(cell_files(out)) - set(before) == grown  # bfw by its path: nothing recomputed
+    assert {r.agent for r in same.rows} == {"bbcg", "fkm", "random", "bfw"}
+    assert "jitter" not in {r["agent"] for r in read_scores(out)}
+
+
+def test_bench_takes_variants_labels_and_agent_kwargs(tmp_path, tiny_suite):
+    out = tmp_path / "bench"
+    outcome = bench.run_bench(
+        ["fkm[c=2]", "user_agents:Jitter"],
+        out,
+        suite=tiny_suite,
+        progress=False,
+        agent_kwargs={"user_agents:Jitter": {"spread": 0.25}},
+        labels={"user_agents:Jitter": "quarter jitter"},
+    )
+    rows = {(r.agent, r.scenario) for r in outcome.rows}
+    assert ("fkm[c=2]", "tiny-ball") in rows and ("fkm", "tiny-ball") in rows
+    assert ("quarter jitter", "tiny-drift") in rows
+    text = (out / "report.md").read_text()
+    assert "- **quarter jitter** (2 scenarios)" in text and "- **fkm[c=2]** (" in text
+    with pytest.raises(ValueError, match=r"would change the reference; give a variant"):
+        bench.run_bench(
+            ["fkm"], out, suite=tiny_suite, progress=False, agent_kwargs={"fkm": {"c": 2}}
+        )
