@@ -82,9 +82,7 @@ def rankings(runs: Sequence[ScenarioRun]) -> dict[str, Ranking]:
 
 def _label_of(ranking: Ranking, agent: str) -> str | None:
     """The ranking's series label of ``agent`` (its only series), or None."""
-    labels = [
-        label for label in ranking.labels if label == agent or label.startswith(f"{agent} (")
-    ]
+    labels = [label for label in ranking.labels if label == agent or label.startswith(f"{agent} (")]
     if len(labels) > 1:  # theory beside tuned rows: the verdicts are about the theory row
         labels = [label for label in labels if " (tuned" not in label]
     return labels[0] if len(labels) == 1 else None
