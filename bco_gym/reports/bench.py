@@ -196,10 +196,10 @@ def _run_scenario(
     backend: str,
     batch_size: int | None,
     progress: bool | str | None,
-    agent_kwargs: Mapping[str, Mapping[str, Any]],
-    labels: Mapping[str, str],
-    reuse_stale: bool,
-    agents_only: bool,
+    agent_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+    labels: Mapping[str, str] | None = None,
+    reuse_stale: bool = False,
+    agents_only: bool = False,
 ) -> tuple[list[RunResult], list[CellFailure]]:
     """The scenario's results: its agents' now, and unless ``agents_only`` every other
     agent's finished cells in its directory on the same seeds and horizon."""
@@ -222,7 +222,7 @@ def _run_scenario(
         at_horizon = [result for result in results if result.horizon == horizon]
         return at_horizon, _sweep_failures(directory, scenario, agents)
     kwargs = {a: dict(kw) for a, kw in scenario.agent_kwargs.items() if a in agents}
-    given = {a: dict(kw) for a, kw in agent_kwargs.items() if a in agents}
+    given = {a: dict(kw) for a, kw in (agent_kwargs or {}).items() if a in agents}
     results = sweep(
         scenario.env_id,
         list(agents),
@@ -236,7 +236,7 @@ def _run_scenario(
         progress=progress,
         batch_size=batch_size,
         failures="record",
-        labels={a: label for a, label in labels.items() if a in agents},
+        labels={a: label for a, label in (labels or {}).items() if a in agents},
         reuse_stale=reuse_stale,
     )
     if agents_only:
