@@ -324,9 +324,9 @@ def test_bench_takes_variants_labels_and_agent_kwargs(tmp_path, tiny_suite):
         agent_kwargs={"user_agents:Jitter": {"spread": 0.25}},
         labels={"user_agents:Jitter": "quarter jitter"},
     )
-    rows = {(r.agent, r.scenario) for r in outcome.rows}
-    assert ("fkm[c=2]", "tiny-ball") in rows and ("fkm", "tiny-ball") in rows
-    assert ("quarter jitter", "tiny-drift") in rows
+    rows = {(r.agent, r.scenario) for r in outcome.rows}  # series labels: "(custom)" constants
+    assert ("fkm[c=2] (custom)", "tiny-ball") in rows and ("fkm", "tiny-ball") in rows
+    assert ("quarter jitter (custom)", "tiny-drift") in rows
     text = (out / "report.md").read_text()
     assert "- **quarter jitter** (2 scenarios)" in text and "- **fkm[c=2]** (" in text
     with pytest.raises(ValueError, match=r"would change the reference; give a variant"):

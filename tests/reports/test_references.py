@@ -130,9 +130,10 @@ def test_bench_computes_only_the_given_agents_cells(tmp_path, monkeypatch):
         scenario, agents, out, backend="serial", batch_size=None, progress=False
     )
     assert not failures
-    assert sorted(r.seed for r in results if r.agent == given) == [0, 1]
+    label = "explore-commit"  # the given agent's label (its class's name)
+    assert sorted(r.seed for r in results if r.agent == label) == [0, 1]
     for result in results:
-        if result.agent != given:  # read from the archive: its own timings too
+        if result.agent != label:  # read from the archive: its own timings too
             known = archived[(result.agent, result.seed)]
             assert result.wall_seconds == known.wall_seconds
             assert result.final_regret == known.final_regret
