@@ -97,11 +97,38 @@ def batches(pending: Sequence[Any], batch_size: int | None, workers: int = 1) ->
     return result
 
 
-def largest_first(pending: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+def split_costly(
+    pending: Sequence[Sequence[Any]], cost: Callable[[Any], float], workers: int
+) -> list[Sequence[Any]]:
+    """The batches with every batch of several cells whose estimated cost (the sum of
+    ``cost`` over its cells) exceeds a quarter of a worker's share of the whole halved,
+    again and again: one costly batch handed out last would leave the other workers idle
+    (a batch's size changes no result)."""
+    total = sum(cost(cell) for batch in pending for cell in batch)
+    limit = total / (4 * max(1, workers))
+    result: list[Sequence[Any]] = []
+    queue = list(pending)
+    while queue:
+        batch = queue.pop(0)
+        if len(batch) > 1 and sum(cost(cell) for cell in batch) > limit:
+            half = (len(batch) + 1) // 2
+            queue[:0] = [batch[:half], batch[half:]]
+        else:
+            result.append(batch)
+    return result
+
+
+def largest_first(
+    pending: Sequence[Sequence[Any]], cost: Callable[[Any], float] | None = None
+) -> list[Sequence[Any]]:
     """The batches in decreasing order of their rounds (horizon times seeds; ties keep
     their order): a pool that hands them out in this order to whichever worker is free
     finishes its workers about together (the longest-processing-time rule), where the
-    grid's order would leave the largest batch, the 10^7 horizon, to start last."""
+    grid's order would leave the largest batch, the 10^7 horizon, to start last. With
+    ``cost`` (a cell's estimated seconds), in decreasing order of their cost instead:
+    rounds of different sets or agents may differ in cost by 10^4."""
+    if cost is not None:
+        return sorted(pending, key=lambda batch: -sum(cost(cell) for cell in batch))
     return sorted(pending, key=lambda batch: -sum(cell.horizon for cell in batch))
 
 
@@ -166,16 +193,25 @@ def run_on(
     ray_address: str | None = None,
     record_failures: bool = False,
     advance: Callable[[int], None] | None = None,
+    cost: Callable[[Any], float] | None = None,
 ) -> None:
     """Compute the batches ``pending`` on ``backend``, calling ``finished`` per cell (with
     its RunResult, or its CellFailure when ``record_failures``: see :func:`run_batch`).
 
     ``advance(rounds)`` is called as rounds are played inside the batches (serial and
-    process backends; on Ray a batch counts when it finishes)."""
+    process backends; on Ray a batch counts when it finishes). ``cost``: a cell's
+    estimated seconds, the order in which a pool hands batches out (:func:`largest_first`)."""
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
     function = _BACKEND_FUNCTIONS[backend]
-    function(pending, finished, ray_address=ray_address, record=record_failures, advance=advance)
+    function(
+        pending,
+        finished,
+        ray_address=ray_address,
+        record=record_failures,
+        advance=advance,
+        cost=cost,
+    )
 
 
 def _deliver(batch: Sequence[Any], results: Sequence[RunResult], finished: Finished) -> None:
@@ -237,6 +273,7 @@ def _run_process(
     *,
     record: bool,
     advance: Any = None,
+    cost: Any = None,
     **_: Any,
 ) -> None:
     workers = max(1, min(os.cpu_count() or 1, len(pending)))
@@ -248,7 +285,8 @@ def _run_process(
         initializer=start_worker,
         initargs=(os.getpid(), rounds),
     ) as pool:
-        futures = {pool.submit(run_batch, batch, record): batch for batch in largest_first(pending)}
+        ordered = largest_first(pending, cost)
+        futures = {pool.submit(run_batch, batch, record): batch for batch in ordered}
         try:
             while futures:
                 done, _ = wait(futures, timeout=PROGRESS_INTERVAL, return_when=FIRST_COMPLETED)
@@ -294,6 +332,7 @@ def _run_ray(
     *,
     ray_address: str | None,
     record: bool = False,
+    cost: Any = None,
     **_: Any,
 ) -> None:
     ray = import_ray()
@@ -313,7 +352,8 @@ def _run_ray(
         remote_run = ray.remote(num_cpus=1)(run_batch_watched)
         host = socket.gethostname()
         references = {
-            remote_run.remote(list(b), driver, host, record): b for b in largest_first(pending)
+            remote_run.remote(list(b), driver, host, record): b
+            for b in largest_first(pending, cost)
         }
         try:
             while references:

@@ -39,6 +39,7 @@ from bco_gym.sweeps.backends import (
     batches,
     check_agents_for_backend,
     run_on,
+    split_costly,
     worker_count,
 )
 from bco_gym.sweeps.failures import (
@@ -412,6 +413,8 @@ def run_cells(
         try:
             if pending:
                 grouped = batches(pending, batch_size, worker_count(backend))
+                if cost is not None:
+                    grouped = split_costly(grouped, cost, worker_count(backend))
                 record = failures == "record"
                 run_on(
                     backend,
@@ -420,6 +423,7 @@ def run_cells(
                     ray_address=ray_address,
                     record_failures=record,
                     advance=report.advance,
+                    cost=cost,
                 )
         finally:
             report.close()

@@ -55,3 +55,25 @@ def test_the_progress_bar_weighs_each_run_by_its_estimated_cost():
     assert per_round["fkm"] > 100 * per_round["bbcg"]
     total = sum(map(estimated_seconds, (c for s in SCENARIOS for c in scenario_cells(s))))
     assert 60 < total < 400  # CPU seconds: the 5-minute job on two cores
+
+
+def test_costly_batches_are_split_and_handed_out_first():
+    from bco_gym.sweeps.backends import largest_first, split_costly
+
+    def cost(cell):
+        return cell.horizon * (100.0 if cell.agent == "fkm" else 1.0)
+
+    from bco_gym.reports.demo import scenario_cells
+
+    birkhoff = scenario_cells(SCENARIOS[0])
+    fkm = [c for c in birkhoff if c.agent == "fkm" and c.horizon == 1_000]
+    cheap = [c for c in birkhoff if c.constants == "theory" and c.horizon == 10_000]
+    pending = split_costly([fkm, cheap], cost, workers=2)
+    # the fkm batch (8 x 10^5 of cost against 8 x 10^4) is halved down to a quarter of a
+    # worker's share; the cheap one is kept whole; the costliest are handed out first
+    assert all(sum(map(cost, b)) <= sum(map(cost, fkm + cheap)) / 8 for b in pending[:-1])
+    assert pending[-1] == cheap and sorted(c.seed for b in pending[:-1] for c in b) == list(
+        range(8)
+    )
+    ordered = largest_first(pending, cost)
+    assert ordered[-1] == cheap and largest_first(pending)[0] == cheap  # by rounds: cheap first
