@@ -28,7 +28,7 @@ at 1/(rows*cols) of a round's.
 
 Constants and comparator as ``linear``: G = mean_norm + noise >= ||Theta_t||_F,
 M = G R with R = rho; exact comparator, one LMO (one SVD) on the summed Theta_t.
-Adaptive and dynamic regret are not computed (:meth:`LowRankLinearLoss.changing_reason`):
+Adaptive and dynamic regret are not computed (``LowRankLinearLoss.changing_reason``):
 their exact comparators take the top singular value of every interval of the dyadic
 cover, about 2T SVDs a run (0.15-0.5 ms each at 64x64, several times a round of play).
 """
