@@ -30,19 +30,19 @@ when T * S >= :data:`MIN_RUN_ROUNDS` as well: short runs (and the test suite) st
 NumPy loop and never pay the kernels' compile or load time (docs/performance.md).
 Without numba installed (the ``fast`` extra) the NumPy loop plays.
 
-Only what a run needs is compiled. The agent's kernel decides the floats (its Euclidean
-norm is not BLAS's), so "auto" plays it by the rule above alone. The auxiliary kernels
-(the interval-regret tracker, the exact and column sums, the linear families' draws, the
-block check's anchors) give the NumPy code's bits exactly, so where they run changes no
-result: "auto" uses them when numba's cache holds them already, or when the run is large
-enough (T * S >= :data:`AUXILIARY_MIN_RUN_ROUNDS`) that compiling them pays. Their compile
-(about 20 CPU seconds) would otherwise double a first run's wait for ~0.1 s per 10^6
-run-rounds saved. A process that is about to compile says so once on stderr
-("compiling kernels for fkm, once per machine: ~N s"; :func:`announce_compile`).
+Only what a run needs is compiled. The agent's kernel is played by the rule above alone.
+The auxiliary kernels (the interval-regret tracker, the exact and column sums, the
+linear families' draws, the block check's anchors) give the NumPy code's bits exactly,
+so where they run changes no result: "auto" uses them when numba's cache holds them
+already, or when the run is large enough (T * S >= :data:`AUXILIARY_MIN_RUN_ROUNDS`)
+that compiling them pays. Their compile (about 20 CPU seconds) would otherwise double a
+first run's wait for ~0.1 s per 10^6 run-rounds saved. A process that is about to
+compile says so once on stderr ("compiling kernels for fkm, once per machine: ~N s";
+:func:`announce_compile`).
 
-Equality. The kernels' arithmetic is the NumPy code's except the Euclidean norm (BLAS dot
-there, a pairwise sum here; :mod:`bco_gym.agents.kernels`): plays, losses and regret
-agree with the NumPy loops to rounding (tests/engine/test_compiled.py, 1e-12 relative).
+Equality. The kernels' arithmetic is the NumPy code's, in its order, the ball's Euclidean
+norm included (:mod:`bco_gym.agents.kernels`): plays, losses and regret are the NumPy
+loops' bit for bit on every set (tests/engine/test_compiled.py).
 """
 
 from __future__ import annotations

@@ -62,8 +62,9 @@ def ball_best_values(thetas: np.ndarray, radius: float) -> np.ndarray:
     (:func:`~bco_gym.losses.base.row_dot`), taken on the row scaled by its largest entry
     where the sum of squares would overflow or underflow. A sum with no BLAS call, so a
     compiled update (:mod:`bco_gym.agents.kernels.intervals`) computes the same floats
-    without calling back into numpy; the set's own LMO (its BLAS norm) may differ in the
-    last bit, and R(I) agrees with it to ~1e-15 relatively.
+    without calling back into numpy; the value through the set's own LMO,
+    <theta, lmo(theta)>, is other arithmetic and may differ in the last bit (R(I) agrees
+    with it to ~1e-15 relatively).
     """
     with np.errstate(over="ignore", under="ignore"):  # such rows are rescaled below
         squares = row_dot(thetas, thetas)

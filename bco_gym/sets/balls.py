@@ -13,11 +13,12 @@ method (Duchi et al. 2008), O(n log n).
 
 Batches. ``lmo_many`` and ``project_many`` run the single oracles' floating-point
 operations on all rows at once, so row i equals the single answer bit for bit: the
-Euclidean norm of a row is the BLAS dot product of the row with itself
-(``np.vecdot``), exactly what the single oracle computes with ``x.dot(x)``; an l1 norm
-is numpy's sum of the row, reduced on its own. Norms whose square would overflow or
-underflow (entries beyond about 1e145 or below 1e-145) are computed on the row scaled
-by its largest entry, in both paths.
+Euclidean norm of a row is the square root of NumPy's pairwise sum of its squares, the
+row reduced on its own, exactly what the single oracle computes (and what the compiled
+kernels compute, so a ball plays the same bits on every path; a BLAS dot product's order
+is the BLAS build's); an l1 norm is numpy's sum of the row, reduced on its own. Norms
+whose square would overflow or underflow (entries beyond about 1e145 or below 1e-145)
+are computed on the row scaled by its largest entry, in both paths.
 """
 
 from __future__ import annotations
@@ -41,16 +42,27 @@ _SAFE_SQUARES = (1e-290, 1e290)
 
 
 def euclidean_norm(x: np.ndarray) -> float:
-    """||x||_2 of a float64 vector: sqrt(x.x), rescaled where x.x is out of range."""
-    squares = x.dot(x)
+    """||x||_2 of a float64 vector: the square root of NumPy's pairwise sum of the squares
+    (``np.add.reduce(x * x)``, the order the compiled kernels reproduce, so a ball's oracles
+    give the same bits on both paths), taken on x rescaled where the sum is out of range."""
+    screen = x.dot(x)  # the BLAS dot: no overflow warning, and within 2n eps of the sum below
+    if _SAFE_SQUARES[0] < screen < _SAFE_SQUARES[1]:
+        squares = float(np.add.reduce(x * x))
+        if _SAFE_SQUARES[0] < squares < _SAFE_SQUARES[1]:
+            return math.sqrt(squares)
+        return _rescaled_norm(x)
+    with np.errstate(over="ignore", under="ignore"):  # rare: decided on the pairwise sum
+        squares = float(np.add.reduce(x * x))
     if _SAFE_SQUARES[0] < squares < _SAFE_SQUARES[1]:
         return math.sqrt(squares)
     return _rescaled_norm(x)
 
 
 def euclidean_norms(rows: np.ndarray) -> np.ndarray:
-    """:func:`euclidean_norm` of each row of ``rows`` (shape (k, n)), bit for bit."""
-    squares = np.vecdot(rows, rows)  # the BLAS dot of each row with itself, as x.dot(x)
+    """:func:`euclidean_norm` of each row of ``rows`` (shape (k, n)), bit for bit: each row's
+    own pairwise sum of squares (a reduction along the contiguous last axis)."""
+    with np.errstate(over="ignore", under="ignore"):  # such rows are rescaled below
+        squares = np.add.reduce(rows * rows, axis=1)
     norms = np.sqrt(squares)
     if not (_SAFE_SQUARES[0] < squares.min() and squares.max() < _SAFE_SQUARES[1]):
         unsafe = ~((squares > _SAFE_SQUARES[0]) & (squares < _SAFE_SQUARES[1]))
@@ -58,13 +70,26 @@ def euclidean_norms(rows: np.ndarray) -> np.ndarray:
     return norms
 
 
+def norm_at_most(x: np.ndarray, limit: float) -> bool:
+    """``euclidean_norm(x) <= limit``, the same verdict, decided by the BLAS dot alone where
+    it is clear: the two sums of squares differ by at most 2n eps relatively, so a dot
+    below limit^2 by more than that margin is a norm within the limit (the common case of
+    a membership test or a projection, at the cost of one dot product)."""
+    screen = x.dot(x)
+    margin = 1e-15 * (x.size + 8)
+    if _SAFE_SQUARES[0] < screen < _SAFE_SQUARES[1] and screen <= limit * limit * (1.0 - margin):
+        return True
+    return euclidean_norm(x) <= limit
+
+
 def _rescaled_norm(x: np.ndarray) -> float:
     """||x||_2 = m ||x/m||_2 with m = max |x_i| (0 for x = 0): no overflow or underflow."""
     largest = float(np.max(np.abs(x)))
     if largest == 0.0:
         return 0.0
-    scaled = x / largest
-    return largest * math.sqrt(scaled.dot(scaled))
+    with np.errstate(under="ignore", invalid="ignore"):  # an infinite entry: nan, as before
+        scaled = x / largest
+        return largest * math.sqrt(float(np.add.reduce(scaled * scaled)))
 
 
 class _CenteredBall(ConvexSet):
@@ -97,7 +122,7 @@ class _CenteredBall(ConvexSet):
     def _norm_violation(self, x: np.ndarray, order: int, name: str, atol: float) -> str | None:
         if x.shape != self.shape:
             return f"shape {x.shape}, expected {self.shape}"
-        if x.dtype == np.float64 and self._norm(x, order) <= self.radius + atol:
+        if x.dtype == np.float64 and self._within(x, order, self.radius + atol):
             return None  # the common case (NaN/inf fail the test and are diagnosed below)
         if not np.all(np.isfinite(x)):
             return "non-finite entries (NaN or inf)"
@@ -107,12 +132,12 @@ class _CenteredBall(ConvexSet):
         return None
 
     @staticmethod
-    def _norm(x: np.ndarray, order: int) -> float:
-        """``np.linalg.norm(x, ord=order)`` of a float64 vector, without its dispatch:
-        sqrt(x.x) for order 2 and sum |x_i| for order 1, the very operations it runs."""
+    def _within(x: np.ndarray, order: int, limit: float) -> bool:
+        """||x|| <= limit for a float64 vector: :func:`norm_at_most` for order 2 (the norm
+        of the oracles and the compiled check), sum |x_i| <= limit for order 1."""
         if order == 2:
-            return math.sqrt(x.dot(x))
-        return float(np.add.reduce(np.abs(x)))
+            return norm_at_most(x, limit)
+        return float(np.add.reduce(np.abs(x))) <= limit
 
     def _norms_violation_many(
         self, points: np.ndarray, order: int, atol: float
@@ -169,8 +194,9 @@ class L2Ball(_CenteredBall):
 
     def project(self, x: np.ndarray) -> np.ndarray:
         y = self._check_array(x, "point")
-        norm = euclidean_norm(y)
-        return y.copy() if norm <= self.radius else (self.radius / norm) * y
+        if norm_at_most(y, self.radius):
+            return y.copy()
+        return (self.radius / euclidean_norm(y)) * y
 
     def _project_rows(self, points: np.ndarray) -> np.ndarray:
         norms = euclidean_norms(points)
@@ -192,7 +218,7 @@ class L2Ball(_CenteredBall):
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         """Uniform in the ball: a uniform direction times radius * U^(1/n)."""
         g = rng.standard_normal(self.n)
-        return (self.radius * rng.uniform() ** (1.0 / self.n) / np.linalg.norm(g)) * g
+        return (self.radius * rng.uniform() ** (1.0 / self.n) / euclidean_norm(g)) * g
 
     def _sample_rows(self, rng: np.random.Generator, count: int) -> np.ndarray:
         """Uniform in the ball, as :meth:`sample`: row i is radius * U_i^(1/n) *

@@ -32,8 +32,9 @@ CASES: tuple[tuple[str, str, str, str, int, tuple[int, ...]], ...] = (
     ("BCO-Hypercube-v0", "fkm2", "two-point", "linear", 9000, (5,)),
     ("BCO-Ball-v0", "bbcg", "bandit", "linear-switching", 9000, (6,)),
 )
-#: Cases played by the compiled kernels (``BCO_GYM_KERNELS=on``; numba's norm differs from
-#: NumPy's in the last bit on the ball, so they are pinned from the kernels themselves).
+#: Cases played by the compiled kernels (``BCO_GYM_KERNELS=on``), pinned from the kernels
+#: themselves; a case pinned on both paths has the same fingerprints on both (the ball's
+#: norm is the pairwise sum of the squares in NumPy and in the kernels alike).
 KERNEL_CASES: tuple[tuple[str, str, str, str, int, tuple[int, ...]], ...] = (
     ("BCO-Ball-v0", "fkm", "bandit", "linear", 9000, (0, 1)),
     ("BCO-Ball-v0", "ofw", "full", "linear-switching", 9000, (2,)),

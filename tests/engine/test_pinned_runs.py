@@ -41,6 +41,15 @@ def test_kernel_results_are_the_pinned_ones(monkeypatch, case) -> None:  # type:
     check(pinned_runs.fingerprints(case), PINNED[f"on: {pinned_runs.case_key(case)}"])
 
 
+def test_a_case_pinned_on_both_paths_has_one_fingerprint() -> None:
+    """The kernels play what NumPy plays, the ball included (its norm in one order)."""
+    both = [case for case in pinned_runs.KERNEL_CASES if case in pinned_runs.CASES]
+    assert both
+    for case in both:
+        key = pinned_runs.case_key(case)
+        assert PINNED[f"on: {key}"] == PINNED[f"off: {key}"], key
+
+
 def check(found: list[dict[str, Any]], pinned: list[dict[str, Any]]) -> None:
     """The play bit for bit, the interval regrets' hash, and their values near the old."""
     assert len(found) == len(pinned)

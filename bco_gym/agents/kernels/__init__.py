@@ -22,12 +22,10 @@ the rounds read and write rows in place, without numba's reference counting
 
 Floating point. Every product, quotient and sum is the NumPy code's, in its order, and a
 row's inner product is NumPy's pairwise summation (:func:`.oracles.pairwise_sum`), so losses and
-updates are bit for bit those of the NumPy loops, with one exception: the Euclidean
-norm. NumPy takes it from the BLAS dot product (SIMD lanes, fused multiply-adds), whose
-order is the BLAS build's; here it is the pairwise sum of the squares. A norm may then
-differ in its last bit, and so may a projection onto (or an LMO of) the ball and
-everything after it: plays and regret agree with the NumPy loops to about 1e-15
-relative (tested to 1e-12; docs/performance.md).
+updates are bit for bit those of the NumPy loops. The Euclidean norm too: the ball's
+oracles take it in NumPy as the square root of the pairwise sum of the squares
+(:func:`bco_gym.sets.balls.euclidean_norm`, never a BLAS dot product, whose order is the
+BLAS build's), which :func:`.oracles.row_norm` reproduces.
 
 Feasibility: every play is tested against K (``atol``) before it is evaluated; a kernel
 stops at the first round with a play it cannot accept and returns that round's index, so

@@ -1,7 +1,7 @@
 """Reductions and the built-in sets' oracles (projection, LMO, membership), compiled.
 
-Each is the NumPy oracle's arithmetic in its order (bco_gym/sets), except the Euclidean
-norm: a pairwise sum of squares here, the BLAS dot product there (package docstring).
+Each is the NumPy oracle's arithmetic in its order (bco_gym/sets), the Euclidean norm
+included: the square root of the pairwise sum of the squares on both sides.
 
 The rounds (:mod:`.rounds`) call :func:`inside`, :func:`linear_value`, :func:`project` and
 :func:`lmo` for every row of every round. These take 2-D arrays and a row index (``x, r``
