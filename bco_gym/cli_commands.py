@@ -544,6 +544,8 @@ def command_bench(args: argparse.Namespace) -> int:
             agents_only=args.agents_only,
         )
     print(f"wrote {outcome.report} and {outcome.scores}")
+    for line in outcome.recomputed:  # said whatever --quiet and the warning filters say
+        print(sanitize(f"warning: recomputed a damaged cell: {line}"), file=sys.stderr)
     if outcome.failures:
         print(f"{len(outcome.failures)} cell(s) failed (listed in the report):", file=sys.stderr)
         for failure in outcome.failures:

@@ -1050,3 +1050,93 @@ def test_an_agent_that_shrinks_its_set_is_scored_on_the_env_s(tmp_path, capsys):
 
     first, second = (r.final_regret for r in load_sweep(tmp_path))
     assert first == second > 0.5  # seed 0 here
+
+
+# -- fourth pass: result files stay honest -----------------------------------------------------
+@pytest.fixture
+def tiny_bench(monkeypatch):
+    from bco_gym.reports.suites import SUITES, Scenario
+
+    scenario = Scenario(
+        name="tiny",
+        title="3-ball",
+        env_id="BCO-Ball-v0",
+        agents=("fkm", "random"),
+        horizon=40,
+        seeds=(0, 1),
+        env_kwargs={"n": 3},
+    )
+    monkeypatch.setitem(SUITES, "tiny-bench", (scenario,))
+    return ["bench", "--agents", "bfw", "--suite", "tiny-bench", "--quiet"]
+
+
+def test_bench_never_writes_through_a_symlink(tmp_path, capsys, tiny_bench):
+    out = tmp_path / "bench"
+    assert _cli([*tiny_bench, "--out", out], capsys)[0] == 0
+    outside = {name: tmp_path / f"outside-{name}" for name in ("scores.csv", "report.md")}
+    for name, target in outside.items():
+        target.write_text("mine\n")
+        (out / name).unlink()
+        (out / name).symlink_to(target)
+    assert _cli([*tiny_bench, "--out", out], capsys)[0] == 0
+    for name, target in outside.items():
+        assert target.read_text() == "mine\n"  # untouched
+        assert not (out / name).is_symlink() and (out / name).stat().st_size > 100
+    assert not list(out.glob("*.tmp"))
+
+
+def test_bench_says_when_it_recomputes_a_tampered_cell(tmp_path, capsys, tiny_bench):
+    out = tmp_path / "bench"
+    assert _cli([*tiny_bench, "--out", out], capsys)[0] == 0
+    scores = (out / "scores.csv").read_text()
+    cell = _first_cell(out / "runs" / "tiny")
+    cell.write_text(cell.read_text().replace('"final_regret": ', '"final_regret": 1e-9 + '))
+    code, _, err = _cli([*tiny_bench, "--out", out], capsys)
+    assert code == 0
+    assert f"warning: recomputed a damaged cell: tiny: recomputing cell {cell.stem}" in err
+    report = (out / "report.md").read_text()
+    assert "## Recomputed cells" in report and f"tiny: recomputing cell {cell.stem}" in report
+    assert (out / "scores.csv").read_text() == scores  # the same numbers as before
+
+
+def test_bench_without_matplotlib_writes_its_report_without_figures(
+    tmp_path, capsys, monkeypatch, tiny_bench
+):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    out = tmp_path / "bench"
+    code, _, err = _cli([*tiny_bench, "--out", out], capsys)
+    assert code == 0, err
+    report = (out / "report.md").read_text()
+    assert 'No figures: matplotlib is not installed (pip install "bco_gym[plot]").' in report
+    assert "## Verdicts" in report and "![" not in report
+    assert not list(out.glob("*.png")) and (out / "scores.csv").is_file()
+
+
+# -- fourth pass: paths agree on the ball too ------------------------------------------------------
+@pytest.mark.parametrize(
+    ("agent", "feedback"), [("fkm", "bandit"), ("bfw", "bandit"), ("ogd", "full")]
+)
+def test_run_many_compiled_rows_equal_single_numpy_runs_on_the_ball(monkeypatch, agent, feedback):
+    """The issue's case, scaled down: "auto" plays run_many's batch compiled (T * S above
+    the threshold) and each single run in NumPy (below it); every row is the single run
+    bit for bit, the Euclidean norm taken in one order on both paths."""
+    from bco_gym.engine import compiled, loops
+    from bco_gym.experiment import run, run_many
+
+    pytest.importorskip("numba")
+    monkeypatch.setenv("BCO_GYM_KERNELS", "auto")
+    monkeypatch.setattr(compiled, "MIN_RUN_ROUNDS", 1_000)
+    plans = []
+
+    def spy(stage, agent):
+        plans.append(compiled.compiled_plan(stage, agent) is not None)
+        return compiled.compiled_plan(stage, agent)
+
+    monkeypatch.setattr(loops, "compiled_plan", spy)
+    options = {"horizon": 400, "env_kwargs": {"n": 10, "feedback": feedback}}
+    seeds = [0, 1, 2, 3]
+    rows = run_many("BCO-Ball-v0", agent, seeds, **options)
+    singles = [run("BCO-Ball-v0", agent, seed=seed, **options) for seed in seeds]
+    assert plans == [True, False, False, False, False]  # the batch compiled, the runs NumPy
+    for seed, row, single in zip(seeds, rows, singles, strict=True):
+        assert row.same_outcome(single), seed

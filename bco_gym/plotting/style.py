@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -68,19 +69,24 @@ def new_figure(width: float = 7.0, height: float = 4.8) -> Any:
 
 
 def save(figure: Any, path: str | os.PathLike) -> Path:
-    """Write ``figure`` as an image (format from the suffix); the parent is created.
+    """Write ``figure`` as an image (format from the suffix), atomically and never through
+    a symlink (:func:`~bco_gym.sweeps.results.atomic_write`); the parent is created.
 
     The image is cut to what the figure draws (``bbox_inches="tight"``), so a legend or
     tick label wider than the figure (a long agent label) is never clipped."""
+    from bco_gym.sweeps.results import atomic_write
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    image = io.BytesIO()
     figure.savefig(
-        path,
+        image,
+        format=path.suffix.lower().lstrip(".") or None,
         dpi=DPI,
         metadata=_no_software_metadata(path),
         bbox_inches="tight",
         pad_inches=0.05,
     )
+    atomic_write(path, lambda stream: stream.write(image.getvalue()))
     return path
 
 

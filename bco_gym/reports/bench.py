@@ -30,14 +30,15 @@ suite, is refused.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bco_gym.engine.result import RunResult
 from bco_gym.reports.bench_report import ScenarioRun, write_bench_report
@@ -55,7 +56,9 @@ from bco_gym.reports.suites import (
     suite_label,
 )
 from bco_gym.sweeps.failures import CellFailure
+from bco_gym.sweeps.results import atomic_write
 
+T = TypeVar("T")
 MARKER = "bench.json"
 OWNER_FILE = ".bco-gym-owner.json"  # the CLI's mark of a command's directory (cli_checks)
 FORMAT = 1
@@ -71,6 +74,8 @@ class BenchOutcome:
     rows: list[ScoreRow]
     failures: list[str]
     runs: list[ScenarioRun]
+    #: Cells found damaged or tampered with and computed again, one line each.
+    recomputed: list[str] = field(default_factory=list)
 
 
 # -- the plan -------------------------------------------------------------------------------------
@@ -171,7 +176,8 @@ def claim_directory(out: Path, suite: str) -> None:
             f"{', '.join(sorted(strangers)[:5])}); pick a new or empty directory"
         )
     out.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"format": FORMAT, "suite": suite}) + "\n", encoding="utf-8")
+    text = json.dumps({"format": FORMAT, "suite": suite}) + "\n"
+    atomic_write(marker, lambda stream: stream.write(text.encode("utf-8")))
 
 
 # -- running --------------------------------------------------------------------------------------
@@ -352,20 +358,24 @@ def run_bench(
             announce(f"scenario {index}/{len(steps)}: {scenario.name} ({', '.join(chosen)})")
         if not recompute_references and suite in ARCHIVED:
             _use_archive(suite, scenario, out, announce)
-        results, failed = _run_scenario(
-            scenario,
-            chosen,
-            out,
-            backend=backend,
-            batch_size=batch_size,
-            progress=progress,
-            agent_kwargs=agent_kwargs,
-            labels=labels,
-            reuse_stale=reuse_stale,
-            agents_only=agents_only,
+        (results, failed), recomputed = _noting_recomputed_cells(
+            lambda scenario=scenario, chosen=chosen: _run_scenario(
+                scenario,
+                chosen,
+                out,
+                backend=backend,
+                batch_size=batch_size,
+                progress=progress,
+                agent_kwargs=agent_kwargs,
+                labels=labels,
+                reuse_stale=reuse_stale,
+                agents_only=agents_only,
+            )
         )
         failures = [f"{scenario.name}: {failure.describe()}" for failure in failed]
-        runs.append(ScenarioRun(scenario, chosen, skipped, results, failures, failed))
+        runs.append(
+            ScenarioRun(scenario, chosen, skipped, results, failures, failed, recomputed=recomputed)
+        )
     label = suite_label(suite)
     rows = [row for run in runs for row in score_rows(label, run.scenario.name, run.results)]
     scores = write_scores(out / "scores.csv", rows)
@@ -373,7 +383,25 @@ def run_bench(
     shown = [labels.get(agent) or _label_of(agent) for agent in given]
     report = write_bench_report(out / "report.md", suite, shown, runs, rows, command=command)
     failures = [failure for run in runs for failure in run.failures]
-    return BenchOutcome(report, scores, rows, failures, runs)
+    recomputed = [f"{run.scenario.name}: {line}" for run in runs for line in run.recomputed]
+    return BenchOutcome(report, scores, rows, failures, runs, recomputed)
+
+
+def _noting_recomputed_cells(body: Callable[[], T]) -> tuple[T, list[str]]:
+    """``body()`` and the cells its sweep found damaged or tampered with and computed
+    again (its :class:`~bco_gym.sweeps.sweep.CorruptCellWarning` messages); every
+    warning, those included, is raised again to the caller."""
+    from bco_gym.sweeps.sweep import CorruptCellWarning
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        value = body()
+    recomputed = []
+    for caught in seen:
+        if issubclass(caught.category, CorruptCellWarning):
+            recomputed.append(" ".join(str(caught.message).split()))
+        warnings.warn_explicit(caught.message, caught.category, caught.filename, caught.lineno)
+    return value, recomputed
 
 
 def _label_of(agent: str) -> str:
@@ -383,25 +411,27 @@ def _label_of(agent: str) -> str:
 
 
 def write_scores(path: Path, rows: Sequence[ScoreRow]) -> Path:
-    """``scores.csv`` (:data:`~bco_gym.reports.scores.COLUMNS`), sorted, 17 significant digits."""
+    """``scores.csv`` (:data:`~bco_gym.reports.scores.COLUMNS`), sorted, 17 significant
+    digits; written atomically, never through a symlink (:func:`atomic_write`)."""
     ordered = sorted(rows, key=lambda r: (r.scenario, r.agent, r.seed))
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for row in ordered:
-            writer.writerow(
-                [
-                    row.suite,
-                    row.scenario,
-                    row.agent,
-                    row.seed,
-                    row.horizon,
-                    repr(row.regret),
-                    "" if math.isnan(row.score) else repr(row.score),
-                    "" if row.adaptive_regret is None else repr(row.adaptive_regret),
-                    "" if row.dynamic_regret is None else repr(row.dynamic_regret),
-                    row.version or "",
-                    row.computed_at or "",
-                ]
-            )
+    text = io.StringIO(newline="")
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in ordered:
+        writer.writerow(
+            [
+                row.suite,
+                row.scenario,
+                row.agent,
+                row.seed,
+                row.horizon,
+                repr(row.regret),
+                "" if math.isnan(row.score) else repr(row.score),
+                "" if row.adaptive_regret is None else repr(row.adaptive_regret),
+                "" if row.dynamic_regret is None else repr(row.dynamic_regret),
+                row.version or "",
+                row.computed_at or "",
+            ]
+        )
+    atomic_write(path, lambda stream: stream.write(text.getvalue().encode("utf-8")))
     return path

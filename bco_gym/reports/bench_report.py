@@ -33,7 +33,7 @@ import numpy as np
 from bco_gym.engine.result import RunResult
 from bco_gym.reports.page import contents_lines, figure_lines, untitled, write_page
 from bco_gym.reports.ranking import Ranking, rank
-from bco_gym.reports.report import HEADLINE_READING
+from bco_gym.reports.report import HEADLINE_READING, matplotlib_missing
 from bco_gym.reports.scores import (
     BOOTSTRAP_REPS,
     Estimate,
@@ -45,6 +45,7 @@ from bco_gym.reports.scores import (
     scores_by_scenario,
 )
 from bco_gym.reports.suites import SMOKE_TESTS, SUPERSEDED, Scenario, centre_players
+from bco_gym.sweeps.results import atomic_write
 
 VERDICT_REFERENCES = ("bbcg", "fkm")
 #: The sentence under each figure of the scores: what to read in it.
@@ -72,6 +73,8 @@ class ScenarioRun:
     results: list[RunResult]
     failures: list[str] = field(default_factory=list)
     failed: list[Any] = field(default_factory=list)  # the CellFailure records
+    #: Cells whose files were damaged or tampered with, computed again (one line each).
+    recomputed: list[str] = field(default_factory=list)
 
 
 # -- the statistics of the report -----------------------------------------------------------------
@@ -266,10 +269,9 @@ def write_bench_report(
     command: str,
     reps: int = BOOTSTRAP_REPS,
 ) -> Path:
-    """``report.md`` and its figures beside it (module docstring)."""
-    from bco_gym.plotting import save
-    from bco_gym.plotting.bench import aggregate_figure, improvement_figure, profile_figure
-
+    """``report.md`` and its figures beside it (module docstring), each written atomically
+    and never through a symlink; without matplotlib, the report without its figures and a
+    line saying why."""
     directory = path.parent
     ranked = rankings(runs)
     agents = list(dict.fromkeys(row.agent for row in rows))
@@ -280,14 +282,41 @@ def write_bench_report(
     lines = ["## How to read", "", untitled(READING), ""]
     lines += ["## Failed cells", ""]
     lines += _failure_lines(runs)
+    recomputed = [f"{run.scenario.name}: {line}" for run in runs for line in run.recomputed]
+    if recomputed:
+        lines += ["## Recomputed cells", "", RECOMPUTED_NOTE, ""]
+        lines += [f"- {line}" for line in recomputed] + [""]
     lines += _agents_lines(runs)
     skipped = [(run.scenario.name, a, why) for run in runs for a, why in run.skipped.items()]
     if skipped:
         lines += ["Not run (the scenario's feedback does not suit the agent):", ""]
         lines += [f"- {agent} on {name}: {why}" for name, agent, why in skipped] + [""]
-    lines += _headline_lines(directory, runs)
+    missing = matplotlib_missing()
+    if not missing:
+        lines += _headline_lines(directory, runs)
     lines += ["## Scores across scenarios", ""]
     lines += _aggregate_table(stats, len(runs))
+    if missing:
+        lines += [f"No figures: {missing}.", ""]
+        if stats.improvements:
+            lines += _improvement_table(stats)
+    else:
+        lines += _figure_lines(directory, stats, suite)
+    for index, run in enumerate(runs, start=1):
+        lines += _scenario_lines(directory, index, run, ranked.get(run.scenario.name))
+    lines = head + contents_lines(head + lines) + lines
+    text = "\n".join(lines).rstrip() + "\n"
+    atomic_write(path, lambda stream: stream.write(text.encode("utf-8")))
+    write_page(path)
+    return path
+
+
+def _figure_lines(directory: Path, stats: Any, suite: str) -> list[str]:
+    """The aggregate and profile figures, the improvement table and figure, drawn."""
+    from bco_gym.plotting import save
+    from bco_gym.plotting.bench import aggregate_figure, improvement_figure, profile_figure
+
+    lines: list[str] = []
     figures = [
         ("scores-aggregate", "IQM and mean score with 95% CIs", aggregate_figure(stats, suite)),
         (
@@ -304,13 +333,13 @@ def write_bench_report(
         figure = save(improvement_figure(stats, suite), directory / "scores-improvement.png")
         caption = "Probability of improvement, every pair"
         lines += figure_lines(figure.name, caption, READINGS["scores-improvement"])
-    for index, run in enumerate(runs, start=1):
-        lines += _scenario_lines(directory, index, run, ranked.get(run.scenario.name))
-    lines = head + contents_lines(head + lines) + lines
-    path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
-    write_page(path)
-    return path
+    return lines
 
+
+RECOMPUTED_NOTE = (
+    "These cells were found on disk damaged or changed since they were written (their "
+    "digest did not verify); they were computed again, and the scores use the new results."
+)
 
 CENTRE_NOTE = (
     "plays the centre: with theory constants its smoothing radius c T^(-a) is capped at "

@@ -27,6 +27,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from bco_gym.sweeps.results import atomic_write
+
 #: The page's name beside report.md.
 PAGE_NAME = "index.html"
 
@@ -148,7 +150,5 @@ def write_page(report: str | os.PathLike, out: str | os.PathLike | None = None) 
     report = Path(report)
     out = report.with_name(PAGE_NAME) if out is None else Path(out)
     text = render_page(report.read_text(encoding="utf-8"), report.parent)
-    temporary = out.with_name(f".{out.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, out)
+    atomic_write(out, lambda stream: stream.write(text.encode("utf-8")))  # never via a link
     return out

@@ -243,6 +243,15 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
     return lines
 
 
+def matplotlib_missing() -> str | None:
+    """None when figures can be drawn, else why not (a report then goes without them)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return 'matplotlib is not installed (pip install "bco_gym[plot]")'
+    return None
+
+
 def comparator_lines(results: Sequence[RunResult]) -> list[str]:
     """The comparator of a section's regrets ("exact", "certified, gap <= g"), and in bold
     the warning of :data:`~bco_gym.reports.summary.UNCERTIFIED_NOTE` when uncertified."""
@@ -258,7 +267,7 @@ def _pairs_part(
     """Who beats whom: the ordered groups, which method when, and the pairwise matrix."""
     lines = ["### Who beats whom", "", f"Ordered groups: {ranking_text(ranking)}.", ""]
     lines += [which_method(ranking, results), ""]
-    if len(ranking.labels) < 2:
+    if len(ranking.labels) < 2 or matplotlib_missing():
         return lines
     from bco_gym.plotting import pairwise_figure, save
 

@@ -5,8 +5,12 @@ The protocol is Agarwal et al.'s for a benchmark of many tasks with few runs eac
 
 * a run's **score** is its final regret divided by random play's on the same scenario
   and seed (the same loss sequence): 0 = no regret, 1 = random play's regret, above 1
-  worse than random. Random's regret must be positive (it is, on every scenario of the
-  suites); a run without a positive random regret on its seed gets no score (nan);
+  worse than random. The divisor is guarded: it is never below :data:`SCORE_FLOOR` (a
+  tenth) of the median of random's regrets over the scenario's seeds, so a seed where
+  random play happened to have almost no regret (1e-12 gave scores of 1e12, and one such
+  seed in 8 a mean score of 6e9) counts as a seed with a tenth of the typical one. A run
+  gets no score (nan) when random did not run on its seed or random's median regret on
+  the scenario is not positive;
 * the **interquartile mean** (IQM) of an agent's scores pools every run of every
   scenario and averages the middle 50% (``scipy.stats.trim_mean(..., 0.25)``); the
   **mean** averages the scenarios' mean scores (each scenario weighs the same);
@@ -56,6 +60,8 @@ SEED = 20211206
 BOOTSTRAP_REPS = 2000
 LEVEL = 0.95
 TRIM = 0.25
+#: The score's divisor is at least this fraction of random's median regret on the scenario.
+SCORE_FLOOR = 0.1
 
 
 @dataclass(frozen=True)
@@ -113,12 +119,18 @@ def agent_label(result: RunResult) -> str:
 
 
 def score_rows(suite: str, scenario: str, results: Sequence[RunResult]) -> list[ScoreRow]:
-    """Every result's row: its final regret over random's on the same seed (nan without one)."""
+    """Every result's row: its final regret over random's on the same seed, that divisor
+    raised to at least :data:`SCORE_FLOOR` times random's median regret on the scenario
+    (module docstring); nan without random's run on the seed or a positive median."""
     random = {r.seed: r.final_regret for r in results if is_baseline(r)}
+    typical = float(np.median(list(random.values()))) if random else math.nan
     rows = []
     for result in results:
         baseline = random.get(result.seed, math.nan)
-        score = result.final_regret / baseline if baseline > 0 else math.nan
+        if typical > 0 and math.isfinite(baseline):
+            score = result.final_regret / max(baseline, SCORE_FLOOR * typical)
+        else:
+            score = math.nan
         rows.append(
             ScoreRow(
                 suite=suite,

@@ -35,9 +35,23 @@ def test_a_score_is_regret_over_randoms_on_the_same_seed():
     by = {(r.agent, r.seed): r for r in rows}
     assert by[("bbcg", 0)].score == 0.25 and by[("bbcg", 1)].score == 1.0
     assert by[("random", 0)].score == 1.0
-    assert math.isnan(by[("bbcg", 2)].score)  # random's regret is not positive there
+    # random's regret is not positive on seed 2: the divisor is a tenth of its median, 50
+    assert by[("bbcg", 2)].score == 3.0 / 5.0 and by[("random", 2)].score == -1.0 / 5.0
     assert by[("bbcg", 0)].regret == 25.0 and by[("bbcg", 0)].horizon == 100
-    assert list(scores_by_scenario(rows, "bbcg")["ball"]) == [0.25, 1.0]
+    assert list(scores_by_scenario(rows, "bbcg")["ball"]) == [0.25, 1.0, 0.6]
+
+
+def test_a_tiny_random_regret_on_one_seed_cannot_blow_up_the_scores():
+    """One seed in 8 where random's regret is 1e-12: that seed's divisor is a tenth of
+    random's median regret (10), not 1e-12, and the mean score stays near 1."""
+    values = [100.0] * 7 + [1e-12]
+    results = finals("random", values) + finals("bbcg", [100.0] * 8)
+    rows = score_rows("quick-v1", "ball", results)
+    scores = scores_by_scenario(rows, "bbcg")["ball"]
+    assert list(scores) == [1.0] * 7 + [10.0]
+    assert float(np.mean(scores)) == 17.0 / 8
+    missing = score_rows("quick-v1", "ball", finals("random", [0.0, -1.0]) + finals("bbcg", [1.0]))
+    assert all(math.isnan(row.score) for row in missing)  # random's median is not positive
 
 
 def test_iqm_mean_and_improvement_by_hand():
