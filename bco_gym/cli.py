@@ -301,6 +301,12 @@ def _add_run(commands: Any) -> None:
         "--agent-kwargs", type=json_object, default={}, help="agent overrides as JSON"
     )
     command.add_argument("--out", type=Path, default=None, help="save the result as this .json")
+    command.add_argument(
+        "--allow-large",
+        action="store_true",
+        help="run even when the run's estimated memory exceeds the machine's (refused by "
+        "default, exit 2, naming the estimate)",
+    )
     _add_common(command, sweep=False)
     _add_loop_flag(command)
     command.set_defaults(handler=command_run)

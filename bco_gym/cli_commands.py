@@ -201,6 +201,7 @@ def command_run(args: argparse.Namespace) -> int:
         agent_kwargs=args.agent_kwargs,
         progress=False if args.quiet else None,
         fast=_fast(args),
+        allow_large=args.allow_large,
     )
     horizon = result.horizon
     scale = f"{result.scale_param}={result.scale_value:.4g}" if result.scale_value else ""

@@ -1140,3 +1140,39 @@ def test_run_many_compiled_rows_equal_single_numpy_runs_on_the_ball(monkeypatch,
     assert plans == [True, False, False, False, False]  # the batch compiled, the runs NumPy
     for seed, row, single in zip(seeds, rows, singles, strict=True):
         assert row.same_outcome(single), seed
+
+
+# -- fourth pass: sizes that cannot fit the machine ----------------------------------------------
+def test_a_run_too_large_for_the_machine_is_refused_before_allocating(monkeypatch, capsys):
+    from bco_gym.engine import memory
+    from bco_gym.experiment import run, run_many
+
+    monkeypatch.setattr(memory, "machine_bytes", lambda: 50_000_000)  # a 50 MB machine
+    kwargs = {"horizon": 20, "env_kwargs": {"n": 100_000}}
+    pattern = r"this run would need about 7\d\.\d MB of memory \(.*K of dimension 100000, 1 row\(s\)\)"
+    with pytest.raises(
+        ValueError, match=pattern + r", more than this machine's 50 MB; .*allow_large"
+    ):
+        run("BCO-Ball-v0", "fkm", **kwargs)
+    with pytest.raises(ValueError, match=r"K of dimension 100000, 3 row\(s\)"):
+        run_many("BCO-Ball-v0", "fkm", [0, 1, 2], **kwargs)
+    assert run("BCO-Ball-v0", "fkm", allow_large=True, **kwargs).horizon == 20  # the override
+    assert run("BCO-Ball-v0", "fkm", horizon=20, env_kwargs={"n": 100}).horizon == 20
+    argv = ["run", "--env", "BCO-Ball-v0", "--env-kwargs", '{"n": 100000}', "--agent", "fkm"]
+    code, _, err = _cli([*argv, "--horizon", "20"], capsys)
+    assert code == 2 and err.startswith("bco-gym run: error: this run would need about ")
+    assert "--allow-large" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = _cli([*argv, "--horizon", "20", "--allow-large"], capsys)
+    assert code == 0 and "T=20" in out
+
+
+def test_the_issue_s_hundred_million_ball_is_refused_on_a_24_gb_machine(monkeypatch):
+    from bco_gym.engine import memory
+
+    monkeypatch.setattr(memory, "machine_bytes", lambda: 24_000_000_000)
+    env = gym.make("BCO-Ball-v0", n=1000, horizon=10)
+    parts = memory.estimate_run_bytes(env.unwrapped, 1)
+    per_dimension = sum(parts.values()) - parts["round losses"]
+    assert per_dimension / 1000 * 100_000_000 > 24e9  # n = 10^8 needs more than 24 GB
+    with pytest.raises(TypeError, match=r"allow_large='yes' must be True or False"):
+        memory.check_run_memory(env.unwrapped, 1, "yes")

@@ -52,6 +52,10 @@ from bco_gym.sets.base import ConvexSet
 
 #: The one-point estimators an agent with an ``estimator`` option accepts.
 ESTIMATORS = ("one-point", "residual")
+#: Floats of directions a :class:`DirectionStream` holds at most (all rows): 256 rounds
+#: at a time unless rows x dimension is large, then fewer (at least one round). The
+#: directions are the same whatever the chunk (each row's generator is read in order).
+DIRECTION_BUDGET_FLOATS = 1 << 22
 
 
 def check_estimator(owner: str, value: object) -> str:
@@ -202,7 +206,8 @@ class DirectionStream:
     ):
         self.set = convex_set
         self.rngs = list(rngs)
-        self.chunk_size = int(chunk_size)
+        per_round = max(1, len(self.rngs) * int(convex_set.dim))
+        self.chunk_size = max(1, min(int(chunk_size), DIRECTION_BUDGET_FLOATS // per_round))
         self.row_first = False  # chunks kept as drawn, (S, rounds, *shape) (serve_rows)
         self._chunk = np.empty((0, len(self.rngs), *convex_set.shape))
         self._rounds = 0  # the rounds of the current chunk

@@ -30,6 +30,7 @@ from typing import Any
 import gymnasium as gym
 
 from bco_gym.engine.loops import Stage, play_block, play_lean
+from bco_gym.engine.memory import check_run_memory
 from bco_gym.engine.preparation import (
     agent_seed_for,
     check_env_id,
@@ -62,6 +63,7 @@ def run_many(
     constants: str | None = None,
     progress: bool | None = False,
     fast: bool | None = None,
+    allow_large: bool = False,
 ) -> list[RunResult]:
     """Play one run per seed, all in lockstep; result i as ``run(..., seed=seeds[i])``.
 
@@ -83,6 +85,9 @@ def run_many(
             ``supports_blocks`` on an env that raises on infeasible plays, else
             "batched-lean"); False plays each seed through ``run(..., fast=False)``, the
             Gymnasium reference loop (an id only).
+        allow_large: False (default) refuses, before the agent is built, a batch whose
+            estimated memory exceeds the machine's (ValueError naming the estimate;
+            :mod:`~bco_gym.engine.memory`); True runs it anyway.
 
     Returns:
         One :class:`~bco_gym.engine.result.RunResult` per seed, in order.
@@ -99,6 +104,7 @@ def run_many(
             agent_kwargs,
             constants,
             progress,
+            allow_large,
         )
     wall_start = time.perf_counter()
     results, seen = recording_warnings(
@@ -112,6 +118,7 @@ def run_many(
             agent_kwargs,
             constants,
             progress,
+            allow_large,
         )
     )
     wall = (time.perf_counter() - wall_start) / len(seeds)
@@ -205,10 +212,12 @@ def _run_batch(
     agent_kwargs: Mapping[str, Any] | None,
     constants: str | None,
     progress: bool | None,
+    allow_large: bool = False,
 ) -> list[RunResult]:
     """The body of :func:`run_many`'s batched path (warnings recorded by the caller)."""
     envs, env_id, owned = _prepare_vector_env(env_id_or_env, len(seeds), horizon, env_kwargs)
     try:
+        check_run_memory(envs, len(seeds), allow_large)
         agent, spec, built_here = _prepare_batched_agent(agent_name_or_agent, envs, agent_kwargs)
         points = resolve_checkpoints(checkpoints, envs.horizon)
         label = constants_label(constants, spec, built_here, agent_kwargs)
@@ -378,6 +387,7 @@ def _reference_runs(
     agent_kwargs: Mapping[str, Any] | None,
     constants: str | None,
     progress: bool | None,
+    allow_large: bool = False,
 ) -> list[RunResult]:
     """``fast=False``: each seed through the Gymnasium loop of ``run``."""
     from bco_gym.agents.base import Agent
@@ -400,6 +410,7 @@ def _reference_runs(
             constants=constants,
             progress=progress,
             fast=False,
+            allow_large=allow_large,
         )
         for seed in seeds
     ]

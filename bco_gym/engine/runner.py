@@ -64,6 +64,7 @@ from bco_gym.engine.loops import (
     play_gym,
     play_lean,
 )
+from bco_gym.engine.memory import check_run_memory
 from bco_gym.engine.preparation import (
     _optional_float,
     _prepare_agent,
@@ -109,6 +110,7 @@ def run(
     constants: str | None = None,
     progress: bool | None = False,
     fast: bool | None = None,
+    allow_large: bool = False,
 ) -> RunResult:
     """Play one episode of ``agent`` on ``env`` and measure its regret.
 
@@ -135,9 +137,16 @@ def run(
             requires a runner loop ("block" or "lean") and raises ValueError when only
             the Gymnasium loop applies (an env with other wrappers, its own ``step`` or a
             render mode). See the module docstring; every loop gives the same outcome.
+        allow_large: False (default) refuses, before the agent is built, a run whose
+            estimated memory exceeds the machine's (:mod:`~bco_gym.engine.memory`); True
+            runs it anyway.
 
     Returns:
         A :class:`RunResult`.
+
+    Raises:
+        ValueError: among others, a run too large for the machine's memory (naming the
+            estimate and the limit) unless ``allow_large=True``.
     """
     seed = check_seed(seed)
     wall_start = time.perf_counter()
@@ -153,6 +162,7 @@ def run(
             constants=constants,
             progress=progress,
             fast=fast,
+            allow_large=allow_large,
         )
     )
     return dataclasses.replace(result, warnings=seen, wall_seconds=time.perf_counter() - wall_start)
@@ -187,10 +197,12 @@ def _run_recorded(
     constants: str | None,
     progress: bool | None,
     fast: bool | None,
+    allow_large: bool = False,
 ) -> RunResult:
     """The body of :func:`run` (which records the warnings raised here)."""
     env, env_id, owned = _prepare_env(env_id_or_env, horizon, env_kwargs)
     try:
+        check_run_memory(env.unwrapped, 1, allow_large)
         agent, spec = _prepare_agent(agent_name_or_agent, env, agent_kwargs)
         base = env.unwrapped
         points = resolve_checkpoints(checkpoints, base.problem.horizon)
