@@ -232,7 +232,7 @@ FUNCTION_ACCEPTED = [
 @pytest.mark.parametrize(("convex_set", "loss", "gradient"), FUNCTION_ACCEPTED)
 def test_from_function_certifies_convex_losses_it_has_checked(convex_set, loss, gradient):
     losses = from_function(convex_set, loss, gradient, 8, lipschitz=10.0, bound=10.0)
-    assert losses.verified and losses.describe()["comparator"] == "certified"
+    assert losses.verified and losses.describe()["comparator"] == "checked on 48 samples"
     (best,) = losses.comparator([8])
     # The certificate is a true bound: no point of K (vertices and random points) beats
     # the comparator by more than its gap.
@@ -255,7 +255,7 @@ def test_the_opt_out_leaves_the_comparator_uncertified_in_the_result():
     assert result.loss["comparator"] == "uncertified"
     checked = from_function(L2Ball(3), _square, _square_gradient, 8, 10.0, 10.0)
     assert run(BanditConvexEnv(L2Ball(3), checked), "random", seed=0).loss["comparator"] == (
-        "certified"
+        "checked on 48 samples"
     )
 
 
@@ -1149,7 +1149,9 @@ def test_a_run_too_large_for_the_machine_is_refused_before_allocating(monkeypatc
 
     monkeypatch.setattr(memory, "machine_bytes", lambda: 50_000_000)  # a 50 MB machine
     kwargs = {"horizon": 20, "env_kwargs": {"n": 100_000}}
-    pattern = r"this run would need about 7\d\.\d MB of memory \(.*K of dimension 100000, 1 row\(s\)\)"
+    pattern = (
+        r"this run would need about 7\d\.\d MB of memory \(.*K of dimension 100000, 1 row\(s\)\)"
+    )
     with pytest.raises(
         ValueError, match=pattern + r", more than this machine's 50 MB; .*allow_large"
     ):
@@ -1176,3 +1178,34 @@ def test_the_issue_s_hundred_million_ball_is_refused_on_a_24_gb_machine(monkeypa
     assert per_dimension / 1000 * 100_000_000 > 24e9  # n = 10^8 needs more than 24 GB
     with pytest.raises(TypeError, match=r"allow_large='yes' must be True or False"):
         memory.check_run_memory(env.unwrapped, 1, "yes")
+
+
+# -- fourth pass: a sampled check is not a certificate -----------------------------------------
+DENT, DENT_WIDTH = np.array([0.5, 0.5, 0.0]), 0.05
+
+
+def _dented(t, x):
+    """||x||^2 with a narrow well at DENT that no sampled point falls in: not convex."""
+    depth = max(0.0, 1.0 - float(np.linalg.norm(x - DENT)) / DENT_WIDTH)
+    return float(x @ x) - depth**2
+
+
+def _dented_gradient(t, x):
+    offset = x - DENT
+    distance = float(np.linalg.norm(offset))
+    depth = max(0.0, 1.0 - distance / DENT_WIDTH)
+    pull = 2.0 * depth / (DENT_WIDTH * distance) * offset if depth > 0.0 else 0.0 * x
+    return 2.0 * x + pull
+
+
+def test_losses_checked_on_samples_are_labelled_so_never_certified():
+    from bco_gym.experiment import run
+    from bco_gym.reports.summary import comparator_text
+
+    losses = from_function(L2Ball(3), _dented, _dented_gradient, 30, 50.0, 5.0)
+    assert _dented(0, DENT) == -0.5 < _dented(0, np.zeros(3))  # the well the checks missed
+    assert losses.describe()["comparator"] == "checked on 48 samples"
+    result = run(BanditConvexEnv(L2Ball(3), losses), "random", seed=0)
+    text = comparator_text([result])
+    assert text.startswith("checked on 48 samples (not certified), gap <= ")
+    assert "certified, gap" not in text.replace("(not certified), gap", "")

@@ -29,8 +29,9 @@ condition on pairs of points, finite differences along segments, M and G;
 :mod:`bco_gym.losses.verification`) and refuses the losses with
 :class:`~bco_gym.errors.LossCheckError` naming the round, the points and the
 amounts. ``describe()["comparator"]`` (so ``RunResult.loss["comparator"]``) is
-``"certified"`` after the checks pass, ``"uncertified"`` when they were skipped with
-``verify=False``.
+``"checked on N samples"`` after the checks pass (sampled checks refute, they do not
+prove: "certified" is kept for comparators whose gap is a true bound), ``"uncertified"``
+when they were skipped with ``verify=False``.
 
 Comparator: F(x) = sum_{t<T'} f_t(x) minimised over K by the away-step Frank-Wolfe
 method of :mod:`bco_gym.losses.solvers` (only K's LMO is used, so any user-defined set
@@ -59,7 +60,7 @@ from bco_gym.losses.base import (
     json_digest,
 )
 from bco_gym.losses.solvers import frank_wolfe
-from bco_gym.losses.verification import CERTIFIED, UNCERTIFIED, verify_function_loss
+from bco_gym.losses.verification import UNCERTIFIED, checked_label, verify_function_loss
 from bco_gym.sets.base import ConvexSet
 
 SLACK = 1e-9
@@ -103,12 +104,14 @@ class FunctionLoss(LossSequence):
         #: Whether :func:`~bco_gym.losses.verification.verify_function_loss` passed (else
         #: the caller opted out with ``verify=False``): the comparator's label.
         self.verified = verify
+        #: How many samples the checks passed on (0 without them): the comparator's label.
+        self.samples_checked = 0
         #: How messages name what was running: the checks, then every later evaluation.
         self._doing = "function loss"
         if verify:
             self._doing = "from_function (checking the losses)"
             try:
-                verify_function_loss(self)
+                self.samples_checked = verify_function_loss(self)
             finally:
                 self._doing = "function loss"
 
@@ -128,7 +131,7 @@ class FunctionLoss(LossSequence):
             "lipschitz": self._lipschitz,
             "bound": self._bound,
             "batched": self.batched,
-            "comparator": CERTIFIED if self.verified else UNCERTIFIED,
+            "comparator": checked_label(self.samples_checked) if self.verified else UNCERTIFIED,
         }
 
     def __repr__(self) -> str:
@@ -386,7 +389,8 @@ def from_function(
         verify: True (default): before anything else, check convexity (the first-order
             condition), the gradient (finite differences), M and G on sampled rounds and
             points (:mod:`bco_gym.losses.verification`); the comparator is then labelled
-            ``"certified"`` in ``describe()["comparator"]`` (hence ``RunResult.loss``).
+            ``"checked on N samples"`` in ``describe()["comparator"]`` (hence
+            ``RunResult.loss``): the checks refute on samples, they prove nothing.
             False: skip the checks; the label is ``"uncertified"``.
 
     Raises:

@@ -15,8 +15,11 @@ measures seed-to-seed noise only, not the bias of lower-order terms at small T.
 
 Comparator. Every row says how far its regrets can be trusted (:func:`comparator_text`):
 "exact" (gap 0), "certified, gap <= g" (the true regret is at most g above the one
-shown), or "uncertified" when some run's losses came from ``from_function(...,
-verify=False)`` (:func:`bco_gym.losses.verification.comparator_status`).
+shown), "checked on N samples (not certified), gap <= g" when the losses came from
+``from_function`` and passed its sampled checks (the gap is a bound only if they are
+convex, which samples cannot prove), or "uncertified" when some run's losses came from
+``from_function(..., verify=False)``
+(:func:`bco_gym.losses.verification.comparator_status`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,13 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from bco_gym.engine.result import THEORY_EXPONENTS, RunResult
-from bco_gym.losses.verification import EXACT, UNCERTIFIED, comparator_status
+from bco_gym.losses.verification import (
+    CHECKED_PREFIX,
+    EXACT,
+    SAMPLED,
+    UNCERTIFIED,
+    comparator_status,
+)
 from bco_gym.reports.paired import group_series
 
 SCALING_EXPONENT = 3 / 4
@@ -89,14 +98,20 @@ class ExponentFit:
 def comparator_text(results: Iterable[RunResult]) -> str:
     """How far the regrets of ``results`` can be trusted, in a few words (module docstring):
     "uncertified" if any run's comparator is, else "exact" if every gap is 0, else
-    "certified, gap <= g" with g the largest final gap."""
+    "checked on N samples (not certified), gap <= g" if a run's losses were checked on
+    samples, else "certified, gap <= g", with g the largest final gap."""
     results = list(results)
     statuses = {comparator_status(r.loss, r.final_gap) for r in results}
     if UNCERTIFIED in statuses:
         return UNCERTIFIED
     if statuses <= {EXACT}:
         return EXACT
-    return f"certified, gap <= {max(r.final_gap for r in results):.2g}"
+    gap = max(r.final_gap for r in results)
+    if SAMPLED in statuses:
+        labels = sorted({str(r.loss.get("comparator")) for r in results} - {"None"})
+        checked = [label for label in labels if label.startswith(CHECKED_PREFIX)]
+        return f"{checked[0]} (not certified), gap <= {gap:.2g}"
+    return f"certified, gap <= {gap:.2g}"
 
 
 #: Said wherever an uncertified regret is shown (the CLI, the reports).
