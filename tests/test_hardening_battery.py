@@ -1212,3 +1212,35 @@ def test_losses_checked_on_samples_are_labelled_so_never_certified():
     text = comparator_text([result])
     assert text.startswith("checked on 48 samples (not certified), gap <= ")
     assert "certified, gap" not in text.replace("(not certified), gap", "")
+
+
+# -- fourth pass: a closure's constants are part of its digest ------------------------------------
+def _scaled_losses(sign):
+    """One closure factory: f_t(x) = sign * <1, x> and its gradient."""
+
+    def loss(t, x):
+        return sign * float(x.sum())
+
+    def gradient(t, x):
+        return sign * np.ones_like(x)
+
+    return loss, gradient
+
+
+def test_losses_from_one_closure_factory_with_other_constants_are_not_paired():
+    from bco_gym.experiment import paired_table, run
+
+    digests = {}
+    results = {}
+    for sign in (1.0, -1.0, 1.0):
+        loss, gradient = _scaled_losses(sign)
+        losses = from_function(L2Ball(3), loss, gradient, 20, 5.0, 5.0)
+        digests.setdefault(sign, set()).add(losses.digest())
+        env = BanditConvexEnv(L2Ball(3), losses)
+        results[sign] = [run(env, name, seed=0) for name in ("fkm", "random")]
+    assert len(digests[1.0]) == 1  # the same constant: the same digest, in any closure
+    assert digests[1.0] != digests[-1.0]  # f and -f: told apart
+    mixed = [results[1.0][0], results[-1.0][1]]
+    with pytest.raises(ValueError, match="digest"):
+        paired_table(mixed, "random")
+    assert paired_table(results[1.0], "random")  # the same losses pair

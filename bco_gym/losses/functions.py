@@ -45,6 +45,7 @@ the returned point, f(x) - min_K F <= gap (convexity), stopping once it is below
 
 from __future__ import annotations
 
+import hashlib
 import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -139,13 +140,16 @@ class FunctionLoss(LossSequence):
         return f"FunctionLoss({self.set!r}, loss={loss}, horizon={self.horizon})"
 
     def digest(self) -> str:
-        """SHA-256 (hex) of the callables' qualified names and the declared constants (the
-        set, horizon, G, M, batched): what identifies a user's function without calling
-        it. Two different callables under one qualified name are not told apart."""
+        """SHA-256 (hex) of the callables' qualified names, what they capture (the values
+        of a closure's cells and of default arguments: :func:`_captured`) and the declared
+        constants (the set, horizon, G, M, batched): what identifies a user's function
+        without calling it. So f and -f made by one closure factory have different
+        digests (and ``paired_table`` will not pair them)."""
         return json_digest(
             {
                 "loss": _qualified(self.loss_function),
                 "gradient": _qualified(self.gradient_function),
+                "captured": [_captured(self.loss_function), _captured(self.gradient_function)],
                 "set": repr(self.set),
                 "horizon": self.horizon,
                 "lipschitz": self._lipschitz,
@@ -303,6 +307,66 @@ _BATCHED_FORM = (
     "(k, *K.shape)) and return shapes (k,) and (k, *K.shape); callables of one round t "
     "and one point x need batched=False"
 )
+
+
+def _captured(function: Any, depth: int = 0) -> Any:
+    """What a callable carries besides its code, as JSON-able content: the values in its
+    closure cells, its default arguments and, for a bound method or a ``functools.partial``,
+    its object's or its arguments' values (:func:`_content`); ``None`` for none."""
+    if depth > 3:
+        return "..."
+    parts: dict[str, Any] = {}
+    inner = getattr(function, "__func__", None)  # a bound method: its function and object
+    if inner is not None:
+        parts["self"] = _content(getattr(function, "__self__", None), depth)
+        function = inner
+    if hasattr(function, "func") and hasattr(function, "args"):  # functools.partial
+        parts["partial"] = _content((function.args, function.keywords), depth)
+        function = function.func
+    cells = getattr(function, "__closure__", None) or ()
+    values = []
+    for cell in cells:
+        try:
+            values.append(_content(cell.cell_contents, depth))
+        except ValueError:  # an empty cell
+            values.append(None)
+    if values:
+        parts["closure"] = values
+    defaults = (getattr(function, "__defaults__", None), getattr(function, "__kwdefaults__", None))
+    if any(defaults):
+        parts["defaults"] = _content(defaults, depth)
+    return parts or None
+
+
+def _content(value: Any, depth: int) -> Any:
+    """``value`` as JSON-able content: numbers, strings and containers as themselves,
+    arrays by their dtype, shape and SHA-256, callables by name and captured values,
+    other objects by their type and the content of their attributes (never a repr with a
+    memory address, which would change from one process to the next)."""
+    if depth > 6:
+        return "..."
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value.hex()
+    if isinstance(value, np.generic):
+        return _content(value.item(), depth)
+    if isinstance(value, np.ndarray):
+        data = np.ascontiguousarray(value)
+        digest = hashlib.sha256(data.tobytes()).hexdigest() if data.dtype != object else None
+        return {"array": str(data.dtype), "shape": list(data.shape), "sha256": digest}
+    if isinstance(value, list | tuple):
+        return [_content(item, depth + 1) for item in value]
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=lambda item: str(item[0]))
+        return {str(key): _content(item, depth + 1) for key, item in items}
+    if callable(value):
+        return {"callable": _qualified(value), "captured": _captured(value, depth + 1)}
+    attributes = getattr(value, "__dict__", None)
+    if isinstance(attributes, dict) and depth < 3:
+        fields = {k: _content(v, depth + 1) for k, v in attributes.items()}
+        return {"object": _qualified(type(value)), "fields": fields}
+    return {"object": _qualified(type(value))}
 
 
 def _qualified(function: Any) -> str:
