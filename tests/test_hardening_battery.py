@@ -513,13 +513,21 @@ def test_an_extreme_scale_constant_is_refused_when_the_agent_is_built(name, feed
         make_agent(name, env, c=value)
 
 
-@pytest.mark.parametrize(("name", "value"), [("fkm", 1e300), ("bbcg", 1e300), ("bfw", 1e-300)])
-def test_a_large_but_representable_constant_builds_with_finite_parameters(name, value):
-    agent = make_agent(name, gym.make("BCO-Ball-v0", n=3, horizon=100), c=value)
-    floats = [v for v in agent.params.values() if isinstance(v, float)]
-    assert all(np.isfinite(floats)) and agent.params["c"] == value
-    bound = agent.regret_bound()
-    assert bound is None or np.isfinite(bound)
+@pytest.mark.parametrize(
+    ("name", "value", "parameter"),
+    [("fkm", 1e300, "step_size"), ("bbcg", 1e300, "step_size"), ("bfw", 1e-300, "smoothing")],
+)
+def test_a_finite_constant_whose_run_would_overflow_is_refused(name, value, parameter):
+    """Finite parameters are not enough (issue 35): c = 1e300 gave fkm a step of 1e298 and
+    its run "overflow encountered in dot"; a parameter times the problem's scale must stay
+    below 1e150, so the run's values and their squares stay finite."""
+    env = gym.make("BCO-Ball-v0", n=3, horizon=100)
+    shown = re.escape(f"agent {name!r} with c={value!r}: ")
+    with pytest.raises(ValueError, match=shown + f".*parameter {parameter}.*overflow float64"):
+        make_agent(name, env, c=value)
+    for moderate in (1e-4, 1e4):  # constants far from the default but sane still build
+        agent = make_agent(name, env, c=moderate)
+        assert agent.params["c"] == moderate
 
 
 BALL3 = ["--env", "BCO-Ball-v0", "--env-kwargs", '{"n": 3}']

@@ -33,6 +33,10 @@ import numpy as np
 from bco_gym.problem import Problem
 from bco_gym.sets.base import projection_hint
 
+#: The largest magnitude a run may reach (its square stays finite in float64): a float
+#: parameter times the problem's scale (T d max(M, G R, 1) max(R, 1)), and that scale over a
+#: smoothing radius, must stay below it (:meth:`Agent.check_parameters`).
+RUN_MAGNITUDE_LIMIT = 1e150
 SCALAR_LOSS_FORMS = "a real number: a Python float or int, a NumPy scalar or a 0-d array"
 
 
@@ -259,7 +263,8 @@ class Agent(abc.ABC):
         return None
 
     def check_parameters(self) -> None:
-        """ValueError unless every float parameter and the regret bound are finite.
+        """ValueError unless every float parameter and the regret bound are finite, and the
+        run's values stay finite (:meth:`_check_run_magnitude`).
 
         A scale constant far from its default (``c=1e300``, ``c=1e-320``) can give
         parameters or a theorem's bound beyond float64; :func:`make_agent` calls this so
@@ -286,6 +291,31 @@ class Agent(abc.ABC):
                 f"{owner}: the regret bound at {self._shown_params()} is {bound!r}, not a "
                 "finite number"
             )
+        self._check_run_magnitude(owner)
+
+    def _check_run_magnitude(self, owner: str) -> None:
+        """ValueError when a float parameter (or the one-point estimate's d M / delta) would
+        make the run's values overflow float64 though the parameter itself is finite:
+        |parameter| x scale, and scale / smoothing_radius, must stay below
+        :data:`RUN_MAGNITUDE_LIMIT` (scale = T d max(M, G R, 1) max(R, 1)), so that a step,
+        an estimate and their squares stay finite."""
+        problem = self.problem
+        radius = max(float(self.set.outer_radius), 1.0)
+        spread = max(problem.bound, problem.lipschitz * radius, 1.0)
+        scale = float(self.horizon) * float(self.set.dim) * spread * radius
+        for key, value in self.params.items():
+            if not isinstance(value, float) or value == 0.0 or key == "c":
+                continue
+            size = abs(value) * scale
+            if key == "smoothing_radius":
+                size = max(size, scale / abs(value))
+            if size > RUN_MAGNITUDE_LIMIT:
+                raise ValueError(
+                    f"{owner}: parameter {key}={value!r} (at {self._shown_params()}) would make "
+                    f"the run's values overflow float64 ({size:.3g} against the problem's scale "
+                    f"T d max(M, G R, 1) max(R, 1) = {scale:.3g}; at most "
+                    f"{RUN_MAGNITUDE_LIMIT:g} is allowed)"
+                )
 
     def _shown_params(self) -> str:
         shown = ", ".join(
