@@ -42,6 +42,10 @@ Run:  python benchmarks/bench_scale.py latency [--sizes 64,128,256] [--horizon 2
       python benchmarks/bench_scale.py limits [--horizon 10000]
       python benchmarks/bench_scale.py full [--size 256] [--horizon 100000]
       python benchmarks/bench_scale.py signal [--horizon 20000]
+      python benchmarks/bench_scale.py tables --out DIR   (DIR/<scenario>/runs from run_demo)
+
+``tables`` -- per scenario of ``SCALE_V2`` played into DIR/<name> (``run_demo(DIR/<name>,
+scenarios=[spec])``), the table at its largest horizon: every series paired with random.
 """
 
 from __future__ import annotations
@@ -229,9 +233,68 @@ def signal(rounds: int) -> list[dict]:
     return rows
 
 
+def tables(out: str, names: list[str] | None = None) -> list[dict]:
+    """Per SCALE_V2 scenario played into ``out`` (``run_demo``): the table at its largest
+    horizon, every series paired with random by seed (:func:`bco_gym.reports.ranking.rank`:
+    95% Student-t interval, Holm-adjusted p-value over the scenario's pairs, seeds won),
+    beside the Bonferroni interval at level 1 - 0.05/m (m pairs: simultaneous, so wider
+    than Holm's test needs); and each series' CPU seconds per run."""
+    from pathlib import Path
+
+    from bco_gym.reports.paired import group_series, paired_differences, t_interval
+    from bco_gym.reports.ranking import rank
+    from bco_gym.reports.suites import SCALE_V2
+    from bco_gym.sweeps import load_sweep
+
+    rows = []
+    for spec in SCALE_V2:
+        if names and spec.name not in names:
+            continue
+        runs = Path(out) / spec.name / "runs"
+        if not runs.is_dir():
+            continue
+        results = [r for d in sorted(runs.iterdir()) for r in load_sweep(d)]
+        final = [r for r in results if r.horizon == spec.horizon]
+        if not final:
+            print(f"\n{spec.name}: nothing at T = {spec.horizon:,} yet")
+            continue
+        ranking = rank(final)
+        pairs = len(ranking.labels) * (len(ranking.labels) - 1) // 2
+        groups = group_series(final)
+        print(f"\n{spec.name}, T = {spec.horizon:,}, seeds {list(spec.seeds)}; {ranking.text()}")
+        print("| series | R_T / T | minus random [95% CI] | Holm p | Bonferroni interval | "
+              "seeds lower | CPU s/run |")  # fmt: skip
+        print("|---|---|---|---|---|---|---|")
+        for label in ranking.labels:
+            group = groups[label]
+            per_round = float(np.mean([r.final_regret for r in group])) / spec.horizon
+            cpu = float(np.mean([r.cpu_seconds for r in group]))
+            row = {"scenario": spec.name, "series": label, "per_round": per_round, "cpu": cpu}
+            if label == "random" or "random" not in groups:
+                cells = ["(reference)" if label == "random" else "-", "-", "-", "-"]
+            else:
+                pair = ranking.pairs[(label, "random")]
+                _, differences = paired_differences(group, groups["random"])
+                _, low, high = t_interval(differences[:, -1] / spec.horizon,
+                                          level=1 - 0.05 / pairs)  # fmt: skip
+                t = spec.horizon
+                cells = [
+                    f"{pair.mean / t:.4g} [{pair.low / t:.4g}, {pair.high / t:.4g}]",
+                    f"{pair.adjusted:.2g}",
+                    f"[{float(low):.4g}, {float(high):.4g}]",
+                    f"{pair.wins}/{pair.pairs}",
+                ]
+                row.update(mean=pair.mean / t, low=pair.low / t, high=pair.high / t,
+                           holm=pair.adjusted, wins=pair.wins, pairs=pair.pairs)  # fmt: skip
+            print(f"| {label} | {per_round:.4g} | " + " | ".join(cells) + f" | {cpu:.3g} |")
+            rows.append(row)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["latency", "limits", "full", "signal"])
+    parser.add_argument("what", choices=["latency", "limits", "full", "signal", "tables"])
+    parser.add_argument("--out", default="results-scale", help="tables: run_demo's directory")
     parser.add_argument("--sizes", default="64,128,256")
     parser.add_argument("--horizon", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=2)
@@ -245,6 +308,9 @@ def main() -> None:
     elif args.what == "limits":
         rows = limits(args.horizon or 10_000, args.agents.split(","))
         print(f"wrote {write_json('scale_limits', [], {'limits': rows})}")
+    elif args.what == "tables":
+        rows = tables(args.out)
+        print(f"wrote {write_json('scale_tables', [], {'tables': rows})}")
     elif args.what == "signal":
         rows = signal(args.horizon or 20_000)
         print(f"wrote {write_json('scale_signal', [], {'signal': rows})}")
