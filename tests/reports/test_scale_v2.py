@@ -58,3 +58,19 @@ def test_agent_kwargs_reach_every_run_and_keep_the_label(tmp_path):
         assert series_label(result) == "random"
     with pytest.raises(ValueError, match=r"agent_kwargs names \['fkm'\], which are not"):
         Scenario("x", "BCO-Ball-v0", ("bbcg",), 50, seeds=(0, 1), agent_kwargs={"fkm": {}})
+
+
+def test_bench_runs_a_scenario_with_its_agent_kwargs(tmp_path):
+    from bco_gym.reports.bench import _run_scenario
+
+    spec = Scenario(
+        name="tiny", env_id="BCO-ShortestPath-v0", agents=("random",), horizon=30,
+        seeds=(0, 1), env_kwargs={"grid": 3}, agent_kwargs={"random": {"law": "vertex-mixture"}},
+    )  # fmt: skip
+    results, failures = _run_scenario(
+        spec, ["random", "bbcg"], tmp_path, backend="serial", batch_size=None, progress=False
+    )
+    assert not failures and len(results) == 4
+    laws = {(r.agent, r.params.get("law")) for r in results}
+    assert laws == {("random", "vertex-mixture"), ("bbcg", None)}
+    assert {series_label(r) for r in results} == {"random", "bbcg"}
