@@ -254,6 +254,13 @@ def tables(out: str, names: list[str] | None = None) -> list[dict]:
         if not runs.is_dir():
             continue
         results = [r for d in sorted(runs.iterdir()) for r in load_sweep(d)]
+        tuned = [r for d in sorted((Path(out) / spec.name / "tuning").glob("*"))
+                 if d.is_dir() for r in load_sweep(d)]  # fmt: skip
+        spent = sum(r.cpu_seconds + r.comparator_seconds for r in [*results, *tuned])
+        print(f"\n{spec.name}: {len(results)} runs and {len(tuned)} tuning runs, "
+              f"{spent:.0f} CPU s (agent + env; the comparator in wall seconds)")  # fmt: skip
+        rows.append({"scenario": spec.name, "cpu_seconds": spent, "runs": len(results),
+                     "tuning_runs": len(tuned)})  # fmt: skip
         final = [r for r in results if r.horizon == spec.horizon]
         if not final:
             print(f"\n{spec.name}: nothing at T = {spec.horizon:,} yet")
