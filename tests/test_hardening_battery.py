@@ -1104,6 +1104,7 @@ def test_bench_says_when_it_recomputes_a_tampered_cell(tmp_path, capsys, tiny_be
     assert f"warning: recomputed a damaged cell: tiny: recomputing cell {cell.stem}" in err
     report = (out / "report.md").read_text()
     assert "## Recomputed cells" in report and f"tiny: recomputing cell {cell.stem}" in report
+
     def numbers(text):  # every column but when the cell was computed
         return [line.rsplit(",", 1)[0] for line in text.splitlines()]
 
