@@ -11,8 +11,9 @@ package's archive, so only :class:`PlainAgent`'s cells (a plain Python agent of 
 25 us a round, no batched form, no kernels) are computed. Target: at most 10 minutes
 wall on 2 idle cores. ``quick`` times ``bco-gym bench --suite quick-v2
 --recompute-references`` with a built-in agent from an empty directory: at most 60 s.
-``cpu`` sums the CPU seconds the archive records for every standard-v2 reference cell
-(each cell's share of its batch), per scenario: no target. Every figure is printed with
+``cpu`` sums, per scenario, what the archive records for every standard-v2 reference
+cell: its rounds' CPU seconds (its share of its batch) plus its comparator's seconds (wall
+clock: an overestimate on a loaded machine); no target. Every figure is printed with
 the load average over its measurement (a shared machine's wall times are not idle ones).
 """
 
@@ -127,8 +128,9 @@ def cpu() -> None:
         if not found:
             missing.append(scenario.name)
             continue
-        seconds = sum(
-            result.cpu_seconds if result.cpu_seconds is not None else result.wall_seconds
+        seconds = sum(  # the rounds' CPU time plus the comparator's (wall) time
+            (result.cpu_seconds if result.cpu_seconds is not None else result.wall_seconds)
+            + result.comparator_seconds
             for _, cells in found.values()
             for _, result in cells
         )

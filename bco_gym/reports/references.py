@@ -14,7 +14,8 @@ of a suite is the directory ``bco_gym/data/references/<suite>/``:
 * ``INDEX.json``: the format, the suite, the library version (``bco_gym.__version__``)
   and the digest of the code that determines results (:func:`code_digest`: the agents,
   engine, envs, losses, sets and sweeps packages and the data), the command that
-  rebuilt it, and the SHA-256 of every scenario file.
+  rebuilt it, whether it covers every scenario of the suite (``complete``; a scenario
+  without a file is computed by ``bench``), and the SHA-256 of every scenario file.
 
 An archive is used only when its version and code digest are this library's and every
 file matches its SHA-256: otherwise :func:`load_scenario` raises
@@ -311,23 +312,26 @@ def build_archive(
         name = f"{scenario.name}.json.gz"
         (target / name).write_bytes(payload)
         files[name] = hashlib.sha256(payload).hexdigest()
-        _write_index(target, suite, files, command)  # after each scenario: resumable
+        _write_index(target, suite, files, command, complete=False)  # resumable
     known = {f"{s.name}.json.gz" for s in SUITES[suite]}
     for stale in target.glob("*.json.gz"):
         if stale.name not in known or stale.name not in files:
             stale.unlink()
             files.pop(stale.name, None)
-    _write_index(target, suite, files, command)
+    _write_index(target, suite, files, command, complete=set(files) == known)
     return target
 
 
-def _write_index(target: Path, suite: str, files: dict[str, str], command: str) -> None:
+def _write_index(
+    target: Path, suite: str, files: dict[str, str], command: str, *, complete: bool
+) -> None:
     index = {
         "format": FORMAT,
         "suite": suite,
         "library_version": library_version(),
         "code_digest": code_digest(),
         "command": command or REBUILD.format(suite=suite),
+        "complete": complete,
         "files": dict(sorted(files.items())),
     }
     (target / INDEX).write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")

@@ -881,16 +881,6 @@ STANDARD_V2_GRID: tuple[Scenario, ...] = (
         20_000,
     ),
     _v2(
-        "portfolio-nyse",
-        "Exp-concave losses on real data (NYSE, 36 stocks, 5,651 days)",
-        "Online portfolio selection, NYSE (O) 1962-1984 (real data)",
-        "BCO-Portfolio-v0",
-        0.02817180849095055,
-        None,
-        {"dataset": "nyse_o"},
-        tuning_horizon=5_651,
-    ),
-    _v2(
         "flow-6",
         "A polytope known only by its LMO (shortest paths) at small size",
         "Flow polytope, 6x6 grid DAG, i.i.d. edge costs",

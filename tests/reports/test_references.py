@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from bco_gym.reports import bench, references
+from bco_gym.reports.ranking import rank
 from bco_gym.reports.suites import SUITES
 from bco_gym.sweeps.sweep import Cell
 
@@ -39,7 +40,12 @@ def test_each_archive_is_small_and_matches_its_digests():
         assert index["suite"] == suite and index["library_version"]
         for name in index["files"]:
             total += (references.root() / suite / name).stat().st_size
-        assert set(index["files"]) == {f"{s.name}.json.gz" for s in SUITES[suite]}
+        every = {f"{s.name}.json.gz" for s in SUITES[suite]}
+        assert set(index["files"]) <= every  # no file of a scenario the suite lost
+        assert set(index["files"]) == every or not index.get("complete", False)
+        for scenario in SUITES[suite]:  # each file matches its digest (else this raises)
+            references.load_scenario(suite, scenario.name, check_version=False)
+    assert references.read_index("quick-v2")["complete"]
     assert 0 < total < 20e6
 
 
@@ -137,3 +143,30 @@ def test_bench_computes_only_the_given_agents_cells(tmp_path, monkeypatch):
             known = archived[(result.agent, result.seed)]
             assert result.wall_seconds == known.wall_seconds
             assert result.final_regret == known.final_regret
+
+
+def test_every_archived_standard_v2_scenario_separates():
+    """In every scenario of standard-v2's archive (all of them once it is complete) the
+    best reference bandit row beats random: Holm-corrected paired t-tests over every pair
+    of the scenario's rows (theory and tuned) on its evaluation seeds, at its horizon."""
+    checked = []
+    for spec in SUITES["standard-v2"]:
+        found = references.load_scenario("standard-v2", spec.name, check_version=False)
+        if found is None:
+            continue
+        results = [
+            result
+            for relative, (_, cells) in found.items()
+            if relative.startswith("runs/")
+            for _, result in cells
+            if result.seed in spec.seeds
+        ]
+        horizon = spec.horizon or max(result.horizon for result in results)
+        ranking = rank([result for result in results if result.horizon == horizon])
+        best = next(label for label in ranking.labels if label != "random")
+        assert ranking.beats(best, "random"), (spec.name, ranking.text())
+        checked.append(spec.name)
+    assert checked, "standard-v2 has no shipped results"
+    index = references.read_index("standard-v2")
+    if index.get("complete", False):
+        assert checked == [spec.name for spec in SUITES["standard-v2"]]

@@ -169,7 +169,7 @@ def test_standard_v2_is_a_grid_of_distinct_purposes():
     assert all(purposes) and len(set(purposes)) == len(purposes)
     assert len({s.name for s in scenarios}) == len(scenarios)
     envs = {s.env_id for s in scenarios}
-    assert {"BCO-Ball-v0", "BCO-Simplex-v0", "BCO-NuclearBall-v0", "BCO-Portfolio-v0"} <= envs
+    assert {"BCO-Ball-v0", "BCO-Simplex-v0", "BCO-NuclearBall-v0"} <= envs
     assert envs & {"BCO-Hypercube-v0", "BCO-L1Ball-v0"}
     assert envs & {"BCO-ShortestPath-v0", "BCO-Birkhoff-v0"}
     for scenario in scenarios:  # theory and tuned references, tuned on other seeds
