@@ -288,7 +288,12 @@ def build_archive(
     target.mkdir(parents=True, exist_ok=True)
     chosen = [s for s in SUITES[suite] if scenarios is None or s.name in scenarios]
     old = read_index(suite, where) or {}
-    files = dict(old.get("files", {})) if scenarios is not None else {}
+    same = (old.get("library_version"), old.get("code_digest")) == (
+        library_version(),
+        code_digest(),
+    )
+    # rebuilding some scenarios keeps the others only when the same code computed them
+    files = dict(old.get("files", {})) if scenarios is not None and same else {}
     for scenario in chosen:
         if announce is not None:
             announce(f"{suite}: {scenario.name}")
