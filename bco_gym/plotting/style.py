@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import os
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -261,9 +262,16 @@ def run_text(results: Sequence[RunResult]) -> str:
     return f"T = {horizon}, {seeds} seed{'s' if seeds != 1 else ''}, constants: {constants}"
 
 
+#: The widest title line, in characters: a longer one is wrapped at word boundaries (a
+#: one-panel figure of 6.4 inches holds about 100 characters at the titles' font size).
+TITLE_WIDTH = 96
+
+
 def title_of(what: str, results: Sequence[RunResult]) -> str:
-    """Three lines: what the figure shows; the set and losses; horizon, seeds, constants."""
-    return f"{what}\n{set_text(results)}, {loss_text(results)}\n{run_text(results)}"
+    """What the figure shows; the set and losses; horizon, seeds, constants: each wrapped
+    to :data:`TITLE_WIDTH` characters, so no title runs past the figure's edge."""
+    lines = (what, f"{set_text(results)}, {loss_text(results)}", run_text(results))
+    return "\n".join(textwrap.fill(line, TITLE_WIDTH) for line in lines)
 
 
 def single_horizon(results: Sequence[RunResult], figure: str) -> int:

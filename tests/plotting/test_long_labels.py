@@ -53,3 +53,28 @@ def test_tables_keep_the_longest_label_whole():
     header, body = compare_columns(summarize(_results()))
     table = render_markdown(header, body)
     assert LONGEST.strip() in table
+
+
+def test_a_long_set_and_loss_title_is_wrapped_inside_the_figure(tmp_path):
+    """The title names every loss parameter; on the 64x64 nuclear ball with the low-rank
+    family that line ran past the right edge of the frontier figure (issue 30: no clipping)."""
+    from bco_gym.plotting.style import TITLE_WIDTH, title_of
+
+    env_kwargs = {
+        "rows": 8,
+        "cols": 8,
+        "loss": "linear-low-rank",
+        "loss_kwargs": {"mean_norm": 0.5, "noise": 1.0, "rank": 1},
+    }
+    results = run_many("BCO-NuclearBall-v0", "random", [0, 1], horizon=20, env_kwargs=env_kwargs)
+    title = title_of("Compute frontier", results)
+    lines = title.split("\n")
+    assert len(lines) > 3  # the set-and-losses line was longer than the width: wrapped
+    assert all(len(line) <= TITLE_WIDTH for line in lines)
+    assert "rank=1" in title.replace("\n", " ")  # wrapped, nothing dropped
+    figure = regret_figure(results)
+    figure.axes[0].set_title(title, fontsize=9)
+    path = save(figure, tmp_path / "titled.png")
+    width, _ = _png_size(path)
+    box = figure.axes[0].title.get_window_extent(figure.canvas.get_renderer())
+    assert box.width * DPI / figure.dpi <= width
