@@ -101,10 +101,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         env_kwargs={"loss": "linear-switching", "loss_kwargs": {"segments": 5}},
         description=(
             "The mean loss direction jumps to a fresh random direction at the start of each "
-            "of 5 equal segments. The adaptive regret (the worst regret over the dyadic "
-            "cover of intervals), the switching and the dynamic regret say how well an "
-            "agent follows the change; so-bgd (separation-oracle steps) has a regret bound "
-            "on every interval."
+            "of 5 equal segments. The adaptive regret (the largest regret over the dyadic "
+            "intervals and the whole run), the switching and the dynamic regret say how well "
+            "an agent follows the change. so-bgd (Garber & Kretzu 2022, Algorithm 10) bounds "
+            "the regret of every interval, with Theorem 15's constants, which are "
+            "conservative at this horizon: its step size is about 1e-5, so it stays near "
+            "the centre."
         ),
     ),
     Scenario(
@@ -173,7 +175,7 @@ FKM_HORIZONS = {"claim-birkhoff-32": (300, 1_000)}
 ROUND_SECONDS: Mapping[tuple[str, str], float] = {
     ("BCO-Birkhoff-v0", "bbcg"): 3.5e-5,
     ("BCO-Birkhoff-v0", "fkm"): 6e-3,
-    ("BCO-Ball-v0", "so-bgd"): 1.2e-5,
+    ("BCO-Ball-v0", "so-bgd"): 9e-5,
     ("BCO-Ball-v0", "sb3-ppo"): 1e-3,
     ("BCO-Portfolio-v0", "*"): 1.5e-5,
 }
