@@ -33,6 +33,9 @@ NAMES = [
     ("bco_gym.agents", "make_agent"),
     ("bco_gym.agents", "register"),
     ("bco_gym.agents", "SB3Agent"),
+    ("bco_gym.agents", "AgentSpec.identity"),
+    ("bco_gym.agents.registry", "AgentLoadError"),
+    ("bco_gym.errors", "AgentError"),
     ("bco_gym.wrappers", "RegretRecorder"),
     ("bco_gym.wrappers", "BoxActionAdapter"),
     ("bco_gym.losses", "from_array"),
@@ -117,4 +120,4 @@ def test_result_fields_info_keys_and_keywords():
     assert {"adaptive_regret", "dynamic_regret"} <= set(info)
     assert "name" in inspect.signature(SB3Agent).parameters
     assert list(inspect.signature(register).parameters) == ["name", "factory", "summary", "replace"]
-    assert {"quick-v1", "standard-v1"} <= set(SUITES)
+    assert {"quick-v1", "standard-v1", "quick-v2", "standard-v2"} <= set(SUITES)
