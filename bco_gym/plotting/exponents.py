@@ -49,11 +49,16 @@ def _interval_half_width(fit: ExponentFit) -> np.ndarray:
     return quantile * np.asarray(fit.regret_std) / np.sqrt(fit.seeds)
 
 
+def _full_information(fit: ExponentFit) -> bool:
+    """Whether the fit's runs saw gradients: what they recorded, or the agent's name."""
+    return fit.full_information or full_information_agent(fit.agent)
+
+
 def _fit_label(fit: ExponentFit) -> str:
     label = fit.agent
     if fit.constants != "theory":
         label += f" ({fit.constants}{', ' + fit.scale if fit.scale not in ('', '-') else ''})"
-    if full_information_agent(fit.agent):
+    if _full_information(fit):
         label += " (full info)"
     slope = f"slope {fit.slope:.3f}" if np.isfinite(fit.slope) else "slope -"
     if np.isfinite(fit.low):
@@ -170,7 +175,7 @@ def exponents_figure(
     for order, fit in enumerate(ordered):
         style = {
             "color": agent_color(fit.agent, agents),
-            "linestyle": FULL_INFO_LINESTYLE if full_information_agent(fit.agent) else "-",
+            "linestyle": FULL_INFO_LINESTYLE if _full_information(fit) else "-",
             "zorder": 1.0 if fit.agent == FIRST_AGENT else 3.0 + 2 * order,
         }
         band = bands.get(_key(fit))

@@ -41,7 +41,7 @@ from bco_gym.losses.verification import (
     UNCERTIFIED,
     comparator_status,
 )
-from bco_gym.reports.paired import group_series
+from bco_gym.reports.paired import group_series, is_full_information
 
 SCALING_EXPONENT = 3 / 4
 
@@ -93,6 +93,10 @@ class ExponentFit:
     lmo_per_round: float
     projections_per_round: float
     comparator: str = EXACT
+    #: Whether the agent learned from gradients, read from the runs themselves
+    #: (:func:`~bco_gym.reports.paired.is_full_information`), so that a user's
+    #: full-information agent is drawn as one without a built-in's name.
+    full_information: bool = False
 
 
 def comparator_text(results: Iterable[RunResult]) -> str:
@@ -265,6 +269,7 @@ def fit_exponents(results: Iterable[RunResult], *, level: float = 0.95) -> list[
                 lmo_per_round=sum(r.lmo_calls for r in largest) / rounds,
                 projections_per_round=sum(r.projections for r in largest) / rounds,
                 comparator=comparator_text(group),
+                full_information=any(is_full_information(r) for r in group),
             )
         )
     return fits

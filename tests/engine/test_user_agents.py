@@ -247,3 +247,26 @@ def test_a_function_parameter_is_recorded_by_its_import_path_not_a_memory_addres
         "rate": 0.5,
     }
     assert json.loads(json.dumps(recorded)) == recorded  # the same in every process
+
+
+def test_the_exponents_figure_draws_a_users_full_information_agent_as_one():
+    from bco_gym.plotting.exponents import exponents_figure
+    from bco_gym.plotting.style import FULL_INFO_LINESTYLE
+    from bco_gym.reports.summary import fit_exponents
+
+    kwargs = {**SMALL, "feedback": "full"}
+    results = [
+        result
+        for agent in (GradientJitter, Jitter)
+        for horizon in (40, 80)
+        for result in run_many(ENV, agent, [0, 1], horizon=horizon, env_kwargs=kwargs)
+    ]
+    fits = {fit.agent: fit for fit in fit_exponents(results)}
+    assert fits["gradient-jitter"].full_information and not fits["jitter"].full_information
+    figure = exponents_figure(list(fits.values()))
+    styles = {
+        line.get_label().split(":")[0]: line.get_linestyle()
+        for line in figure.axes[0].get_lines()
+        if not line.get_label().startswith("_")
+    }
+    assert styles == {"gradient-jitter (full info)": FULL_INFO_LINESTYLE, "jitter": "-"}
