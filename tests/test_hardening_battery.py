@@ -1192,6 +1192,43 @@ def test_the_issue_s_hundred_million_ball_is_refused_on_a_24_gb_machine(monkeypa
         memory.check_run_memory(env.unwrapped, 1, "yes")
 
 
+def test_a_run_too_large_is_refused_from_its_keywords_before_any_env_is_built(monkeypatch, capsys):
+    import tracemalloc
+
+    from bco_gym.engine import memory
+    from bco_gym.envs.registration import point_dimension
+    from bco_gym.experiment import run, run_many
+
+    monkeypatch.setattr(memory, "machine_bytes", lambda: 50_000_000)  # a 50 MB machine
+    before = r"more than this machine's 50 MB \(refused before building the env\); .*allow_large"
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"K of dimension 1000000, 1 row\(s\)\), " + before):
+            run("BCO-Ball-v0", "fkm", horizon=20, env_kwargs={"n": 1_000_000})
+        with pytest.raises(ValueError, match=r"K of dimension 1000000, 4 row\(s\)\), " + before):
+            run_many("BCO-Birkhoff-v0", "bbcg", [0, 1, 2, 3], horizon=20, env_kwargs={"n": 1000})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000, peak  # one point of K alone would be 8 MB
+    argv = ["run", "--env", "BCO-Ball-v0", "--env-kwargs", '{"n": 1000000}', "--agent", "fkm"]
+    code, _, err = _cli([*argv, "--horizon", "20"], capsys)
+    assert code == 2 and "refused before building the env" in err
+    # the keywords' dimension is the built set's, defaults included
+    for env_id, kwargs in [
+        ("BCO-Ball-v0", {}),
+        ("BCO-Simplex-v0", {"n": 7}),
+        ("BCO-NuclearBall-v0", {"rows": 3, "cols": 5}),
+        ("BCO-ShortestPath-v0", {"grid": 4}),
+        ("BCO-Birkhoff-v0", {"n": 4}),
+        ("BCO-Hypercube-v0", {"n": 3}),
+        ("BCO-L1Ball-v0", {"n": 6}),
+    ]:
+        assert point_dimension(env_id, kwargs) == gym.make(env_id, **kwargs).unwrapped.set.dim
+    assert point_dimension("BCO-Ball-v0", {"n": "big"}) is None  # gym.make says why
+    assert point_dimension("BCO-Portfolio-v0", {}) is None
+
+
 # -- fourth pass: a sampled check is not a certificate -----------------------------------------
 DENT, DENT_WIDTH = np.array([0.5, 0.5, 0.0]), 0.05
 

@@ -30,7 +30,7 @@ from typing import Any
 import gymnasium as gym
 
 from bco_gym.engine.loops import Stage, play_block, play_lean
-from bco_gym.engine.memory import check_run_memory
+from bco_gym.engine.memory import check_planned_memory, check_run_memory
 from bco_gym.engine.preparation import (
     agent_seed_for,
     check_env_id,
@@ -215,6 +215,9 @@ def _run_batch(
     allow_large: bool = False,
 ) -> list[RunResult]:
     """The body of :func:`run_many`'s batched path (warnings recorded by the caller)."""
+    if isinstance(env_id_or_env, str):
+        planned = {**dict(env_kwargs or {}), **({} if horizon is None else {"horizon": horizon})}
+        check_planned_memory(env_id_or_env, planned, len(seeds), allow_large)
     envs, env_id, owned = _prepare_vector_env(env_id_or_env, len(seeds), horizon, env_kwargs)
     try:
         check_run_memory(envs, len(seeds), allow_large)

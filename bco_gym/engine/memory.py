@@ -14,11 +14,20 @@ memory, unless the caller passes ``allow_large=True`` (the CLI's ``--allow-large
 The estimate is an order of magnitude, not an accounting: it exists so that
 ``--env-kwargs '{"n": 100000000}'`` stops at once with a sentence instead of filling the
 machine.
+
+Before that, for a registered id, :func:`check_planned_memory` refuses from ``gym.make``'s
+keywords alone (:func:`~bco_gym.envs.registration.point_dimension`), before any env is
+built: building the S envs of a batch alone holds S copies of K and of its action space's
+bounds (``BUILD_VECTORS`` points per row), which at n = 10^8 is gigabytes before the check
+above could run. Its estimate leaves out the loss chunks (unknown before the loss
+sequence exists), so it is a lower bound of the built estimate: what it refuses, the
+check on the built env would refuse too.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -29,6 +38,9 @@ from bco_gym.losses.base import RECENT_CHUNKS
 
 #: Points of K per row an agent is assumed to hold (iterates, estimates, scratch).
 AGENT_VECTORS = 16
+#: Points of K each row's env holds once built: its set's centre and its action space's
+#: lower and upper bounds (a lower bound, in float64, for every built-in id).
+BUILD_VECTORS = 3
 #: Rounds of directions a stream draws at a time when the budget allows.
 DIRECTION_ROUNDS = 256
 FLOAT = 8
@@ -58,17 +70,52 @@ def estimate_run_bytes(env: Any, rows: int) -> dict[str, int]:
     """The parts of a run's memory (bytes) for ``env`` (a BanditConvexEnv or the vector env,
     built) played by ``rows`` rows (module docstring)."""
     convex_set, losses = env.set, _losses_of(env)
-    dim = int(convex_set.dim)
-    direction_rounds = max(1, min(DIRECTION_ROUNDS, DIRECTION_BUDGET_FLOATS // (rows * dim)))
-    horizon = int(env.problem.horizon)
     chunk = int(losses.chunk_size) * max(1, int(losses._floats_per_round()))
+    parts = _parts(int(convex_set.dim), rows, int(env.problem.horizon))
     return {
         "copies of K": 2 * set_bytes(convex_set),
+        **parts,
+        "loss chunks": FLOAT * RECENT_CHUNKS * chunk * rows,
+    }
+
+
+def _parts(dim: int, rows: int, horizon: int) -> dict[str, int]:
+    """The parts that depend on K's dimension, the rows and the horizon alone."""
+    direction_rounds = max(1, min(DIRECTION_ROUNDS, DIRECTION_BUDGET_FLOATS // (rows * dim)))
+    return {
         "agent state": FLOAT * AGENT_VECTORS * rows * dim,
         "directions": FLOAT * direction_rounds * rows * dim,
-        "loss chunks": FLOAT * RECENT_CHUNKS * chunk * rows,
         "round losses": FLOAT * rows * horizon if horizon <= ROUND_LOSSES_LIMIT else 0,
     }
+
+
+def check_planned_memory(
+    env_id: str, env_kwargs: Mapping[str, Any], rows: int, allow_large: bool
+) -> None:
+    """Refuse, before any env is built, a run of ``rows`` rows on ``gym.make(env_id,
+    **env_kwargs)`` whose estimate from the keywords alone exceeds the machine's memory
+    (module docstring). Ids whose size the keywords do not set pass; the check on the
+    built env (:func:`check_run_memory`) follows in every case.
+
+    Raises:
+        ValueError: as :func:`check_run_memory`, the message saying nothing was built;
+            TypeError for an ``allow_large`` that is not a bool.
+    """
+    from bco_gym.envs.registration import point_dimension
+
+    _check_allow_large(allow_large)
+    limit = machine_bytes()
+    dim = point_dimension(env_id, env_kwargs)
+    if allow_large or limit is None or dim is None:
+        return
+    horizon = env_kwargs.get("horizon")
+    horizon = horizon if isinstance(horizon, int) and not isinstance(horizon, bool) else 0
+    parts = {
+        "the envs' copies of K": FLOAT * BUILD_VECTORS * rows * dim,
+        "copies of K": FLOAT * 2 * dim,
+        **_parts(dim, rows, horizon),
+    }
+    _refuse_above(parts, limit, dim, rows, " (refused before building the env)")
 
 
 def check_run_memory(env: Any, rows: int, allow_large: bool) -> None:
@@ -78,12 +125,19 @@ def check_run_memory(env: Any, rows: int, allow_large: bool) -> None:
         ValueError: naming the estimate, its largest parts, the machine's memory and the
             override; TypeError for an ``allow_large`` that is not a bool.
     """
-    if not isinstance(allow_large, bool):
-        raise TypeError(f"allow_large={allow_large!r} must be True or False")
+    _check_allow_large(allow_large)
     limit = machine_bytes()
     if allow_large or limit is None:
         return
-    parts = estimate_run_bytes(env, rows)
+    _refuse_above(estimate_run_bytes(env, rows), limit, int(env.set.dim), rows, "")
+
+
+def _check_allow_large(allow_large: Any) -> None:
+    if not isinstance(allow_large, bool):
+        raise TypeError(f"allow_large={allow_large!r} must be True or False")
+
+
+def _refuse_above(parts: dict[str, int], limit: int, dim: int, rows: int, when: str) -> None:
     total = sum(parts.values())
     if total <= limit:
         return
@@ -91,8 +145,8 @@ def check_run_memory(env: Any, rows: int, allow_large: bool) -> None:
     shown = ", ".join(f"{name} {human_bytes(size)}" for name, size in largest)
     raise ValueError(
         f"this run would need about {human_bytes(total)} of memory ({shown}; K of dimension "
-        f"{int(env.set.dim)}, {rows} row(s)), more than this machine's "
-        f"{human_bytes(limit)}; use a smaller set or fewer seeds, or pass allow_large=True "
+        f"{dim}, {rows} row(s)), more than this machine's "
+        f"{human_bytes(limit)}{when}; use a smaller set or fewer seeds, or pass allow_large=True "
         "(bco-gym: --allow-large) to run it anyway"
     )
 
@@ -113,4 +167,10 @@ def _losses_of(env: Any) -> Any:
     return sequences[0] if sequences else losses
 
 
-__all__ = ["check_run_memory", "estimate_run_bytes", "human_bytes", "machine_bytes"]
+__all__ = [
+    "check_planned_memory",
+    "check_run_memory",
+    "estimate_run_bytes",
+    "human_bytes",
+    "machine_bytes",
+]

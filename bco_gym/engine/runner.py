@@ -64,7 +64,7 @@ from bco_gym.engine.loops import (
     play_gym,
     play_lean,
 )
-from bco_gym.engine.memory import check_run_memory
+from bco_gym.engine.memory import check_planned_memory, check_run_memory
 from bco_gym.engine.preparation import (
     _optional_float,
     _prepare_agent,
@@ -200,6 +200,9 @@ def _run_recorded(
     allow_large: bool = False,
 ) -> RunResult:
     """The body of :func:`run` (which records the warnings raised here)."""
+    if isinstance(env_id_or_env, str):
+        planned = {**dict(env_kwargs or {}), **({} if horizon is None else {"horizon": horizon})}
+        check_planned_memory(env_id_or_env, planned, 1, allow_large)
     env, env_id, owned = _prepare_env(env_id_or_env, horizon, env_kwargs)
     try:
         check_run_memory(env.unwrapped, 1, allow_large)

@@ -318,6 +318,46 @@ ENV_IDS = (
 )
 
 
+#: The coordinates of a point of each id's set, from its make-function's keywords:
+#: what :func:`point_dimension` evaluates before anything is built.
+_POINT_DIMENSIONS: dict[str, tuple[Callable[..., Any], Callable[[Mapping[str, Any]], int]]] = {
+    "BCO-Simplex-v0": (make_simplex, lambda k: k["n"]),
+    "BCO-Ball-v0": (make_ball, lambda k: k["n"]),
+    "BCO-L1Ball-v0": (make_l1_ball, lambda k: k["n"]),
+    "BCO-Hypercube-v0": (make_hypercube, lambda k: k["n"]),
+    "BCO-NuclearBall-v0": (make_nuclear_ball, lambda k: k["rows"] * k["cols"]),
+    "BCO-ShortestPath-v0": (make_shortest_path, lambda k: 2 * k["grid"] * (k["grid"] - 1)),
+    "BCO-Birkhoff-v0": (make_birkhoff, lambda k: k["n"] * k["n"]),
+}
+
+
+def point_dimension(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> int | None:
+    """The number of coordinates of a point of ``gym.make(env_id, **env_kwargs)``'s set,
+    computed from the keywords alone, before anything is built (what lets a run too large
+    for the machine be refused before it allocates: :mod:`bco_gym.engine.memory`).
+
+    None for an id whose size is not set by keywords (``BCO-Portfolio-v0``: a shipped
+    data set) or not of this package, and for keywords ``gym.make`` would refuse (it
+    then says why itself).
+    """
+    found = _POINT_DIMENSIONS.get(env_id)
+    if found is None:
+        return None
+    make, dimension = found
+    named = {
+        name: parameter.default
+        for name, parameter in inspect.signature(make).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+    keywords = {**named, **{k: v for k, v in dict(env_kwargs or {}).items() if k in named}}
+    sizes = {k: v for k, v in keywords.items() if k in ("n", "rows", "cols", "grid")}
+    if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in sizes.values()):
+        return None
+    if any(v < 1 for v in sizes.values()):
+        return None
+    return int(dimension(keywords))
+
+
 def _check_keywords_of_every_id() -> None:
     """Wrap the make-function of every id registered above in :func:`_keywords_checked`.
 
