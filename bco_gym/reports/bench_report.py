@@ -6,17 +6,21 @@
 * a verdict per given agent (:func:`verdict`): the scenarios where it is separated from
   bbcg and from fkm, better or worse, by the all-pairs ranking of
   :mod:`~bco_gym.reports.ranking` (paired t-tests, Holm's correction per scenario);
+  against each reference's tuned row (constants tuned on seeds disjoint from the
+  evaluation seeds: the strongest version of the reference) where the scenario has one,
+  else its theory row, and then against its theory row (:func:`reference_rows`);
 * the failed cells, and the agents a scenario's feedback did not suit;
 * the headline figure (``headline.png``, as the main job's report draws it): per
   scenario, each agent's final regret minus random's on the same seeds;
 * the IQM and mean score of every agent with stratified-bootstrap 95% intervals, its
-  probability of improvement over bbcg and fkm, and the probability of improvement of
+  probability of improvement over bbcg and fkm (against the rows of the verdicts:
+  :class:`ReferenceColumn`), and the probability of improvement of
   every agent over every other (a matrix; :mod:`~bco_gym.reports.scores`), with their
   figures and the performance profiles with their 95% bands
   (:mod:`bco_gym.plotting.bench`);
 * per scenario: its comparator (a warning when uncertified), the ordered groups, the
   "which method when" paragraph, the pairwise matrix and the paired tables against the
-  scenario's references.
+  scenario's references (a reference's tuned row where the scenario has one).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from bco_gym.reports.scores import (
     ProfileEstimate,
     ScoreRow,
     aggregate,
+    improvement,
     improvement_matrix,
     profile,
     scores_by_scenario,
@@ -84,44 +89,151 @@ def rankings(runs: Sequence[ScenarioRun]) -> dict[str, Ranking]:
 
 
 def _label_of(ranking: Ranking, agent: str) -> str | None:
-    """The ranking's series label of ``agent`` (its only series), or None."""
+    """The ranking's series label of the given ``agent`` (its only series; beside tuned
+    rows of the same agent, its own row), or None."""
     labels = [label for label in ranking.labels if label == agent or label.startswith(f"{agent} (")]
-    if len(labels) > 1:  # theory beside tuned rows: the verdicts are about the theory row
-        labels = [label for label in labels if " (tuned" not in label]
+    if len(labels) > 1:  # a reference agent given: its own (theory) row beside its tuned one
+        labels = [label for label in labels if not _is_tuned(label, agent)]
     return labels[0] if len(labels) == 1 else None
 
 
+def _is_tuned(label: str, reference: str) -> bool:
+    return label.startswith(f"{reference} (tuned")
+
+
+def reference_rows(ranking: Ranking, reference: str) -> tuple[str | None, str | None]:
+    """(tuned row, theory row) of ``reference`` among one scenario's series, None where
+    it has no such row.
+
+    The tuned row has constants tuned on seeds disjoint from the evaluation seeds
+    (``bbcg (tuned, c=100)``): the strongest version of the reference, so the one the
+    verdicts are against. Should a scenario hold several tuned rows of one reference,
+    the one with the lowest mean regret is taken (the harder test for the agent).
+    """
+    tuned = [label for label in ranking.labels if _is_tuned(label, reference)]
+    theory = [
+        label
+        for label in ranking.labels
+        if (label == reference or label.startswith(f"{reference} ("))
+        and not _is_tuned(label, reference)
+    ]
+    strongest = min(tuned, key=lambda label: ranking.means[label]) if tuned else None
+    if reference in theory:
+        return strongest, reference
+    return strongest, theory[0] if len(theory) == 1 else None
+
+
+def _tuned_text(labels: Sequence[str], reference: str) -> str:
+    """``tuned, c=100`` (one constant everywhere) or ``tuned, c=10 to 1e+04 by scenario``."""
+    inner = sorted({label[len(reference) + 2 :].split(")")[0] for label in labels})
+    if len(inner) == 1:
+        return inner[0]
+    constants = [text.partition(", ")[2].partition("=") for text in inner]
+    try:
+        values = sorted(float(value) for _, _, value in constants)
+    except ValueError:
+        return "tuned, constants by scenario"
+    names = {name for name, _, _ in constants}
+    if len(names) != 1:
+        return "tuned, constants by scenario"
+    return f"tuned, {names.pop()}={values[0]:.3g} to {values[-1]:.3g} by scenario"
+
+
+def _separations(agent: str, chosen: Mapping[str, str], ranked: Mapping[str, Ranking]) -> str:
+    """ "better in 2 (a, b); worse in 1 (c); not separated in 4": ``agent`` against the
+    row ``chosen[scenario]`` of each scenario, by the scenario's Holm-corrected ranking."""
+    better, worse, tied = [], [], []
+    for name, theirs in chosen.items():
+        ours = _label_of(ranked[name], agent)
+        if ranked[name].beats(ours, theirs):
+            better.append(name)
+        elif ranked[name].beats(theirs, ours):
+            worse.append(name)
+        else:
+            tied.append(name)
+    if not better and not worse:
+        return f"separated in none of {len(tied)}"
+    parts = [
+        f"{what} {len(names)} ({', '.join(names)})"
+        for what, names in (("better in", better), ("worse in", worse))
+        if names
+    ]
+    if tied:
+        parts.append(f"not separated in {len(tied)}")
+    return "; ".join(parts)
+
+
+def _scenarios(count: int) -> str:
+    return f"{count} scenario" + ("" if count == 1 else "s")
+
+
+def _reference_items(
+    agent: str, reference: str, ran: Sequence[str], ranked: Mapping[str, Ranking]
+) -> list[str]:
+    """The verdict's items against one reference: against its tuned row where the
+    scenario has one (its theory row elsewhere), then against its theory row when
+    some scenario had a tuned one."""
+    primary: dict[str, str] = {}  # scenario -> the row the verdict is against
+    theory: dict[str, str] = {}
+    for name in ran:
+        ours = _label_of(ranked[name], agent)
+        tuned, plain = reference_rows(ranked[name], reference)
+        plain = plain if plain != ours else None
+        tuned = tuned if tuned != ours else None
+        if tuned or plain:
+            primary[name] = tuned or plain  # type: ignore[assignment]
+        if plain:
+            theory[name] = plain
+    if not primary:
+        return [f"against {reference}: no common scenario"]
+    tuned_rows = [row for name, row in primary.items() if row != theory.get(name)]
+    if not tuned_rows:
+        return [f"against {reference} (theory constants): {_separations(agent, primary, ranked)}"]
+    shown = _tuned_text(tuned_rows, reference)
+    plain_count = len(primary) - len(tuned_rows)
+    if plain_count:
+        shown += (
+            f" in {_scenarios(len(tuned_rows))}; theory constants in "
+            f"{_scenarios(plain_count)} without a tuned row"
+        )
+    items = [f"against {reference} ({shown}): {_separations(agent, primary, ranked)}"]
+    if theory:
+        items.append(
+            f"against {reference} (theory constants): {_separations(agent, theory, ranked)}"
+        )
+    return items
+
+
 def verdict(agent: str, ranked: Mapping[str, Ranking]) -> str:
-    """One line: the scenarios where ``agent`` is separated from bbcg / fkm, and which way."""
+    """The scenarios where ``agent`` is separated from bbcg / fkm, and which way: a line
+    naming the agent, then one item per reference row (markdown, two-space indented).
+
+    Against each reference, the first item is against its tuned row where the scenario
+    has one (:func:`reference_rows`; the theory row where it has none) and names that
+    row; the second, when some scenario had a tuned row, against its theory row (the
+    published constants)."""
     ran = [name for name, ranking in ranked.items() if _label_of(ranking, agent) is not None]
     if not ran:
         return f"**{agent}**: ran in no scenario"
-    parts = []
-    for reference in VERDICT_REFERENCES:
-        if agent == reference:
-            continue
-        better, worse, tied = [], [], []
-        for name in ran:
-            ours, theirs = _label_of(ranked[name], agent), _label_of(ranked[name], reference)
-            if theirs is None:
-                continue
-            if ranked[name].beats(ours, theirs):
-                better.append(name)
-            elif ranked[name].beats(theirs, ours):
-                worse.append(name)
-            else:
-                tied.append(name)
-        if not better + worse + tied:
-            parts.append(f"against {reference}: no common scenario")
-            continue
-        shown = [
-            f"{what} {', '.join(names)}"
-            for what, names in (("better in", better), ("worse in", worse))
-            if names
-        ]
-        summary = "; ".join(shown) if shown else "separated in no scenario"
-        parts.append(f"against {reference}: {summary} ({len(tied)} not separated)")
-    return f"**{agent}** ({len(ran)} scenarios): " + "; ".join(parts)
+    items = [
+        item
+        for reference in VERDICT_REFERENCES
+        if agent != reference
+        for item in _reference_items(agent, reference, ran, ranked)
+    ]
+    return f"**{agent}** ({_scenarios(len(ran))}):" + "".join(f"\n  - {item}" for item in items)
+
+
+#: The paragraph under the report's "Verdicts" heading.
+VERDICTS_NOTE = (
+    "Each verdict counts the scenarios where the agent is separated from bbcg and from "
+    "fkm (paired t-test on the scenario's seeds, Holm-corrected over the scenario's "
+    "pairs), better or worse. It is against the reference's **tuned row** (constants "
+    "tuned on seeds disjoint from the evaluation seeds) where the scenario has one, the "
+    "real test, and the item names that row; the next item is against the reference's "
+    "theory row (the theorem's published constants), a baseline. Where a scenario has no "
+    "tuned row the verdict is against the theory row."
+)
 
 
 @dataclass(frozen=True)
@@ -135,6 +247,8 @@ class Aggregates:
     estimates: dict[str, dict[str, Estimate]]
     improvements: dict[tuple[str, str], Estimate]
     profiles: dict[str, ProfileEstimate]
+    #: Per verdict reference (bbcg, fkm): its column of the scores table.
+    against: dict[str, ReferenceColumn] = field(default_factory=dict)
 
     def order(self) -> list[str]:
         """The agents most scenarios first, then by IQM (the tables' and figures' order)."""
@@ -143,15 +257,79 @@ class Aggregates:
         )
 
 
+@dataclass(frozen=True)
+class ReferenceColumn:
+    """P(agent < reference) for every agent, against the row of the reference the
+    verdicts are against: per scenario its tuned row (scores.csv ``bbcg (tuned)``) where
+    the scenario has one, else its theory row (``bbcg``)."""
+
+    reference: str
+    rows: dict[str, str]  # scenario -> the reference's scores.csv label there
+    estimates: dict[str, Estimate]  # agent -> P(agent < that row)
+
+    @property
+    def tuned(self) -> int:
+        """In how many scenarios the column is against a tuned row."""
+        return sum(label != self.reference for label in self.rows.values())
+
+    @property
+    def header(self) -> str:
+        """``P(agent < bbcg (tuned)) [95% CI]``; with tuned rows in some scenarios only,
+        ``P(agent < bbcg (tuned in 3/11)) [95% CI]``; without any, ``P(agent < bbcg)``."""
+        if not self.tuned:
+            row = self.reference
+        elif self.tuned == len(self.rows):
+            row = f"{self.reference} (tuned)"
+        else:
+            row = f"{self.reference} (tuned in {self.tuned}/{len(self.rows)})"
+        return f"P(agent < {row}) [95% CI]"
+
+
+def reference_column(
+    reference: str,
+    per_agent: Mapping[str, Mapping[str, np.ndarray]],
+    improvements: Mapping[tuple[str, str], Estimate],
+    reps: int,
+) -> ReferenceColumn | None:
+    """``reference``'s :class:`ReferenceColumn` (None when it has no scores). A scenario
+    where the chosen row is the agent's own is left out of that agent's P; where one
+    row serves every scenario, P is the matrix's (the same resamples)."""
+    tuned = f"{reference} (tuned)"
+    scenarios = list(dict.fromkeys([*per_agent.get(tuned, {}), *per_agent.get(reference, {})]))
+    if not scenarios:
+        return None
+    rows = {name: tuned if name in per_agent.get(tuned, {}) else reference for name in scenarios}
+    estimates = {}
+    for agent, ours in per_agent.items():
+        shared = {name: row for name, row in rows.items() if name in ours and row != agent}
+        if not shared:
+            continue
+        used = set(shared.values())
+        if len(used) == 1 and (agent, *used) in improvements:
+            estimates[agent] = improvements[(agent, *used)]
+            continue
+        theirs = {name: per_agent[row][name] for name, row in shared.items()}
+        found = improvement({name: ours[name] for name in shared}, theirs, reps=reps)
+        if math.isfinite(found.value):
+            estimates[agent] = found
+    return ReferenceColumn(reference, rows, estimates)
+
+
 def aggregates(rows: Sequence[ScoreRow], agents: Sequence[str], reps: int) -> Aggregates:
     per_agent = {agent: scores_by_scenario(rows, agent) for agent in agents}
+    improvements = improvement_matrix(per_agent, reps=reps)
+    columns = {
+        reference: reference_column(reference, per_agent, improvements, reps)
+        for reference in VERDICT_REFERENCES
+    }
     return Aggregates(
         agents=list(agents),
         scenarios={agent: len(per_agent[agent]) for agent in agents},
         runs={agent: sum(len(v) for v in per_agent[agent].values()) for agent in agents},
         estimates={agent: aggregate(per_agent[agent], reps=reps) for agent in agents},
-        improvements=improvement_matrix(per_agent, reps=reps),
+        improvements=improvements,
         profiles={agent: profile(per_agent[agent], PROFILE_TAUS, reps=reps) for agent in agents},
+        against={name: column for name, column in columns.items() if column is not None},
     )
 
 
@@ -184,16 +362,16 @@ def _interval(estimate: Estimate) -> str:
 def _aggregate_table(stats: Aggregates, total: int) -> list[str]:
     from bco_gym.reports.summary import render_markdown
 
-    references = [r for r in VERDICT_REFERENCES if r in stats.agents]
+    columns = list(stats.against.values())
     header = ["agent", "scenarios", "runs", "IQM score [95% CI]", "mean score [95% CI]"]
-    header += [f"P({'agent'} < {r}) [95% CI]" for r in references]
+    header += [column.header for column in columns]
     order = stats.order()
     body = []
     for agent in order:
         cells = [agent, f"{stats.scenarios[agent]}/{total}", str(stats.runs[agent])]
         cells += [_interval(stats.estimates[agent][name]) for name in ("iqm", "mean")]
-        for reference in references:
-            found = stats.improvements.get((agent, reference))
+        for column in columns:
+            found = column.estimates.get(agent)
             cells.append("-" if found is None else _interval(found))
         body.append(cells)
     by_method: dict[str, list[str]] = {}
@@ -221,7 +399,33 @@ def _aggregate_table(stats: Aggregates, total: int) -> list[str]:
         + "; ".join(profile_parts)
         + ". P(<): bco_gym's own."
     )
-    return [render_markdown(header, body), "", note, ""]
+    return [render_markdown(header, body), "", note, "", *_column_notes(columns)]
+
+
+def _column_notes(columns: Sequence[ReferenceColumn]) -> list[str]:
+    """What the P(agent < reference) columns are against (the verdicts' rows)."""
+    if not columns:
+        return []
+    parts = []
+    for column in columns:
+        count, total, name = column.tuned, len(column.rows), column.reference
+        if not count:
+            parts.append(f"{name}: its theory row (no scenario has a tuned {name})")
+        elif count == total:
+            parts.append(f"{name}: its tuned row in every scenario ({total})")
+        else:
+            parts.append(
+                f"{name}: its tuned row in the {count} scenarios that have one, its theory "
+                f"row in the other {total - count}"
+            )
+    return [
+        "The P(agent < reference) columns are against the rows the verdicts are against: "
+        + "; ".join(parts)
+        + ". Against the theory rows (the published constants), read the rows "
+        + ", ".join(column.reference for column in columns)
+        + " of the probability of improvement of every pair.",
+        "",
+    ]
 
 
 def _improvement_table(stats: Aggregates) -> list[str]:
@@ -277,7 +481,7 @@ def write_bench_report(
     agents = list(dict.fromkeys(row.agent for row in rows))
     stats = aggregates(rows, agents, reps)
     head = [*_first_lines(suite, runs), f"Generated by `{command}`.", ""]
-    head += ["## Verdicts", ""]
+    head += ["## Verdicts", "", VERDICTS_NOTE, ""]
     head += [f"- {verdict(agent, ranked)}" for agent in given] + [""]
     lines = ["## How to read", "", untitled(READING), ""]
     lines += ["## Failed cells", ""]
@@ -499,5 +703,14 @@ def _scenario_lines(
         stem = f"{index:02d}-{slug(scenario.name)}"
         lines += _pairs_part(directory, ranking, stem, scenario.title, results)
     for reference in scenario.references:
-        lines += _table_part(results, reference)
+        lines += _table_part(results, _paired_reference(ranking, reference))
     return lines
+
+
+def _paired_reference(ranking: Ranking | None, reference: str) -> str:
+    """The row a scenario's paired table is against: ``reference``'s tuned row where
+    the scenario has one (as the verdicts), else ``reference`` itself."""
+    if ranking is None:
+        return reference
+    tuned, _ = reference_rows(ranking, reference)
+    return tuned or reference

@@ -1,0 +1,187 @@
+"""The bench report's verdicts are against the tuned reference rows, not the theory rows.
+
+A scenario where bbcg's theory row is weak and its tuned row strong: an agent between the
+two must be told it loses to bbcg (tuned) though it beats bbcg (theory). Hand-made
+results (no runs), so every number is known.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from synthetic_results import synthetic_result
+
+from bco_gym.reports import bench_report
+from bco_gym.reports.bench_report import (
+    ScenarioRun,
+    aggregates,
+    reference_rows,
+    verdict,
+    write_bench_report,
+)
+from bco_gym.reports.ranking import rank
+from bco_gym.reports.scores import improvement, score_rows, scores_by_scenario
+from bco_gym.reports.suites import Scenario
+
+SEEDS = tuple(range(6))
+#: Final regrets per series: (agent, constants, c) -> level. In "tuned-here" bbcg's theory
+#: row is weak (200) and its tuned row strong (100); "mine" sits between them at 150.
+TUNED_HERE = {
+    ("bbcg", "theory", 1.0): 200.0,
+    ("bbcg", "tuned", 100.0): 100.0,
+    ("fkm", "theory", 1.0): 260.0,
+    ("fkm", "tuned", 10.0): 120.0,
+    ("mine", "theory", 1.0): 150.0,
+    ("random", "theory", None): 400.0,
+}
+#: A scenario with theory rows only: there the verdict is against the theory row.
+THEORY_ONLY = {
+    ("bbcg", "theory", 1.0): 100.0,
+    ("fkm", "theory", 1.0): 180.0,
+    ("mine", "theory", 1.0): 150.0,
+    ("random", "theory", None): 400.0,
+}
+
+
+def _results(levels, seed=0):
+    """Each series at its level plus a seed effect shared by all (so pairs separate)."""
+    rng = np.random.default_rng(seed)
+    shared = 10 * rng.standard_normal(len(SEEDS))
+    found = []
+    for (agent, constants, scale), level in levels.items():
+        for index, value in enumerate(level + shared + 0.01 * rng.standard_normal(len(SEEDS))):
+            found.append(
+                synthetic_result(
+                    agent,
+                    SEEDS[index],
+                    (value / 100, value / 10, value),
+                    constants=constants,
+                    scale=scale,
+                )
+            )
+    return found
+
+
+def test_the_reference_rows_of_a_scenario_are_its_tuned_and_theory_rows():
+    ranking = rank(_results(TUNED_HERE))
+    assert reference_rows(ranking, "bbcg") == ("bbcg (tuned, c=100)", "bbcg")
+    assert reference_rows(ranking, "fkm") == ("fkm (tuned, c=10)", "fkm")
+    assert reference_rows(rank(_results(THEORY_ONLY)), "bbcg") == (None, "bbcg")
+    assert reference_rows(ranking, "bfw") == (None, None)
+
+
+def test_a_middle_agent_loses_to_the_tuned_reference_though_it_beats_the_theory_row():
+    ranking = rank(_results(TUNED_HERE))
+    assert ranking.beats("mine", "bbcg") and ranking.beats("bbcg (tuned, c=100)", "mine")
+    line = verdict("mine", {"tuned-here": ranking})
+    assert line.splitlines() == [
+        "**mine** (1 scenario):",
+        "  - against bbcg (tuned, c=100): worse in 1 (tuned-here)",
+        "  - against bbcg (theory constants): better in 1 (tuned-here)",
+        "  - against fkm (tuned, c=10): worse in 1 (tuned-here)",
+        "  - against fkm (theory constants): better in 1 (tuned-here)",
+    ]
+
+
+def test_without_tuned_rows_the_verdict_is_against_the_theory_row_and_says_so():
+    ranked = {"one": rank(_results(THEORY_ONLY)), "two": rank(_results(THEORY_ONLY, seed=1))}
+    assert verdict("mine", ranked).splitlines() == [
+        "**mine** (2 scenarios):",
+        "  - against bbcg (theory constants): worse in 2 (one, two)",
+        "  - against fkm (theory constants): better in 2 (one, two)",
+    ]
+
+
+def test_a_suite_with_tuned_rows_in_some_scenarios_names_both_kinds():
+    ranked = {"tuned-here": rank(_results(TUNED_HERE)), "theory-only": rank(_results(THEORY_ONLY))}
+    lines = verdict("mine", ranked).splitlines()
+    assert lines[1] == (
+        "  - against bbcg (tuned, c=100 in 1 scenario; theory constants in 1 scenario without "
+        "a tuned row): worse in 2 (tuned-here, theory-only)"
+    )
+    assert lines[2] == (
+        "  - against bbcg (theory constants): better in 1 (tuned-here); worse in 1 (theory-only)"
+    )
+    # the tuned constant differs by scenario: the item gives its range
+    other = _results({**TUNED_HERE, ("bbcg", "tuned", 1e4): 90.0})
+    ranked["other"] = rank([r for r in other if not (r.agent == "bbcg" and r.scale_value == 100)])
+    first = verdict("mine", ranked).splitlines()[1]
+    assert first.startswith("  - against bbcg (tuned, c=100 to 1e+04 by scenario in 2 scenarios; ")
+
+
+def test_a_reference_given_as_an_agent_is_judged_by_its_own_theory_row():
+    ranking = rank(_results(TUNED_HERE))
+    assert verdict("bbcg", {"tuned-here": ranking}).splitlines() == [
+        "**bbcg** (1 scenario):",
+        "  - against fkm (tuned, c=10): worse in 1 (tuned-here)",
+        "  - against fkm (theory constants): better in 1 (tuned-here)",
+    ]
+
+
+def _rows(scenarios):
+    return [
+        row
+        for name, levels in scenarios.items()
+        for row in score_rows("synthetic", name, _results(levels))
+    ]
+
+
+def test_the_probability_of_improvement_columns_are_against_the_tuned_rows():
+    rows = _rows({"tuned-here": TUNED_HERE})
+    agents = list(dict.fromkeys(row.agent for row in rows))
+    stats = aggregates(rows, agents, reps=200)
+    column = stats.against["bbcg"]
+    assert column.header == "P(agent < bbcg (tuned)) [95% CI]"
+    assert column.rows == {"tuned-here": "bbcg (tuned)"}
+    # every run of mine is above every run of bbcg (tuned) and below every run of bbcg
+    assert column.estimates["mine"].value == 0.0
+    assert stats.improvements[("mine", "bbcg")].value == 1.0
+    assert column.estimates["mine"] == stats.improvements[("mine", "bbcg (tuned)")]
+    assert "bbcg (tuned)" not in column.estimates  # not against itself
+    assert column.estimates["bbcg"].value == 0.0
+
+
+def test_a_column_mixing_tuned_and_theory_rows_pools_the_right_row_per_scenario():
+    rows = _rows({"tuned-here": TUNED_HERE, "theory-only": THEORY_ONLY})
+    agents = list(dict.fromkeys(row.agent for row in rows))
+    stats = aggregates(rows, agents, reps=200)
+    column = stats.against["fkm"]
+    assert column.header == "P(agent < fkm (tuned in 1/2)) [95% CI]"
+    assert column.rows == {"tuned-here": "fkm (tuned)", "theory-only": "fkm"}
+    mine = scores_by_scenario(rows, "mine")
+    theirs = {
+        "tuned-here": scores_by_scenario(rows, "fkm (tuned)")["tuned-here"],
+        "theory-only": scores_by_scenario(rows, "fkm")["theory-only"],
+    }
+    assert column.estimates["mine"] == improvement(mine, theirs, reps=200)
+    assert column.estimates["mine"].value == pytest.approx(0.5)  # lost one, won one
+    # fkm's theory row against its tuned row where there is one (not against itself)
+    assert column.estimates["fkm"] == stats.improvements[("fkm", "fkm (tuned)")]
+
+
+def test_the_report_gives_the_tuned_verdict_columns_and_paired_table(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench_report, "matplotlib_missing", lambda: "no figures in this test")
+    monkeypatch.setattr("bco_gym.reports.report.matplotlib_missing", lambda: "no figures")
+    scenario = Scenario(
+        name="tuned-here",
+        title="3-ball",
+        env_id="BCO-Ball-v0",
+        agents=("bbcg", "fkm", "random"),
+        horizon=100,
+        seeds=SEEDS,
+        env_kwargs={"n": 3},
+        references=("random", "bbcg"),
+    )
+    results = _results(TUNED_HERE)
+    run = ScenarioRun(scenario, ("bbcg", "fkm", "random", "mine"), {}, results)
+    rows = score_rows("synthetic", scenario.name, results)
+    path = write_bench_report(
+        tmp_path / "report.md", "synthetic", ["mine"], [run], rows, command="test", reps=200
+    )
+    text = path.read_text()
+    assert "- **mine** (1 scenario):\n  - against bbcg (tuned, c=100): worse in 1" in text
+    assert "It is against the reference's **tuned row**" in text
+    assert "| P(agent < bbcg (tuned)) [95% CI] | P(agent < fkm (tuned)) [95% CI] |" in text
+    assert "bbcg: its tuned row in every scenario (1)" in text
+    assert "### Paired against bbcg (tuned, c=100)" in text
+    assert "### Paired against bbcg\n" not in text
