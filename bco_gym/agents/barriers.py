@@ -15,7 +15,10 @@ of w -> R(c + Q w), Q^T grad R; its Hessian Q^T hess R Q (d x d, positive defini
 bounded K) is given as a factor M with Q^T hess R Q = M^T M, never formed: near the
 boundary the Hessian's entries span many orders of magnitude, and its eigenvalues from
 an SVD of M (the squares of M's singular values) are never negative and keep twice the
-dynamic range of an eigendecomposition of the formed matrix.
+dynamic range of an eigendecomposition of the formed matrix. Every sum here (norms,
+products with Q) is NumPy's pairwise reduction ``np.add.reduce`` along a contiguous row,
+never a BLAS product, whose order is the BLAS build's: the compiled solve of saha-tewari
+(:mod:`bco_gym.agents.kernels.barrier`) reproduces them bit for bit.
 
 Barriers (m the number of coordinates that are not pinned at zero on K):
 
@@ -70,12 +73,14 @@ class Barrier:
         self.center = np.asarray(convex_set.center, dtype=float).reshape(-1)
         self.dimension = int(convex_set.aff_dim)
         self.basis = _tangent_basis(convex_set)  # Q (n, d), or None when V = R^n
+        # Q^T, contiguous: the rows of Q^T g are pairwise sums along contiguous rows
+        self.basis_t = None if self.basis is None else np.ascontiguousarray(self.basis.T)
 
     def point(self, coordinates: np.ndarray) -> np.ndarray:
         """x = c + Q w, flat (n,)."""
         if self.basis is None:
             return self.center + coordinates
-        return self.center + self.basis @ coordinates
+        return self.center + np.add.reduce(self.basis * coordinates, axis=1)
 
     def derivatives(self, coordinates: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """(R, grad R, M) at c + Q w in the coordinates w, hess R = M^T M; R = inf (and
@@ -83,7 +88,11 @@ class Barrier:
         value, gradient, factor = self._ambient(self.point(coordinates))
         if self.basis is None or not math.isfinite(value):
             return value, gradient, factor
-        return value, self.basis.T @ gradient, factor @ self.basis
+        return value, np.add.reduce(self.basis_t * gradient, axis=1), self._reduce(factor)
+
+    def _reduce(self, factor: np.ndarray) -> np.ndarray:
+        """The factor in coordinates, M Q, from the ambient factor M."""
+        return factor @ self.basis
 
     def _ambient(self, x: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         """(R, grad R, M) at x in ambient coordinates, hess R = M^T M."""
@@ -103,17 +112,18 @@ class BallBarrier(Barrier):
     def __init__(self, convex_set: L2Ball):
         super().__init__(convex_set)
         self.radius = float(convex_set.radius)
+        self.radius_squared = self.radius * self.radius
 
     def _ambient(self, x: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         z = x - self.center
-        squared = float(z @ z)
-        slack = self.radius**2 - squared
+        squared = float(np.add.reduce(z * z))
+        slack = self.radius_squared - squared
         if not slack > 0.0:
             return math.inf, z, np.eye(len(z))
         across = math.sqrt(2.0 / slack)
         factor = np.eye(len(z)) * across
         if squared > 0.0:
-            along = math.sqrt(2.0 / slack + 4.0 * squared / slack**2)
+            along = math.sqrt(2.0 / slack + 4.0 * squared / (slack * slack))
             unit = z / math.sqrt(squared)
             factor += (along - across) * np.outer(unit, unit)
         return -math.log(slack), (2.0 / slack) * z, factor
@@ -158,6 +168,11 @@ class NonnegativeBarrier(Barrier):
         factor = np.zeros((len(entries), len(x)))
         factor[np.arange(len(entries)), self._rows] = 1.0 / entries
         return -float(np.sum(np.log(entries))), gradient, factor
+
+    def _reduce(self, factor: np.ndarray) -> np.ndarray:
+        """M Q with M the rows i (c_i > 0) of diag(1/x): row k is (1/x_i) Q[i], i = rows[k]
+        (each entry one product, as the compiled solve takes it)."""
+        return factor[np.arange(len(self._rows)), self._rows][:, None] * self.basis[self._rows]
 
 
 def barrier_for(convex_set: ConvexSet, owner: str) -> Barrier:

@@ -7,13 +7,25 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.agents.barriers import Barrier, barrier_for
+from bco_gym.agents.barriers import (
+    BallBarrier,
+    Barrier,
+    BoxBarrier,
+    NonnegativeBarrier,
+    barrier_for,
+)
 from bco_gym.agents.batch import BatchAgent
+from bco_gym.agents.kernels import kernel_mode, numba_available
 from bco_gym.agents.schedules import positive
 from bco_gym.problem import Problem
 
 #: A damped Newton step below this decrement is a full step (quadratic convergence).
 FULL_STEP_DECREMENT = 0.25
+#: Run-rounds (T * S) from which ``BCO_GYM_KERNELS=auto`` (the default) solves with the
+#: compiled kernel (:mod:`bco_gym.agents.kernels.barrier`): below, the NumPy solves (about
+#: 0.2-0.4 ms a round) cost less than importing numba and loading the kernel (about 1 s;
+#: its first compile, once per machine, about 20 s).
+KERNEL_MIN_RUN_ROUNDS = 20_000
 
 
 class SahaTewari(BatchAgent):
@@ -50,6 +62,14 @@ class SahaTewari(BatchAgent):
     is eta ||g_t||_{x_t,*} <= sqrt(2 nu log T / T), so a round takes ~3-4 steps;
     ``stats["newton_steps"]`` counts them all. No projection and no LMO is called
     (``projections`` and ``lmo_calls`` stay 0).
+
+    Compiled solve. With numba installed (the ``fast`` extra) and ``BCO_GYM_KERNELS`` "on",
+    or "auto" (the default) from T * S >= ``KERNEL_MIN_RUN_ROUNDS`` run-rounds, each solve
+    is one call of :func:`~bco_gym.agents.kernels.barrier.newton_solve`: the same
+    arithmetic in the same order (every reduction NumPy's pairwise sum, no BLAS product on
+    either side; the SVD is LAPACK's on both, checked to agree), so plays, counters and
+    results are the NumPy solve's bit for bit, about 2-3 times faster at n = 10
+    (benchmarks/bench_saha_tewari.py).
 
     Parameters (Theorem 3, from the proof's inequality (11)). With C = ``problem.bound``
     (|f_t| <= C on K), H = ``smoothness`` (every f_t H-smooth), D = 2R >= diam K,
@@ -195,6 +215,7 @@ class SahaTewari(BatchAgent):
         self._roots = np.zeros((self.rows, d, d))  # A_t
         self._inverse_roots = np.zeros((self.rows, d, d))  # A_t^(-1)
         self._directions = np.zeros((self.rows, d))  # u_t
+        self._kernel = self._kernel_arguments()
         for row in range(self.rows):  # x_1 = argmin R, from the centre
             self._solve(row)
 
@@ -224,6 +245,9 @@ class SahaTewari(BatchAgent):
         """x_{t+1} = argmin eta <sum g_s, x> + R(x) by damped Newton from x_t (class
         docstring), then A_t, A_t^(-1) at the new point."""
         linear = self.params["step_size"] * self._sums[row]
+        if self._kernel is not None:
+            self._solve_compiled(row, linear)
+            return
         point = self._coordinates[row].copy()
         tolerance = self.params["newton_tolerance"]
         steps, previous = 0, math.inf
@@ -232,8 +256,8 @@ class SahaTewari(BatchAgent):
             # hess R = M^T M = V diag(sigma^2) V^T from the SVD M = U diag(sigma) V^T
             _, sigma, rotation = np.linalg.svd(factor, full_matrices=False)
             gradient = gradient + linear
-            scaled = (rotation @ gradient) / sigma  # diag(1/sigma) V^T grad Phi
-            decrement = math.sqrt(float(scaled @ scaled))  # lambda
+            scaled = np.add.reduce(rotation * gradient, axis=1) / sigma  # diag(1/sigma) V^T grad
+            decrement = math.sqrt(float(np.add.reduce(scaled * scaled)))  # lambda
             if decrement <= tolerance:
                 break
             if previous < FULL_STEP_DECREMENT and decrement > previous / 2:
@@ -246,7 +270,8 @@ class SahaTewari(BatchAgent):
             if steps == self.params["max_newton_steps"]:
                 self._add(row, "newton_unconverged", 1)
                 break
-            direction = -(rotation.T @ (scaled / sigma))  # -H^(-1) grad Phi
+            columns = np.ascontiguousarray(rotation.T)  # V
+            direction = -np.add.reduce(columns * (scaled / sigma), axis=1)  # -H^(-1) grad Phi
             if decrement >= FULL_STEP_DECREMENT:
                 direction /= 1.0 + decrement
             trial = self.barrier.derivatives(point + direction)
@@ -260,8 +285,74 @@ class SahaTewari(BatchAgent):
         self._add(row, "newton_steps", steps)
         self._coordinates[row] = point
         # A_t = (hess R)^(-1/2) = V diag(1/sigma) V^T, A_t^(-1) = V diag(sigma) V^T
-        self._roots[row] = (rotation.T / sigma) @ rotation
-        self._inverse_roots[row] = (rotation.T * sigma) @ rotation
+        columns = np.ascontiguousarray(rotation.T)[None, :, :]  # V
+        self._roots[row] = np.add.reduce((columns / sigma).transpose(1, 0, 2) * columns, axis=2)
+        self._inverse_roots[row] = np.add.reduce(
+            (columns * sigma).transpose(1, 0, 2) * columns, axis=2
+        )
+
+    def _kernel_arguments(self) -> tuple[Any, ...] | None:
+        """The barrier's arrays for the compiled solve, or None (the NumPy solve) unless
+        ``BCO_GYM_KERNELS`` is "on", or "auto" with T * S >= KERNEL_MIN_RUN_ROUNDS; numba
+        is installed; and its LAPACK gives NumPy's SVD bits (:mod:`.kernels.barrier`)."""
+        mode = kernel_mode()
+        run_rounds = self.horizon * self.rows
+        if mode == "off" or (mode == "auto" and run_rounds < KERNEL_MIN_RUN_ROUNDS):
+            return None
+        barrier = self.barrier
+        kinds = {BallBarrier: 0, BoxBarrier: 1, NonnegativeBarrier: 2}
+        if type(barrier) not in kinds or not numba_available():
+            return None
+        from bco_gym.agents.kernels import barrier as compiled
+
+        if not compiled.lapack_agrees():
+            return None
+        kind = kinds[type(barrier)]
+        n = barrier.center.size
+        empty, no_rows = np.zeros(0), np.zeros(0, dtype=np.int64)
+        has_basis = barrier.basis is not None
+        basis = barrier.basis if has_basis else np.zeros((0, 0))
+        basis_t = barrier.basis_t if has_basis else np.zeros((0, 0))
+        radius_squared, low, high, rows = 0.0, empty, empty, no_rows
+        if kind == compiled.BARRIER_BALL:
+            radius_squared, factor_rows = barrier.radius_squared, n
+        elif kind == compiled.BARRIER_BOX:
+            low, high, factor_rows = barrier.low, barrier.high, 2 * n
+        else:
+            rows = barrier._rows.astype(np.int64)
+            factor_rows = rows.size
+        return (
+            compiled.newton_solve,
+            kind,
+            barrier.center,
+            float(radius_squared),
+            low,
+            high,
+            basis,
+            basis_t,
+            has_basis,
+            rows,
+            factor_rows,
+        )
+
+    def _solve_compiled(self, row: int, linear: np.ndarray) -> None:
+        """:meth:`_solve` by the compiled kernel: the same bits, the same counters."""
+        solve, *arrays = self._kernel
+        steps, status = solve(
+            *arrays,
+            self._coordinates[row],
+            linear,
+            float(self.params["newton_tolerance"]),
+            int(self.params["max_newton_steps"]),
+            FULL_STEP_DECREMENT,
+            self._roots[row],
+            self._inverse_roots[row],
+        )
+        if status == 1:
+            self._add(row, "newton_stalled", 1)
+        elif status == 2:
+            self._add(row, "newton_unconverged", 1)
+        self._add(row, "newton_steps", int(steps))
 
     def _add(self, row: int, key: str, count: int) -> None:
         """Add to one row's counter (an int64 array (S,) once rows differ)."""

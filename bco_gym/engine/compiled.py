@@ -47,8 +47,6 @@ loops' bit for bit on every set (tests/engine/test_compiled.py).
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -57,7 +55,10 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.agents.kernels import read_only
+# the switch lives with the kernels (saha-tewari's solve reads it too), re-exported here
+from bco_gym.agents.kernels import MODES as MODES
+from bco_gym.agents.kernels import SWITCH as SWITCH
+from bco_gym.agents.kernels import kernel_mode, numba_available, read_only
 from bco_gym.engine.latency import LatencyHistogram
 from bco_gym.engine.tally import LossTally, one_pass_comparators
 
@@ -73,9 +74,6 @@ AUXILIARY_MIN_RUN_ROUNDS = 200_000_000
 #: (benchmarks/bench_cold_start.py), and the auxiliary kernels' together.
 COMPILE_SECONDS = {"fkm": 14, "fkm2": 15, "bfw": 16, "ofw": 12, "ogd": 10}
 AUXILIARY_COMPILE_SECONDS = 20
-#: The environment variable that switches the kernels: "auto" (default), "on" or "off".
-SWITCH = "BCO_GYM_KERNELS"
-MODES = ("auto", "on", "off")
 #: Rounds per window when the agent draws no directions (ofw, ogd): as the directions'
 #: longest chunks (fewer calls; a window's rounds are played one after another anyway).
 WINDOW = 4096
@@ -98,19 +96,6 @@ class KernelPlan:
     check: tuple[Any, ...]  # the env's K and atol for kernels.inside
     sign: float  # -1: <theta, x> - offset (generated families); +1: from_array
     weights: Callable[[int, int], np.ndarray] | None = field(default=None)
-
-
-def kernel_mode() -> str:
-    """``BCO_GYM_KERNELS`` ("auto" when unset); ValueError naming a value not allowed."""
-    mode = os.environ.get(SWITCH, "auto").strip().lower() or "auto"
-    if mode not in MODES:
-        raise ValueError(f"{SWITCH}={mode!r} is not allowed; allowed: {', '.join(MODES)}")
-    return mode
-
-
-def numba_available() -> bool:
-    """Whether numba is installed (the ``fast`` extra)."""
-    return importlib.util.find_spec("numba") is not None
 
 
 def compiled_plan(stage: Any, agent: Any) -> KernelPlan | None:

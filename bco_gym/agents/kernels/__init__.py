@@ -11,6 +11,10 @@ Each kernel is a small pure function over arrays that plays a window of rounds o
 * :func:`.rounds.ogd_rounds` -- projected online gradient descent
   (:class:`~bco_gym.agents.ogd.OnlineGradientDescent`).
 
+Apart from these, :func:`.barrier.newton_solve` is the FTRL solve of saha-tewari
+(:class:`~bco_gym.agents.saha_tewari.SahaTewari`), which the agent itself calls in every
+loop (:mod:`.barrier`).
+
 The losses are the linear ones, f_t(x) = <theta_t, x> + sign * offset_t (``sign`` -1 for
 the generated families, ``f = <theta, x - c>``, +1 for :func:`~bco_gym.losses.from_array`),
 read from the loss sequences' own chunks; the exploration directions are the agents' own
@@ -45,6 +49,7 @@ package's cached kernels whenever the digest of its sources changes.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import tempfile
 from pathlib import Path
@@ -53,6 +58,11 @@ import numpy as np
 
 #: The built-in sets the kernels know (their oracles are in :mod:`.oracles`).
 KIND_BALL, KIND_L1, KIND_BOX, KIND_SIMPLEX = 0, 1, 2, 3
+
+#: The environment variable that switches the kernels: "auto" (default), "on" or "off"
+#: (:mod:`bco_gym.engine.compiled`; saha-tewari's solve, :mod:`.barrier`).
+SWITCH = "BCO_GYM_KERNELS"
+MODES = ("auto", "on", "off")
 
 #: The file in the package's ``__pycache__`` holding the digest its cached kernels were
 #: compiled from.
@@ -107,3 +117,16 @@ def read_only(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+def kernel_mode() -> str:
+    """``BCO_GYM_KERNELS`` ("auto" when unset); ValueError naming a value not allowed."""
+    mode = os.environ.get(SWITCH, "auto").strip().lower() or "auto"
+    if mode not in MODES:
+        raise ValueError(f"{SWITCH}={mode!r} is not allowed; allowed: {', '.join(MODES)}")
+    return mode
+
+
+def numba_available() -> bool:
+    """Whether numba is installed (the ``fast`` extra)."""
+    return importlib.util.find_spec("numba") is not None
