@@ -469,7 +469,8 @@ def _add_bench(commands: Any) -> None:
         "its reference agents and the given agents on the same seeds, each a resumable sweep "
         "under OUT/runs/ (re-running with more agents computes only the new cells), then "
         "write OUT/scores.csv (score = final regret / random's on the same seed) and "
-        "OUT/report.md: verdicts against bbcg and fkm, IQM and mean scores with "
+        "OUT/report.md: verdicts against bbcg and fkm (their tuned rows where a scenario "
+        "has them, then their theory rows), IQM and mean scores with "
         "stratified-bootstrap 95% intervals, probability of improvement for every pair of "
         "agents, performance profiles with 95% bands, per-scenario rankings and paired "
         "tables. Exit status 1 when a cell failed.",

@@ -12,7 +12,9 @@ re-run with more agents computes only the new cells. Then it writes, in ``<out>`
 * ``report.md`` (:mod:`~bco_gym.reports.bench_report`) -- a verdict per given agent
   (the scenarios where it is separated from bbcg and from fkm, better or worse, by the
   all-pairs ranking of :mod:`~bco_gym.reports.ranking`: paired t-tests, Holm's
-  correction per scenario); the IQM and mean score of every agent with
+  correction per scenario; against each reference's tuned row where the scenario has
+  one, else its theory row, then against its theory row); the IQM and mean score of
+  every agent with
   stratified-bootstrap 95% intervals, the probability of improvement of every agent
   over every other (a matrix, table and figure), the performance profiles with their
   95% bands; the failed cells; and per
