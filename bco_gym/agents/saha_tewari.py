@@ -305,6 +305,7 @@ class SahaTewari(BatchAgent):
             return None
         from bco_gym.agents.kernels import barrier as compiled
 
+        compiled.announce_compile()
         if not compiled.lapack_agrees():
             return None
         kind = kinds[type(barrier)]

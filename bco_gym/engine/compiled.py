@@ -58,7 +58,7 @@ import numpy as np
 # the switch lives with the kernels (saha-tewari's solve reads it too), re-exported here
 from bco_gym.agents.kernels import MODES as MODES
 from bco_gym.agents.kernels import SWITCH as SWITCH
-from bco_gym.agents.kernels import kernel_mode, numba_available, read_only
+from bco_gym.agents.kernels import is_cached, kernel_mode, numba_available, read_only
 from bco_gym.engine.latency import LatencyHistogram
 from bco_gym.engine.tally import LossTally, one_pass_comparators
 
@@ -177,24 +177,6 @@ def auxiliary_wanted(stage: Any) -> bool:
     if mode == "off" or (mode == "auto" and rounds < MIN_RUN_ROUNDS) or not numba_available():
         return False
     return mode == "on" or rounds >= AUXILIARY_MIN_RUN_ROUNDS or auxiliary_cached()
-
-
-_CACHED: set[str] = set()
-
-
-def is_cached(dispatcher: Any) -> bool:
-    """Whether numba's cache holds a compiled version of ``dispatcher`` (a kernel of
-    :mod:`bco_gym.agents.kernels`) for its present source; False if it cannot tell."""
-    name = f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}"
-    if name in _CACHED or dispatcher.signatures:
-        return True
-    try:
-        found = bool(dispatcher._cache._cache_file._load_index())  # numba's cache index
-    except Exception:  # an internal of numba moved: say "not cached" (only a message)
-        return False
-    if found:
-        _CACHED.add(name)
-    return found
 
 
 def auxiliary_cached() -> bool:

@@ -53,6 +53,7 @@ import importlib.util
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -130,3 +131,22 @@ def kernel_mode() -> str:
 def numba_available() -> bool:
     """Whether numba is installed (the ``fast`` extra)."""
     return importlib.util.find_spec("numba") is not None
+
+
+#: Kernels found in numba's cache in this process (:func:`is_cached`).
+_CACHED: set[str] = set()
+
+
+def is_cached(dispatcher: Any) -> bool:
+    """Whether numba's cache holds a compiled version of ``dispatcher`` (a kernel of
+    this package) for its present source; False if it cannot tell."""
+    name = f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}"
+    if name in _CACHED or dispatcher.signatures:
+        return True
+    try:
+        found = bool(dispatcher._cache._cache_file._load_index())  # numba's cache index
+    except Exception:  # an internal of numba moved: say "not cached" (only a message)
+        return False
+    if found:
+        _CACHED.add(name)
+    return found

@@ -18,15 +18,20 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 
 import numpy as np
 
+from bco_gym.agents.kernels import is_cached
 from bco_gym.agents.kernels.oracles import jit, pairwise_sum
 
 #: The barriers :func:`newton_solve` knows (``Barrier`` classes of :mod:`bco_gym.agents.barriers`).
 BARRIER_BALL, BARRIER_BOX, BARRIER_NONNEGATIVE = 0, 1, 2
 #: What :func:`newton_solve` returns beside the step count.
 CONVERGED, STALLED, UNCONVERGED = 0, 1, 2
+#: CPU seconds numba takes here to compile :func:`newton_solve` and :func:`compiled_svd`
+#: with an empty cache (then about 1.3 s to import numba and load them).
+COMPILE_SECONDS = 12
 
 
 @jit
@@ -284,3 +289,15 @@ def lapack_agrees() -> bool:
                 if mine.tobytes() != np.ascontiguousarray(theirs).tobytes():
                     return False
     return True
+
+
+@functools.cache
+def announce_compile() -> None:
+    """Say once per process, on stderr, that the kernel is about to be compiled (when
+    numba's cache does not hold it)."""
+    if not is_cached(newton_solve):
+        print(
+            f"compiling the kernel of saha-tewari, once per machine: ~{COMPILE_SECONDS} s",
+            file=sys.stderr,
+            flush=True,
+        )
