@@ -23,6 +23,11 @@ whose projection costs milliseconds, plays its own shorter horizons on the same 
 (``ScaleTuning.agent_horizons``); the paired tables pair with random only (FKM is not
 at the largest horizon); the compute frontier counts CPU seconds.
 
+``standard-v2`` is open too (issue 31): ``ball-trap-10`` swings in blocks of 1,000 rounds
+(was 1: an agent averaging an early window saw the bias alone and committed to the
+comparator), and ``simplex-portfolio-10`` adds exp-concave losses (a synthetic market:
+no one-point method learns from the shipped price series within their length).
+
 ``bco-gym bench --agents A,B --suite NAME`` runs every given agent beside the reference
 agents of each scenario on the same seeds; ``bco-gym demo`` runs ``standard-v1`` with the
 built-in agents.
@@ -806,6 +811,39 @@ SCALE_V2_PURPOSES = {
     "mean, LMO a top singular pair, projection a full SVD",
 }
 
+#: ball-trap-10's block: longer than an early window of T^(2/3) = 737 rounds at T = 20,000
+#: (such a window sees the first block's half swing, not the bias), short against T so the
+#: comparator is the bias direction (T bias = 2,000 against block swing / 2 = 450).
+TRAP_BLOCK = 1_000
+TRAP_DESCRIPTION = (
+    "f_t(x) = <theta_t, x>, theta_t = 0.1 mu + 0.9 s_t v (mu, v orthonormal): s_t = 1/2 for "
+    "the first 1,000 rounds, then -1, +1, ... in blocks of 1,000. The block is the reaction "
+    "time of the learners it traps: any window of the first 1,000 rounds (an explore-then-"
+    "commit schedule's T^(2/3) = 737 rounds among them) sees the swing 0.45 v over the bias "
+    "0.1 mu and points to the side of v that the later blocks alternately punish, so an agent "
+    "that acts on it and stops adapting pays about random's regret or more. Over the run the "
+    "swings cancel but for half a block: the comparator is the bias direction (T bias = "
+    "2,000 against block swing / 2 = 450), which a learner of the whole past finds."
+)
+#: simplex-portfolio-10's market (:class:`~bco_gym.losses.portfolio.PortfolioLoss`).
+PORTFOLIO_MARKET = {
+    "drift": 0.01,
+    "volatility": 0.01,
+    "correlation": 0.3,
+    "r_min": 0.9,
+    "r_max": 1.1,
+}
+PORTFOLIO_DESCRIPTION = (
+    "f_t(x) = -log <r_t, x> (1-exp-concave) on 10 assets: log r_(t,i) = mu_i + 0.01 "
+    "(sqrt(0.3) m_t + sqrt(0.7) e_(t,i)), drifts mu_i uniform in [-0.01, 0.01], r_t clipped "
+    "to [0.9, 1.1] (G = 3.9, M = 0.105). The comparator is the best constantly rebalanced "
+    "portfolio. Why synthetic: on the six shipped price series the mean gradient is not "
+    "told from its noise within the data's length (T_dir = 4.2e8 rounds on NYSE (O)'s "
+    "5,651 days, inf on the others; docs/benchmark.md), so no one-point method can separate "
+    "there. Here a drift as large as the daily volatility makes T_dir = 460 to 1,010 "
+    "rounds on seeds 0-7 (delta = r/2, bco_gym.reports.signal), at most a tenth of T."
+)
+
 #: The designed grid (docs/benchmark.md): sets x loss curvature x adversaries x dimension.
 STANDARD_V2_GRID: tuple[Scenario, ...] = (
     _v2(
@@ -848,12 +886,14 @@ STANDARD_V2_GRID: tuple[Scenario, ...] = (
     ),
     _v2(
         "ball-trap-10",
-        "An adversary that punishes chasing the recent past (the follow-the-leader trap)",
-        "10-ball, follow-the-leader trap",
+        "A trap for acting on an early window, then not adapting: the swing flips every "
+        "1,000 rounds",
+        "10-ball, follow-the-leader trap in blocks of 1,000 rounds",
         "BCO-Ball-v0",
         1.0,
         20_000,
-        {"loss": "linear-adversarial"},
+        {"loss": "linear-adversarial", "loss_kwargs": {"block": TRAP_BLOCK}},
+        description=TRAP_DESCRIPTION,
     ),
     _v2(
         "simplex-iid-10",
@@ -862,6 +902,16 @@ STANDARD_V2_GRID: tuple[Scenario, ...] = (
         "BCO-Simplex-v0",
         0.10540925533894598,
         20_000,
+    ),
+    _v2(
+        "simplex-portfolio-10",
+        "Exp-concave losses: portfolio selection, -log <r_t, x>, in a synthetic trending market",
+        "10-simplex, portfolio selection (synthetic market)",
+        "BCO-Simplex-v0",
+        0.10540925533894598,
+        20_000,
+        {"loss": "portfolio", "loss_kwargs": PORTFOLIO_MARKET},
+        description=PORTFOLIO_DESCRIPTION,
     ),
     _v2(
         "l1-absolute-10",

@@ -179,3 +179,51 @@ def test_standard_v2_is_a_grid_of_distinct_purposes():
     ]
     assert tracking and all({"loo-bbgd", "so-bgd"} <= set(s.agents) for s in tracking)
     assert any("saha-tewari" in s.agents for s in scenarios)
+
+
+def test_no_price_series_is_learnable_from_one_point_feedback_within_its_length():
+    """Why standard-v2's exp-concave scenario is synthetic (docs/benchmark.md): on every
+    shipped price series T_dir, the rounds before the summed one-point estimates point down
+    the mean gradient, exceeds the data's length 10^4 times over (inf: no mean gradient
+    told from its noise)."""
+    from bco_gym.data import PORTFOLIO_DATASETS
+    from bco_gym.losses.market import dataset_shape
+    from bco_gym.reports.signal import gradient_signal
+
+    for dataset in PORTFOLIO_DATASETS:
+        days = dataset_shape(dataset)[0]
+        signal = gradient_signal("BCO-Portfolio-v0", {"dataset": dataset}, rounds=days)
+        assert signal.rounds_direction > 1e4 * days, (dataset, signal)
+
+
+def test_the_synthetic_portfolio_scenario_is_learnable_within_its_horizon():
+    from bco_gym.reports.signal import gradient_signal
+
+    (spec,) = [s for s in SUITES["standard-v2"] if s.name == "simplex-portfolio-10"]
+    assert spec.env_id == "BCO-Simplex-v0" and spec.env_kwargs["loss"] == "portfolio"
+    # measured on 5,000 rounds (unbiased for ||grad F||^2; the scenario plays 20,000)
+    signal = gradient_signal(spec.env_id, dict(spec.env_kwargs), rounds=5_000)
+    assert signal.aff_dim == 9
+    assert signal.rounds_direction <= spec.horizon / 10, signal
+
+
+def test_the_trap_misleads_an_early_window_and_its_comparator_is_the_bias():
+    """ball-trap-10: a window of the first T^(2/3) rounds sees the half swing along v more
+    than the bias along mu, while the best fixed point over the run is the bias direction."""
+    import math
+
+    import gymnasium as gym
+
+    (spec,) = [s for s in SUITES["standard-v2"] if s.name == "ball-trap-10"]
+    env = gym.make(spec.env_id, horizon=spec.horizon, **spec.env_kwargs)
+    env.reset(seed=0)
+    losses = env.unwrapped.losses
+    bias, swing = losses._globals["first"], losses._globals["second"]
+    window = math.ceil(spec.horizon ** (2 / 3))
+    early = losses._means(0, window).mean(axis=0)
+    assert abs(early @ swing) > 4 * abs(early @ bias)  # 0.45 against 0.1
+    (best,) = losses.comparator([spec.horizon])
+    assert best.point @ bias < -0.95  # the comparator plays against the bias
+    assert window < losses.block  # the window lies in the first block
+    assert spec.horizon * losses.bias > 4 * losses.block * losses.swing / 2
+    env.close()
