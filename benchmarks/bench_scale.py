@@ -46,6 +46,26 @@ Run:  python benchmarks/bench_scale.py latency [--sizes 64,128,256] [--horizon 2
 
 ``tables`` -- per scenario of ``SCALE_V2`` played into DIR/<name> (``run_demo(DIR/<name>,
 scenarios=[spec])``), the table at its largest horizon: every series paired with random.
+
+``long`` -- the long-horizon study (issue 33, "horizons up to 10^6 where BBCG's round
+allows"; standard-v2's scale scenarios keep their horizons so that scoring an agent on
+the suite stays under 10 minutes): on each SCALE_V2 scenario's loss sequence and set,
+tuned BBCG (the constants standard-v2's reference archive holds: c tuned with delta = r/2
+and the residual estimator at the scenario's tuning horizon on seeds 100-101), random
+(the scenario's vertex-mixture law) and theory BBCG, on seeds ``--seeds`` (0-7) at
+LONG_HORIZONS (10^6 on the polytopes, 10^5 on the nuclear ball), checkpoints at
+LONG_MARKS; resumable sweeps (``run_cells``) in DIR/<name>/{tuned,theory}, played in
+order of importance (tuned everywhere, random everywhere, then theory BBCG), so a study
+cut short holds the most telling part. ``long-tables`` prints its tables (every series
+paired with random at the horizon; tuned BBCG minus random at each checkpoint, over the
+whole prefix and over each window's own rounds); ``long-frontier --base DIR2`` redraws
+each scenario's compute frontier (docs/figures/frontier_v2_*.png) from run_demo's runs
+in DIR2 (every horizon; standard-v2's archive without it: the largest only) extended by
+the study's final points.
+
+Run:  OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_scale.py long --out DIR
+      python benchmarks/bench_scale.py long-tables --out DIR
+      python benchmarks/bench_scale.py long-frontier --out DIR --base DIR2 [--figures F]
 """
 
 from __future__ import annotations
@@ -298,9 +318,282 @@ def tables(out: str, names: list[str] | None = None) -> list[dict]:
     return rows
 
 
+#: The long-horizon study's checkpoints besides the default log grid (``long``).
+LONG_MARKS = (1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000)
+#: The long study's horizon per scenario (``long``): 10^6 on the polytopes; 3 10^5 on
+#: the nuclear ball, where a round of random play costs about 2x BBCG's 0.16 ms (the env
+#: checks each mixture by an SVD) and 10^6 rounds of the three series on 8 seeds would
+#: cost about 90 CPU minutes alone.
+LONG_HORIZONS = {
+    "scale-birkhoff-32-lownoise": 1_000_000,
+    "scale-flow-23-lownoise": 1_000_000,
+    "scale-nuclear-64-lowrank": 100_000,
+}
+
+
+def tuned_bbcg(name: str) -> dict:
+    """BBCG's tuned keyword arguments of a SCALE_V2 scenario, as standard-v2's shipped
+    reference archive holds them (tuned at the scenario's tuning horizon on seeds
+    100-101, :class:`~bco_gym.reports.suites.ScaleTuning`), with that tuning's seeds and
+    horizon: {"kwargs", "seeds", "horizon"}."""
+    from bco_gym.reports.references import load_scenario
+
+    archived = load_scenario("standard-v2", name, check_version=False)
+    if not archived:
+        raise SystemExit(f"no standard-v2 reference archive for {name!r}")
+    tuned = {str(c["agent_kwargs"]): c["agent_kwargs"]
+             for c, _ in archived[f"runs/{name}-tuned"][1] if c["agent"] == "bbcg"}  # fmt: skip
+    if len(tuned) != 1:
+        raise SystemExit(f"{name}: expected one tuned BBCG, found {list(tuned)}")
+    tuning = [c for c, _ in archived[f"tuning/{name}"][1] if c["agent"] == "bbcg"]
+    return {
+        "kwargs": next(iter(tuned.values())),
+        "seeds": sorted({c["seed"] for c in tuning}),
+        "horizon": sorted({c["horizon"] for c in tuning}),
+    }
+
+
+def long_cells(spec, horizon: int, seeds: list[int]) -> list:
+    """Tuned BBCG, theory BBCG and random (the scenario's law) at ``horizon`` on
+    ``seeds``, with checkpoints at LONG_MARKS and the default log grid."""
+    from bco_gym.engine.tally import default_checkpoints
+    from bco_gym.sweeps.sweep import cells
+
+    marks = sorted({*default_checkpoints(horizon), *(m for m in LONG_MARKS if m <= horizon)})
+    env_kwargs = dict(spec.env_kwargs)
+    common = {"env_kwargs": env_kwargs, "checkpoints": marks}
+    random_kwargs = dict(spec.agent_kwargs.get("random", {}))
+    tuned = tuned_bbcg(spec.name)["kwargs"]
+    return [
+        *cells(spec.env_id, "bbcg", horizon, seeds, agent_kwargs={"bbcg": tuned},
+               constants={"bbcg": "tuned"}, **common),
+        *cells(spec.env_id, "random", horizon, seeds,
+               agent_kwargs={"random": random_kwargs} if random_kwargs else None,
+               constants={"random": "theory"}, **common),
+        *cells(spec.env_id, "bbcg", horizon, seeds, **common),
+    ]  # fmt: skip
+
+
+def long_play(out: str, names: list[str] | None, horizons: dict[str, int], seeds: list[int],
+              backend: str, batch_size: int | None) -> None:  # fmt: skip
+    """Play the long study into ``out/<scenario>/{tuned,theory}`` (resumable sweeps), in
+    order of importance, so that a study cut short holds the most telling part: tuned
+    BBCG on every scenario, then random on every scenario, then theory BBCG."""
+    from pathlib import Path
+
+    from bco_gym.reports.suites import SCALE_V2
+    from bco_gym.sweeps.sweep import run_cells
+
+    specs = [spec for spec in SCALE_V2 if not names or spec.name in names]
+    stages = (("tuned", "bbcg", "tuned"), ("theory", "random", "theory"),
+              ("theory", "bbcg", "theory"))  # fmt: skip
+    for stem, agent, constants in stages:
+        for spec in specs:
+            T = horizons.get(spec.name) or LONG_HORIZONS[spec.name]
+            part = [cell for cell in long_cells(spec, T, seeds)
+                    if cell.agent == agent and cell.constants == constants]  # fmt: skip
+            load, wall = load_average(), time.perf_counter()
+            results = run_cells(part, out=Path(out) / spec.name / stem, backend=backend,
+                                batch_size=batch_size, progress="lines")  # fmt: skip
+            for label, group in _by_label(results).items():
+                cpu = [r.cpu_seconds for r in group]
+                per_round = np.mean([r.final_regret for r in group]) / T
+                print(f"{spec.name} T={T:,} {label}: R_T/T {per_round:.4g}, CPU s/run "
+                      f"{np.mean(cpu):.1f} [{min(cpu):.1f}, {max(cpu):.1f}] "
+                      f"({1e6 * np.mean(cpu) / T:.0f} us a round); "
+                      f"{time.perf_counter() - wall:.0f} s wall, load "
+                      f"{load:.1f}-{load_average():.1f}", flush=True)  # fmt: skip
+
+
+def _by_label(results: list) -> dict:
+    from bco_gym.reports.paired import group_series
+
+    return group_series(results)
+
+
+def long_results(out: str, name: str) -> list:
+    """The long study's finished results of one scenario (tuned and theory sweeps)."""
+    from pathlib import Path
+
+    from bco_gym.sweeps import load_sweep
+
+    found = []
+    for stem in ("tuned", "theory"):
+        directory = Path(out) / name / stem
+        if directory.is_dir():
+            found += load_sweep(directory)
+    return found
+
+
+def long_tables(out: str, names: list[str] | None) -> list[dict]:
+    """Per SCALE_V2 scenario of the long study (``long``): the table at its horizon, every
+    series paired with random by seed (:func:`bco_gym.reports.ranking.rank`: the 95%
+    Student-t interval of the mean difference of R_T / T, Holm's adjusted p over the
+    scenario's three pairs, seeds lower), CPU seconds per run; then at each checkpoint of
+    LONG_MARKS tuned BBCG minus random: the difference of R_t / t (cumulative) and of the
+    window's own rounds, (R_t - R_s) / (t - s) since the previous mark (does the gap a
+    round grow as BBCG learns?)."""
+    from bco_gym.reports.paired import group_series, paired_differences, t_interval
+    from bco_gym.reports.ranking import rank
+    from bco_gym.reports.suites import SCALE_V2
+
+    rows = []
+    for spec in SCALE_V2:
+        if names and spec.name not in names:
+            continue
+        results = long_results(out, spec.name)
+        if not results:
+            continue
+        T = max(r.horizon for r in results)
+        final = [r for r in results if r.horizon == T]
+        groups = group_series(final)
+        complete = {label: len(g) for label, g in groups.items()}
+        ranking = rank(final)
+        print(f"\n{spec.name}, T = {T:,}, seeds per series {complete}; {ranking.text()}")
+        print("| series | R_T / T | minus random [95% CI] | Holm p | seeds lower | "
+              "CPU s/run [min, max] | us a round |")  # fmt: skip
+        print("|---|---|---|---|---|---|---|")
+        for label in ranking.labels:
+            group = groups[label]
+            per_round = float(np.mean([r.final_regret for r in group])) / T
+            cpu = [r.cpu_seconds for r in group]
+            row = {"scenario": spec.name, "horizon": T, "series": label, "seeds": len(group),
+                   "per_round": per_round, "cpu": float(np.mean(cpu)),
+                   "cpu_min": min(cpu), "cpu_max": max(cpu)}  # fmt: skip
+            if label == "random":
+                cells = ["(reference)", "-", "-"]
+            else:
+                pair = ranking.pairs[(label, "random")]
+                cells = [
+                    f"{pair.mean / T:.4g} [{pair.low / T:.4g}, {pair.high / T:.4g}]",
+                    f"{pair.adjusted:.2g}",
+                    f"{pair.wins}/{pair.pairs}",
+                ]
+                row.update(mean=pair.mean / T, low=pair.low / T, high=pair.high / T,
+                           holm=pair.adjusted, wins=pair.wins, pairs=pair.pairs)  # fmt: skip
+            print(f"| {label} | {per_round:.4g} | " + " | ".join(cells)
+                  + f" | {np.mean(cpu):.1f} [{min(cpu):.1f}, {max(cpu):.1f}] "
+                  f"| {1e6 * np.mean(cpu) / T:.0f} |")  # fmt: skip
+            rows.append(row)
+        tuned = [label for label in groups if label.startswith("bbcg (tuned")]
+        if not tuned or "random" not in groups:
+            continue
+        seeds, differences = paired_differences(groups[tuned[0]], groups["random"])
+        points = list(groups["random"][0].checkpoints)
+        print(f"\n{tuned[0]} minus random at the checkpoints ({len(seeds)} seeds): the "
+              "difference of R_t / t, and of the regret per round in the window since the "
+              "previous mark")  # fmt: skip
+        print("| t | R_t / t minus random [95% CI] | seeds lower | window | "
+              "window's rounds, per round [95% CI] |")  # fmt: skip
+        print("|---|---|---|---|---|")
+        previous = 0
+        for mark in [m for m in LONG_MARKS if m <= T]:
+            at = points.index(mark)
+            mean, low, high = (float(v) for v in t_interval(differences[:, at] / mark))
+            before = differences[:, points.index(previous)] if previous else 0.0
+            window = (differences[:, at] - before) / (mark - previous)
+            w_mean, w_low, w_high = (float(v) for v in t_interval(window))
+            wins = int((differences[:, at] < 0).sum())
+            print(
+                f"| {mark:,} | {mean:.4g} [{low:.4g}, {high:.4g}] | {wins}/{len(seeds)} | "
+                f"{previous + 1:,}-{mark:,} | {w_mean:.4g} [{w_low:.4g}, {w_high:.4g}] |"
+            )
+            rows.append({"scenario": spec.name, "checkpoint": mark, "mean": mean, "low": low,
+                         "high": high, "wins": wins, "window_mean": w_mean,
+                         "window_low": w_low, "window_high": w_high})  # fmt: skip
+            previous = mark
+    return rows
+
+
+#: The docs' frontier figure of each SCALE_V2 scenario (docs/figures/frontier_v2_*.png).
+FRONTIER_FIGURES = {
+    "scale-birkhoff-32-lownoise": "frontier_v2_birkhoff32.png",
+    "scale-flow-23-lownoise": "frontier_v2_flow23.png",
+    "scale-nuclear-64-lowrank": "frontier_v2_nuclear64.png",
+}
+
+
+def archived_results(name: str, base: str | None = None) -> list:
+    """The runs of a SCALE_V2 scenario (theory and tuned, every horizon; not the tuning
+    runs) that ``run_demo(base/<name>, scenarios=[spec])`` played, or without ``base``
+    standard-v2's shipped reference runs (the largest horizon only)."""
+    from pathlib import Path
+
+    from bco_gym.reports.references import load_scenario
+    from bco_gym.sweeps import load_sweep
+
+    if base:
+        runs = Path(base) / name / "runs"
+        return [r for d in sorted(runs.iterdir()) if d.is_dir() for r in load_sweep(d)]
+
+    archived = load_scenario("standard-v2", name, check_version=False) or {}
+    return [result for relative, (_, cells) in archived.items() if relative.startswith("runs/")
+            for _, result in cells]  # fmt: skip
+
+
+def long_frontier(
+    out: str, names: list[str] | None, figures: str, base: str | None = None
+) -> list[dict]:
+    """Per SCALE_V2 scenario, the compute frontier of standard-v2's reference runs (every
+    series at its horizons, FKM at its shorter ones) extended by the long study's final
+    points (``long``: tuned and theory BBCG and random at 10^6 or 3 10^5); the figure into
+    ``figures`` and, within tuned FKM's budget and beyond it, what each series reaches."""
+    from pathlib import Path
+
+    from bco_gym.plotting import save
+    from bco_gym.plotting.frontier import frontier_figure
+    from bco_gym.reports.frontier import frontier_points, reference_budget
+    from bco_gym.reports.scale import reference_label
+    from bco_gym.reports.suites import SCALE_V2
+
+    rows = []
+    for spec in SCALE_V2:
+        if names and spec.name not in names:
+            continue
+        results = archived_results(spec.name, base)
+        long = long_results(out, spec.name)
+        if long:
+            largest = max(r.horizon for r in long)
+            results += [r for r in long if r.horizon == largest]
+        base = reference_label(sorted({*frontier_points(results)}), "fkm")
+        budget = reference_budget(results, base) if base else None
+        figure = frontier_figure(results, budget=budget)
+        path = save(figure, Path(figures) / FRONTIER_FIGURES[spec.name])
+        print(f"\n{spec.name}: {path} (budget {budget:.3g} CPU s per run, {base})")
+        print("| series | T | seeds | CPU s/run | R_T / T | x budget |")
+        print("|---|---|---|---|---|---|")
+        for label, points in frontier_points(results).items():
+            for p in points:
+                print(f"| {label} | {p.horizon:,} | {p.seeds} | {p.seconds:.3g} | "
+                      f"{p.per_round:.4g} | {p.seconds / budget:.2g} |")  # fmt: skip
+                rows.append({"scenario": spec.name, "series": label, "horizon": p.horizon,
+                             "seeds": p.seeds, "seconds": p.seconds,
+                             "per_round": p.per_round, "budget": budget})  # fmt: skip
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["latency", "limits", "full", "signal", "tables"])
+    parser.add_argument(
+        "what",
+        choices=[
+            "latency",
+            "limits",
+            "full",
+            "signal",
+            "tables",
+            "long",
+            "long-tables",
+            "long-frontier",
+        ],
+    )
+    parser.add_argument("--scenarios", default="", help="long: SCALE_V2 names (default all)")
+    parser.add_argument("--horizons", default="", help="long: NAME=T,... (else LONG_HORIZONS)")
+    parser.add_argument("--seeds", default="0-7", help="long: evaluation seeds, e.g. 0-7")
+    parser.add_argument("--backend", default="process", help="long: the sweep backend")
+    parser.add_argument("--base", default=None, help="long-frontier: run_demo's directory")
+    parser.add_argument("--figures", default="docs/figures", help="long-frontier: where")
+    parser.add_argument("--batch-size", type=int, default=1, help="long: seeds per batch")
     parser.add_argument("--out", default="results-scale", help="tables: run_demo's directory")
     parser.add_argument("--sizes", default="64,128,256")
     parser.add_argument("--horizon", type=int, default=None)
@@ -318,6 +611,21 @@ def main() -> None:
     elif args.what == "tables":
         rows = tables(args.out)
         print(f"wrote {write_json('scale_tables', [], {'tables': rows})}")
+    elif args.what == "long":
+        first, _, last = args.seeds.partition("-")
+        seeds = list(range(int(first), int(last or first) + 1))
+        names = [n for n in args.scenarios.split(",") if n]
+        horizons = {n: int(float(t)) for n, _, t in
+                    (h.partition("=") for h in args.horizons.split(",") if h)}  # fmt: skip
+        long_play(args.out, names, horizons, seeds, args.backend, args.batch_size)
+    elif args.what == "long-frontier":
+        names = [n for n in args.scenarios.split(",") if n]
+        rows = long_frontier(args.out, names, args.figures, args.base)
+        print(f"wrote {write_json('scale_long_frontier', [], {'frontier': rows})}")
+    elif args.what == "long-tables":
+        names = [n for n in args.scenarios.split(",") if n]
+        rows = long_tables(args.out, names)
+        print(f"wrote {write_json('scale_long', [], {'long': rows})}")
     elif args.what == "signal":
         rows = signal(args.horizon or 20_000)
         print(f"wrote {write_json('scale_signal', [], {'signal': rows})}")

@@ -2,7 +2,8 @@
 
 :func:`frontier_figure` draws one line per series (agent and constants) through its
 horizons, each point the mean over seeds of the seconds (log axis) and of R_T / T with
-its 95% Student-t interval, the horizon written beside the last point; a vertical line
+its 95% Student-t interval, the horizon written beside the last point (labels that
+would overlap are stacked one under the other, :func:`place_labels`); a vertical line
 marks a CPU budget when one is given. Lower at equal seconds: more learned for the same
 compute; further left at equal height: the same regret for less compute.
 """
@@ -19,12 +20,61 @@ from bco_gym.plotting.style import legend_outside, new_figure, series_of, title_
 from bco_gym.reports.frontier import frontier_points
 from bco_gym.reports.paired import series_label
 
+#: The font size of the horizon labels (points).
+LABEL_SIZE = 7
+
+
+def place_labels(
+    axes: Any, labels: Sequence[tuple[float, float, str, Any]], *, fontsize: float
+) -> list[tuple[float, float]]:
+    """Write each (x, y, text, color) label just right of and above its point, moving a
+    label down, a line at a time, while its box would overlap one already written (the
+    highest points first); the offsets used, in points, in the order given.
+
+    The boxes are estimated from the text's length (0.62 em a character, 1.15 em a
+    line), in display coordinates, so the axes' scales and limits must be set first."""
+    scale = 72.0 / axes.figure.dpi  # display pixels -> points
+    placed: list[tuple[float, float, float, float]] = []
+    offsets: list[tuple[float, float]] = [(0.0, 0.0)] * len(labels)
+    order = sorted(range(len(labels)), key=lambda i: -labels[i][1])
+    for i in order:
+        x, y, text, color = labels[i]
+        px, py = (scale * v for v in axes.transData.transform((x, y)))
+        width, height = 0.62 * fontsize * len(text), 1.15 * fontsize
+        dx, dy = 4.0, 3.0
+        for _ in range(len(labels) + 1):
+            box = (px + dx, py + dy, px + dx + width, py + dy + height)
+            if not any(_overlap(box, other) for other in placed):
+                break
+            dy -= height
+        placed.append(box)
+        offsets[i] = (dx, dy)
+        axes.annotate(
+            text,
+            (x, y),
+            textcoords="offset points",
+            xytext=(dx, dy),
+            fontsize=fontsize,
+            color=color,
+        )
+    return offsets
+
+
+def _overlap(first: tuple[float, ...], second: tuple[float, ...]) -> bool:
+    return not (
+        first[2] <= second[0]
+        or second[2] <= first[0]
+        or first[3] <= second[1]
+        or second[3] <= first[1]
+    )
+
 
 def frontier_figure(results: Sequence[RunResult], *, budget: float | None = None) -> Any:
     """R_T / T (mean, 95% interval) against mean seconds per run, one line per series."""
     curves = frontier_points(results)
     figure = new_figure(7.5, 5.0)
     axes = figure.add_subplot()
+    labels = []
     for series in series_of(results):
         points = curves[series_label(series.results[0])]
         seconds = np.array([p.seconds for p in points])
@@ -46,17 +96,14 @@ def frontier_figure(results: Sequence[RunResult], *, budget: float | None = None
             label=series.label,
             zorder=series.zorder,
         )
-        axes.annotate(
-            f"T={points[-1].horizon:,}",
-            (seconds[-1], per_round[-1]),
-            textcoords="offset points",
-            xytext=(4, 3),
-            fontsize=7,
-            color=series.color,
-        )
+        labels.append((seconds[-1], per_round[-1], f"T={points[-1].horizon:,}", series.color))
     if budget is not None:
         axes.axvline(budget, color="0.4", linewidth=0.8, linestyle=":", label="CPU budget")
     axes.set_xscale("log")
+    axes.autoscale_view()
+    low, high = axes.get_xlim()
+    axes.set_xlim(low, high * (high / low) ** 0.12)  # room for the last points' labels
+    place_labels(axes, labels, fontsize=LABEL_SIZE)
     axes.set_xlabel("agent + environment CPU seconds per run (log)")
     axes.set_ylabel("average regret R_T / T (mean over seeds, 95% CI)")
     axes.set_title(title_of("Compute frontier", results), fontsize=9)

@@ -106,3 +106,27 @@ def test_an_agent_keeps_its_colour_across_the_overview_panels():
         near = [c for c in dots if round(float(np.mean(c.get_offsets()[:, 1]))) == row]
         drawn.append(tuple(np.round(near[0].get_facecolor()[0], 6)))
     assert drawn[0] == drawn[1]
+
+
+def test_the_frontier_stacks_horizon_labels_that_would_overlap():
+    """Three series ending at the same seconds and regret: their "T=..." labels are
+    written one under the other, none overlapping (the Birkhoff frontier's "T=100,000"
+    labels were drawn over each other)."""
+    from bco_gym.plotting.frontier import frontier_figure
+
+    finals = (100.0, 104.0, 98.0, 102.0)
+    results = [
+        synthetic_result(agent, seed, (final / 100, final / 10, final), seconds=(0.01, 0.01))
+        for agent in ("random", "bbcg", "fkm")
+        for seed, final in enumerate(finals)
+    ]
+    figure = frontier_figure(results)
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    labels = [text for text in figure.axes[0].texts if text.get_text().startswith("T=")]
+    assert len(labels) == 3
+    boxes = [text.get_window_extent(renderer=renderer) for text in labels]
+    for i, first in enumerate(boxes):
+        for second in boxes[i + 1 :]:
+            assert not first.overlaps(second), (first, second)
+    assert all(inside_canvas(figure, text) for text in labels)
