@@ -555,11 +555,11 @@ def long_frontier(
         if long:
             largest = max(r.horizon for r in long)
             results += [r for r in long if r.horizon == largest]
-        base = reference_label(sorted({*frontier_points(results)}), "fkm")
-        budget = reference_budget(results, base) if base else None
+        reference = reference_label(sorted({*frontier_points(results)}), "fkm")
+        budget = reference_budget(results, reference) if reference else None
         figure = frontier_figure(results, budget=budget)
         path = save(figure, Path(figures) / FRONTIER_FIGURES[spec.name])
-        print(f"\n{spec.name}: {path} (budget {budget:.3g} CPU s per run, {base})")
+        print(f"\n{spec.name}: {path} (budget {budget:.3g} CPU s per run, {reference})")
         print("| series | T | seeds | CPU s/run | R_T / T | x budget |")
         print("|---|---|---|---|---|---|")
         for label, points in frontier_points(results).items():
