@@ -19,7 +19,8 @@ c + (y - c) / max{1, ||y - c||/R}, and its (1 - delta) K is c + (1 - delta)(K - 
 * :func:`separation_projection` -- Algorithm 6: from any y_0, a point y~ with
   c + (y~ - c)/(1 - delta'/r) in K (so y~ in K_{delta'/r}) that is an infeasible
   projection of y_0 onto K_{delta, delta'/r} = c + (1 - delta)(1 - delta'/r)(K - c)
-  (their Lemmas 12 and 13). One row.
+  (their Lemmas 12 and 13). One row; :class:`SeparationSteps` runs it (and fejer-bgd's
+  steps) on every row in one compiled call on the built-in sets, the same bits.
 
 Both touch the set only through its oracle (and ``tangent``, the projector onto the
 direction space V = aff(K) - c, for sets that are not full-dimensional).
@@ -38,6 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from bco_gym.agents.frank_wolfe import row_dot
+from bco_gym.agents.kernels import agent_kernel_wanted, builtin_kind, read_only
+from bco_gym.sets.balls import euclidean_norm
 from bco_gym.sets.base import ConvexSet
 
 #: Safety stop of :func:`close_infeasible_projection_rows` (LOO calls per row): Lemmas 6
@@ -236,13 +239,17 @@ def separation_projection(
     and raises, as does exceeding Lemma 13's count ||y_1 - c||^2/(delta (r - delta'))^2 + 1
     (c is in K_{delta,delta'/r}, so it bounds dist^2(y_1, K_{delta,delta'/r})) by more
     than ``SEPARATION_SLACK`` calls.
+
+    Both norms are :func:`~bco_gym.sets.balls.euclidean_norm` (the square root of NumPy's
+    pairwise sum of the squares, not a BLAS dot product, whose order is the BLAS
+    build's), which the compiled steps reproduce (:class:`SeparationSteps`).
     """
     r, R = convex_set.inner_radius, convex_set.outer_radius
     center = convex_set.center
     shrink = 1.0 - margin / r
     step = squeeze * (r - margin)
     offset = initial - center
-    norm = math.sqrt(float(np.dot(offset.ravel(), offset.ravel())))
+    norm = euclidean_norm(offset.ravel())
     y = center + offset / max(1.0, norm / R)
     limit = min(norm, R) ** 2 / step**2 + 1 + SEPARATION_SLACK
     full = convex_set.aff_dim == convex_set.dim
@@ -255,7 +262,7 @@ def separation_projection(
         if answer is None:
             return SeparationProjection(y, calls)
         normal = answer[0] if full else convex_set.tangent(answer[0])
-        size = math.sqrt(float(np.dot(normal.ravel(), normal.ravel())))
+        size = euclidean_norm(normal.ravel())
         if size <= TANGENT_FLOOR or calls > limit:
             raise RuntimeError(
                 f"separation_projection: call {calls} (Lemma 13 allows {limit:.6g}) got a "
@@ -265,3 +272,74 @@ def separation_projection(
         y = y - (step / size) * normal
         if not full:
             y = to_affine_hull(convex_set, y)
+
+
+class SeparationSteps:
+    """The separation-oracle steps of every row in one compiled call
+    (:func:`bco_gym.agents.kernels.separation.separation_rows`, numba): Algorithm 6
+    (:func:`separation_projection`, so-bgd) or fejer-bgd's steps
+    (:meth:`~bco_gym.agents.separation.FejerBanditGD._fejer`), on the built-in sets.
+
+    Calling it on targets (S, n) moves each row to the point the Python loop returns,
+    bit for bit (the oracles' arithmetic in their order), and returns the calls of each
+    row; a row with 0 calls is untouched and left to the Python loop (which then gives
+    the same point or raises its error: non-finite entries, a normal with no part in
+    aff(K), the safety limit). Made by :meth:`for_set`, which says None where the
+    kernel does not apply or is not wanted (``BCO_GYM_KERNELS``).
+    """
+
+    def __init__(
+        self,
+        convex_set: ConvexSet,
+        shrink: float,
+        step: float,
+        *,
+        fejer: bool,
+        found: tuple[int, float, np.ndarray, np.ndarray],
+    ):
+        kind, radius, low, high = found
+        n = convex_set.shape[0]
+        self._arguments = (
+            kind,
+            radius,
+            read_only(low),
+            read_only(high),
+            read_only(np.ascontiguousarray(convex_set.center, dtype=float)),
+            convex_set.aff_dim == convex_set.dim,
+            fejer,
+            float(shrink),
+            float(step),
+            float(convex_set.outer_radius),
+            float(SEPARATION_SLACK),
+            TANGENT_FLOOR,
+            SEPARATION_ATOL,
+        )
+        self._work = np.empty((6, n))
+        self._kernel: Callable[..., int] | None = None
+
+    @classmethod
+    def for_set(
+        cls, convex_set: ConvexSet, shrink: float, step: float, *, fejer: bool, run_rounds: int
+    ) -> SeparationSteps | None:
+        """The steps on ``convex_set`` (oracle at c + (y - c)/``shrink``, steps of
+        ``step``), or None: a set the kernel does not know (not exactly L2Ball, L1Ball,
+        Hypercube or Simplex), numba absent, or not wanted for ``run_rounds`` = T * S
+        (:func:`~bco_gym.agents.kernels.agent_kernel_wanted`)."""
+        found = builtin_kind(convex_set)
+        if found is None or not agent_kernel_wanted(run_rounds):
+            return None
+        return cls(convex_set, shrink, step, fejer=fejer, found=found)
+
+    def __call__(self, targets: np.ndarray) -> np.ndarray:
+        """Step every row of ``targets`` (S, n; C-contiguous float64, in place); the
+        calls of each row (int64, 0 for a row left to the Python loop)."""
+        if self._kernel is None:
+            from bco_gym.agents.kernels.separation import separation_rows
+
+            self._kernel = separation_rows
+        calls = np.empty(len(targets), dtype=np.int64)
+        self._kernel(*self._arguments, targets, calls, self._work)
+        return calls
+
+    def __getstate__(self) -> dict[str, object]:
+        return {**self.__dict__, "_kernel": None}  # the compiled function is not pickled

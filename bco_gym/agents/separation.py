@@ -22,7 +22,7 @@ import numpy as np
 
 from bco_gym.agents.batch import BatchAgent
 from bco_gym.agents.estimators import DirectionStream
-from bco_gym.agents.infeasible import TANGENT_FLOOR, to_affine_hull
+from bco_gym.agents.infeasible import TANGENT_FLOOR, SeparationSteps, to_affine_hull
 from bco_gym.agents.schedules import positive
 from bco_gym.problem import Problem
 
@@ -85,7 +85,9 @@ class FejerBanditGD(BatchAgent):
     the adaptive regret's intervals one by one; :meth:`interval_regret_bound` is B(|I|).
 
     Counters: ``separation_calls`` (every oracle call, the final "inside" answers
-    included), ``fejer_steps``; ``projections`` and ``lmo_calls`` stay 0.
+    included), ``fejer_steps``; ``projections`` and ``lmo_calls`` stay 0. On the ball,
+    l1 ball, box and simplex the steps run for all rows in one compiled call
+    (:class:`~bco_gym.agents.infeasible.SeparationSteps`, as so-bgd's), the same bits.
 
     Args:
         problem: the problem; its set must have a separation oracle (``has_separation``:
@@ -175,6 +177,13 @@ class FejerBanditGD(BatchAgent):
         self._current = self._points
         self._counters["separation_calls"] = np.zeros(self.rows, dtype=np.int64)
         self._counters["fejer_steps"] = np.zeros(self.rows, dtype=np.int64)
+        self._steps = SeparationSteps.for_set(
+            self.set,
+            self._shrink,
+            self.params["smoothing_radius"],
+            fejer=True,
+            run_rounds=self.horizon * self.rows,
+        )
 
     def _act_rows(self) -> np.ndarray:
         self._current = self._directions.next()
@@ -185,7 +194,13 @@ class FejerBanditGD(BatchAgent):
     def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
         coefficients = losses * self._estimate_scale  # eta d f_t / delta per row
         targets = self._points - self._current * self._per_row(coefficients)  # x_t - eta g_t
-        for row in range(self.rows):
+        rows: range | np.ndarray = range(self.rows)
+        if self._steps is not None:  # compiled, the same bits; rows it leaves run below
+            counts = self._steps(targets)
+            self._counters["separation_calls"] += counts
+            self._counters["fejer_steps"] += np.maximum(counts - 1, 0)
+            rows = np.flatnonzero(counts == 0)
+        for row in rows:
             targets[row] = self._fejer(targets[row], row)
         self._points = targets
 

@@ -55,10 +55,17 @@ from typing import Any
 
 import numpy as np
 
-# the switch lives with the kernels (saha-tewari's solve reads it too), re-exported here
+# the switch lives with the kernels (saha-tewari's solve and so-bgd's steps read it too),
+# re-exported here
 from bco_gym.agents.kernels import MODES as MODES
 from bco_gym.agents.kernels import SWITCH as SWITCH
-from bco_gym.agents.kernels import is_cached, kernel_mode, numba_available, read_only
+from bco_gym.agents.kernels import (
+    builtin_kind,
+    is_cached,
+    kernel_mode,
+    numba_available,
+    read_only,
+)
 from bco_gym.engine.latency import LatencyHistogram
 from bco_gym.engine.tally import LossTally, one_pass_comparators
 
@@ -452,24 +459,7 @@ def _agent_set(agent: Any, name: str) -> Any:
 
 def _base_kind(convex_set: Any) -> tuple[int, float, np.ndarray, np.ndarray] | None:
     """(kind, radius, low, high) of a built-in set the kernels know, or None."""
-    from bco_gym.agents import kernels as kinds
-    from bco_gym.sets import Hypercube, L1Ball, L2Ball, Simplex
-
-    if len(convex_set.shape) != 1:
-        return None
-    n = convex_set.shape[0]
-    empty = np.zeros(n)
-    if type(convex_set) is L2Ball:
-        return kinds.KIND_BALL, float(convex_set.radius), empty, empty
-    if type(convex_set) is L1Ball:
-        return kinds.KIND_L1, float(convex_set.radius), empty, empty
-    if type(convex_set) is Simplex:
-        return kinds.KIND_SIMPLEX, 1.0, empty, empty
-    if type(convex_set) is Hypercube:
-        low = np.array(convex_set.low, dtype=float)  # writable, as the others' (one type)
-        high = np.array(convex_set.high, dtype=float)
-        return kinds.KIND_BOX, 0.0, low, high
-    return None
+    return builtin_kind(convex_set)
 
 
 def _oracle(convex_set: Any) -> tuple[Any, ...] | None:

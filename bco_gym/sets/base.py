@@ -42,8 +42,11 @@ def separating(
     normal: np.ndarray, offset: float, x: np.ndarray, atol: float
 ) -> tuple[np.ndarray, float] | None:
     """(normal, offset) if <normal, x> > offset + atol as evaluated in floats, else None
-    (x is on the hyperplane up to rounding, so within ``atol`` of K there)."""
-    return (normal, offset) if float(normal @ x) > offset + atol else None
+    (x is on the hyperplane up to rounding, so within ``atol`` of K there). The inner
+    product is NumPy's pairwise sum of the products, not a BLAS dot product (whose order
+    is the BLAS build's), so that the compiled separation steps reach the same verdict
+    (:mod:`bco_gym.agents.kernels.separation`)."""
+    return (normal, offset) if float(np.add.reduce(normal * x)) > offset + atol else None
 
 
 class ConvexSet(abc.ABC):

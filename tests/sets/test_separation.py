@@ -40,7 +40,8 @@ def test_separation_meets_its_definition(convex_set):
         separated += 1
         normal, offset = answer
         assert np.linalg.norm(normal) == pytest.approx(1.0, abs=1e-12)
-        assert normal @ x > offset
+        # <a, x> as the oracle evaluates it: NumPy's pairwise sum (sets.base.separating)
+        assert float(np.add.reduce(normal * x)) > offset
         support = normal @ convex_set.lmo(-normal)  # max over K of <a, z>
         assert support == pytest.approx(offset, abs=1e-12)  # <a, z> <= b on K, and tight
         assert not convex_set.contains(x, atol=0.0)

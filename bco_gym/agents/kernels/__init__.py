@@ -15,6 +15,11 @@ Apart from these, :func:`.barrier.newton_solve` is the FTRL solve of saha-tewari
 (:class:`~bco_gym.agents.saha_tewari.SahaTewari`), which the agent itself calls in every
 loop (:mod:`.barrier`).
 
+The separation-oracle steps of so-bgd (Algorithm 6) and fejer-bgd are another kernel an
+agent calls itself, every round and on every path (single, batched, the Gymnasium loop):
+:func:`.separation.separation_rows`, all rows in one call
+(:class:`bco_gym.agents.infeasible.SeparationSteps`).
+
 The losses are the linear ones, f_t(x) = <theta_t, x> + sign * offset_t (``sign`` -1 for
 the generated families, ``f = <theta, x - c>``, +1 for :func:`~bco_gym.losses.from_array`),
 read from the loss sequences' own chunks; the exploration directions are the agents' own
@@ -36,8 +41,10 @@ stops at the first round with a play it cannot accept and returns that round's i
 that the caller lets the env's own check decide (raise, or resume with ``trusted``).
 
 numba is an optional dependency (the ``fast`` extra): this package's modules
-:mod:`.oracles` and :mod:`.rounds` import it and are imported only where a compiled
-loop is about to run (:mod:`bco_gym.engine.compiled`); this module holds the constants.
+:mod:`.oracles`, :mod:`.rounds` and :mod:`.separation` import it and are imported only
+where a compiled loop is about to run (:mod:`bco_gym.engine.compiled`,
+:class:`~bco_gym.agents.infeasible.SeparationSteps`); this module holds the constants and
+the switch (``BCO_GYM_KERNELS``, :func:`kernel_mode`).
 
 numba's cache keys a compiled kernel on its own source file alone, so a kernel of
 :mod:`.rounds` that inlines a helper of :mod:`.oracles` would be loaded stale after an
@@ -61,13 +68,53 @@ import numpy as np
 KIND_BALL, KIND_L1, KIND_BOX, KIND_SIMPLEX = 0, 1, 2, 3
 
 #: The environment variable that switches the kernels: "auto" (default), "on" or "off"
-#: (:mod:`bco_gym.engine.compiled`; saha-tewari's solve, :mod:`.barrier`).
+#: (:mod:`bco_gym.engine.compiled`; saha-tewari's solve, :mod:`.barrier`; so-bgd's and
+#: fejer-bgd's separation steps, :mod:`.separation`).
 SWITCH = "BCO_GYM_KERNELS"
 MODES = ("auto", "on", "off")
+#: Run-rounds (T * S) from which "auto" lets so-bgd and fejer-bgd call their kernel
+#: (:func:`agent_kernel_wanted`): below, the NumPy loop costs about what importing numba
+#: and loading a kernel from its cache costs once per process (about 1 s), and short runs
+#: (the test suite's) never compile.
+AGENT_MIN_RUN_ROUNDS = 100_000
 
 #: The file in the package's ``__pycache__`` holding the digest its cached kernels were
 #: compiled from.
 CACHE_STAMP = "kernels.sha256"
+
+
+def agent_kernel_wanted(run_rounds: int) -> bool:
+    """Whether an agent playing ``run_rounds`` run-rounds (T * S) calls its kernel:
+    "on" always, "auto" from :data:`AGENT_MIN_RUN_ROUNDS`, "off" never; never without
+    numba."""
+    mode = kernel_mode()
+    if mode == "off" or (mode == "auto" and run_rounds < AGENT_MIN_RUN_ROUNDS):
+        return False
+    return numba_available()
+
+
+def builtin_kind(convex_set: object) -> tuple[int, float, np.ndarray, np.ndarray] | None:
+    """(kind, radius, low, high) of a built-in set the kernels know (the exact classes
+    L2Ball, L1Ball, Simplex, Hypercube), or None; ``low``/``high`` are the box's bounds
+    (writable copies, zeros for the others: one array type)."""
+    from bco_gym.sets import Hypercube, L1Ball, L2Ball, Simplex
+
+    shape = getattr(convex_set, "shape", ())
+    if len(shape) != 1:
+        return None
+    empty = np.zeros(shape[0])
+    kind = type(convex_set)
+    if kind is L2Ball:
+        return KIND_BALL, float(convex_set.radius), empty, empty
+    if kind is L1Ball:
+        return KIND_L1, float(convex_set.radius), empty, empty
+    if kind is Simplex:
+        return KIND_SIMPLEX, 1.0, empty, empty
+    if kind is Hypercube:
+        low = np.array(convex_set.low, dtype=float)
+        high = np.array(convex_set.high, dtype=float)
+        return KIND_BOX, 0.0, low, high
+    return None
 
 
 def sources_digest(directory: Path) -> str:
