@@ -223,6 +223,7 @@ def test_quick_v2_end_to_end_from_the_cli(tmp_path, capsys):
         in text
     )
     assert "- **vertex** (6 scenarios):\n  - against bbcg (theory constants): " in text
+    assert "No scenario here has a tuned row of bbcg or fkm: every verdict below is" in text
     # re-running computes nothing and writes the same report
     before = cell_files(out)
     assert (

@@ -159,11 +159,9 @@ def test_a_column_mixing_tuned_and_theory_rows_pools_the_right_row_per_scenario(
     assert column.estimates["fkm"] == stats.improvements[("fkm", "fkm (tuned)")]
 
 
-def test_the_report_gives_the_tuned_verdict_columns_and_paired_table(tmp_path, monkeypatch):
-    monkeypatch.setattr(bench_report, "matplotlib_missing", lambda: "no figures in this test")
-    monkeypatch.setattr("bco_gym.reports.report.matplotlib_missing", lambda: "no figures")
-    scenario = Scenario(
-        name="tuned-here",
+def _scenario(name):
+    return Scenario(
+        name=name,
         title="3-ball",
         env_id="BCO-Ball-v0",
         agents=("bbcg", "fkm", "random"),
@@ -172,16 +170,40 @@ def test_the_report_gives_the_tuned_verdict_columns_and_paired_table(tmp_path, m
         env_kwargs={"n": 3},
         references=("random", "bbcg"),
     )
-    results = _results(TUNED_HERE)
-    run = ScenarioRun(scenario, ("bbcg", "fkm", "random", "mine"), {}, results)
-    rows = score_rows("synthetic", scenario.name, results)
+
+
+def test_the_report_gives_the_tuned_verdict_columns_and_paired_table(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench_report, "matplotlib_missing", lambda: "no figures in this test")
+    monkeypatch.setattr("bco_gym.reports.report.matplotlib_missing", lambda: "no figures")
+    runs, rows = [], []
+    for name, levels in (("tuned-here", TUNED_HERE), ("theory-only", THEORY_ONLY)):
+        results = _results(levels)
+        runs.append(ScenarioRun(_scenario(name), ("bbcg", "fkm", "random", "mine"), {}, results))
+        rows += score_rows("synthetic", name, results)
     path = write_bench_report(
-        tmp_path / "report.md", "synthetic", ["mine"], [run], rows, command="test", reps=200
+        tmp_path / "report.md", "synthetic", ["mine"], runs, rows, command="test", reps=200
     )
     text = path.read_text()
-    assert "- **mine** (1 scenario):\n  - against bbcg (tuned, c=100): worse in 1" in text
+    assert "- **mine** (2 scenarios):\n  - against bbcg (tuned, c=100 in 1 scenario; " in text
     assert "It is against the reference's **tuned row**" in text
-    assert "| P(agent < bbcg (tuned)) [95% CI] | P(agent < fkm (tuned)) [95% CI] |" in text
-    assert "bbcg: its tuned row in every scenario (1)" in text
-    assert "### Paired against bbcg (tuned, c=100)" in text
-    assert "### Paired against bbcg\n" not in text
+    assert "No scenario here has a tuned row" not in text
+    assert (
+        "| P(agent < bbcg (tuned in 1/2)) [95% CI] | P(agent < fkm (tuned in 1/2)) [95% CI] |"
+        in text
+    )
+    assert (
+        "bbcg: its tuned row in the 1 scenario that has one, its theory row in the other 1" in text
+    )
+    tuned_section = text[text.index("## 1. tuned-here") : text.index("## 2. theory-only")]
+    theory_section = text[text.index("## 2. theory-only") :]
+    assert (
+        "The verdicts are against bbcg (tuned, c=100) and fkm (tuned, c=10) here, then "
+        "against the theory rows bbcg and fkm." in tuned_section
+    )
+    assert "### Paired against bbcg (tuned, c=100)" in tuned_section
+    assert "### Paired against bbcg\n" not in tuned_section
+    assert (
+        "The verdicts are against bbcg and fkm here (theory constants: no tuned row here)."
+        in theory_section
+    )
+    assert "### Paired against bbcg\n" in theory_section
