@@ -15,10 +15,13 @@ of a suite is the directory ``bco_gym/data/references/<suite>/``:
   and the digest of the code that determines results (:func:`code_digest`: the agents,
   engine, envs, losses, sets and sweeps packages and the data), the command that
   rebuilt it, whether it covers every scenario of the suite (``complete``; a scenario
-  without a file is computed by ``bench``), and the SHA-256 of every scenario file.
+  without a file is computed by ``bench``), the SHA-256 of every scenario file, and the
+  digest of every scenario's definition (:func:`scenario_digest`).
 
-An archive is used only when its version and code digest are this library's and every
-file matches its SHA-256: otherwise :func:`load_scenario` raises
+An archive is used only when its version and code digest are this library's, every
+file matches its SHA-256 and the scenario is defined as when it was archived (same env,
+env keywords, horizons, tuning and agent keywords; a subset of its seeds or agents is
+the same definition): otherwise :func:`load_scenario` raises
 :class:`ArchiveVersionError` (or :class:`ArchiveCorruptError`) and ``bench`` recomputes
 the reference cells locally, saying why. Never mixed in silently.
 
@@ -34,13 +37,14 @@ computed sweeps for resuming; default a fresh temporary directory).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import hashlib
 import json
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,13 +61,16 @@ from bco_gym.sweeps.results import (
     write_json,
 )
 
-FORMAT = 1
+FORMAT = 2
 INDEX = "INDEX.json"
 #: The built-in suites whose reference cells ship with the package.
 ARCHIVED = ("quick-v2", "standard-v2")
 #: The packages (under bco_gym/) whose code determines a cell's result.
 RESULT_CODE = ("agents", "engine", "envs", "losses", "sets", "sweeps", "data")
 REBUILD = "python -m bco_gym.reports.references {suite} --backend process"
+#: The fields of a Scenario that decide what its reference cells are (its seeds and agents
+#: only choose which cells are read; its words none).
+DEFINING_FIELDS = ("env_id", "env_kwargs", "horizon", "tuning", "agent_horizons", "agent_kwargs")
 
 
 class ArchiveVersionError(ValueError):
@@ -121,6 +128,23 @@ def code_digest() -> str:
 
 
 # -- reading --------------------------------------------------------------------------------------
+def scenario_digest(scenario: Scenario) -> str:
+    """SHA-256 of the fields of ``scenario`` that decide its reference cells
+    (:data:`DEFINING_FIELDS`), canonically serialised."""
+    definition = {name: _jsonable(getattr(scenario, name)) for name in DEFINING_FIELDS}
+    return hashlib.sha256(canonical_json(definition)).hexdigest()
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value))
+    if isinstance(value, Mapping):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    return value
+
+
 def read_index(suite: str, where: Path | None = None) -> dict[str, Any] | None:
     """The suite's ``INDEX.json``, or None when the suite has no archive."""
     path = (where or root()) / suite / INDEX
@@ -147,12 +171,18 @@ def check_index(index: dict[str, Any], suite: str) -> None:
 
 
 def load_scenario(
-    suite: str, scenario: str, where: Path | None = None, *, check_version: bool = True
+    suite: str,
+    scenario: str,
+    where: Path | None = None,
+    *,
+    check_version: bool = True,
+    definition: Scenario | None = None,
 ) -> dict[str, tuple[dict[str, Any], list[tuple[dict[str, Any], RunResult]]]] | None:
     """Sweep directory (relative) -> (its manifest spec, [(cell dict, result)]) of one
     archived scenario; None when the suite or the scenario has no archive.
 
-    ArchiveVersionError for another version or code (``check_version``),
+    ArchiveVersionError for another version or code (``check_version``), or when
+    ``definition`` (the scenario as it will be played) is not the one archived;
     ArchiveCorruptError for a file that does not match its digest.
     """
     base = where or root()
@@ -165,6 +195,16 @@ def load_scenario(
     expected = index.get("files", {}).get(name)
     if expected is None:
         return None
+    if definition is not None:
+        archived = index.get("scenarios", {}).get(scenario)
+        if archived != scenario_digest(definition):
+            raise ArchiveVersionError(
+                f"the shipped reference cells of {suite!r} scenario {scenario!r} were "
+                f"computed for another definition of it (digest {str(archived)[:12]}, now "
+                f"{scenario_digest(definition)[:12]}: its env, env keywords, horizons, tuning "
+                f"or agent keywords differ). They are not used: its reference cells are "
+                f"recomputed (rebuild the archive with `{REBUILD.format(suite=suite)}`)"
+            )
     path = base / suite / name
     try:
         payload = path.read_bytes()
@@ -198,7 +238,7 @@ def materialise(suite: str, scenario: Scenario, out: Path, where: Path | None = 
     of cells written. 0 when there is no archive for it; raises as :func:`load_scenario`."""
     from bco_gym.sweeps.store import SweepStore, merge_specs
 
-    archived = load_scenario(suite, scenario.name, where)
+    archived = load_scenario(suite, scenario.name, where, definition=scenario)
     if not archived:
         return 0
     written = 0
@@ -294,6 +334,7 @@ def build_archive(
     )
     # rebuilding some scenarios keeps the others only when the same code computed them
     files = dict(old.get("files", {})) if scenarios is not None and same else {}
+    digests = dict(old.get("scenarios", {})) if scenarios is not None and same else {}
     for scenario in chosen:
         if announce is not None:
             announce(f"{suite}: {scenario.name}")
@@ -317,18 +358,26 @@ def build_archive(
         name = f"{scenario.name}.json.gz"
         (target / name).write_bytes(payload)
         files[name] = hashlib.sha256(payload).hexdigest()
-        _write_index(target, suite, files, command, complete=False)  # resumable
+        digests[scenario.name] = scenario_digest(scenario)
+        _write_index(target, suite, files, digests, command, complete=False)  # resumable
     known = {f"{s.name}.json.gz" for s in SUITES[suite]}
     for stale in target.glob("*.json.gz"):
         if stale.name not in known or stale.name not in files:
             stale.unlink()
             files.pop(stale.name, None)
-    _write_index(target, suite, files, command, complete=set(files) == known)
+            digests.pop(stale.name.removesuffix(".json.gz"), None)
+    _write_index(target, suite, files, digests, command, complete=set(files) == known)
     return target
 
 
 def _write_index(
-    target: Path, suite: str, files: dict[str, str], command: str, *, complete: bool
+    target: Path,
+    suite: str,
+    files: dict[str, str],
+    digests: dict[str, str],
+    command: str,
+    *,
+    complete: bool,
 ) -> None:
     index = {
         "format": FORMAT,
@@ -338,6 +387,7 @@ def _write_index(
         "command": command or REBUILD.format(suite=suite),
         "complete": complete,
         "files": dict(sorted(files.items())),
+        "scenarios": dict(sorted(digests.items())),
     }
     (target / INDEX).write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
 
@@ -383,6 +433,7 @@ if __name__ == "__main__":  # pragma: no cover
 
 __all__ = [
     "ARCHIVED",
+    "DEFINING_FIELDS",
     "ArchiveCorruptError",
     "ArchiveVersionError",
     "ReferenceArchiveWarning",
@@ -390,4 +441,5 @@ __all__ = [
     "code_digest",
     "load_scenario",
     "materialise",
+    "scenario_digest",
 ]

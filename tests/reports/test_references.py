@@ -121,6 +121,32 @@ def test_an_archive_of_other_code_or_edited_is_refused(tmp_path, monkeypatch):
         references.load_scenario("quick-v2", "ball-iid")
 
 
+def test_an_archived_scenario_defined_otherwise_now_is_refused(tmp_path, monkeypatch):
+    """A scenario redefined under its old name (the trap's block, a horizon, the tuning)
+    does not read the cells archived for the old definition; fewer seeds or agents do."""
+    doctored(tmp_path, monkeypatch, code_digest=references.code_digest())
+    scenario = scenario_of("quick-v2", "ball-trap")
+    fewer = replace(scenario, agents=scenario.agents[:2])
+    assert references.scenario_digest(fewer) == references.scenario_digest(scenario)
+    assert references.materialise("quick-v2", fewer, tmp_path / "fewer") > 0
+    kwargs = dict(scenario.env_kwargs)
+    loss_kwargs = {**dict(kwargs.get("loss_kwargs") or {}), "block": 7}
+    changes = [
+        {"env_kwargs": {**kwargs, "loss_kwargs": loss_kwargs}},
+        {"horizon": scenario.horizon + 1},
+        {"agent_kwargs": {"random": {"law": "vertex-mixture"}}},
+    ]
+    for change in changes:
+        other = replace(scenario, **change)
+        assert references.scenario_digest(other) != references.scenario_digest(scenario)
+        out = tmp_path / str(len(str(change)))
+        with pytest.raises(references.ArchiveVersionError, match="another definition"):
+            references.materialise("quick-v2", other, out)
+        with pytest.warns(references.ReferenceArchiveWarning, match="another definition"):
+            assert bench._use_archive("quick-v2", other, out, None) == 0
+        assert not out.exists()
+
+
 def test_bench_computes_only_the_given_agents_cells(tmp_path, monkeypatch):
     # the shipped archive re-stamped with this code's digest: what is tested is that bench
     # reads it (whether its cells are still right is the bit-for-bit test's question)
