@@ -7,8 +7,8 @@
   bbcg and from fkm, better or worse, by the all-pairs ranking of
   :mod:`~bco_gym.reports.ranking` (paired t-tests, Holm's correction per scenario);
   against each reference's tuned row (constants tuned on seeds disjoint from the
-  evaluation seeds: the strongest version of the reference) where the scenario has one,
-  else its theory row, and then against its theory row (:func:`reference_rows`);
+  evaluation seeds: as a rule the stronger version of the reference) where the scenario
+  has one, else its theory row, and then against its theory row (:func:`reference_rows`);
 * the failed cells, and the agents a scenario's feedback did not suit;
 * the headline figure (``headline.png``, as the main job's report draws it): per
   scenario, each agent's final regret minus random's on the same seeds;
@@ -106,9 +106,10 @@ def reference_rows(ranking: Ranking, reference: str) -> tuple[str | None, str | 
     it has no such row.
 
     The tuned row has constants tuned on seeds disjoint from the evaluation seeds
-    (``bbcg (tuned, c=100)``): the strongest version of the reference, so the one the
-    verdicts are against. Should a scenario hold several tuned rows of one reference,
-    the one with the lowest mean regret is taken (the harder test for the agent).
+    (``bbcg (tuned, c=100)``): as a rule the stronger version of the reference (not
+    always: tuned on two seeds, it can lose to the theory row on the evaluation seeds),
+    so the one the verdicts are against first. Should a scenario hold several tuned rows
+    of one reference, the one with the lowest mean regret is taken (the harder test).
     """
     tuned = [label for label in ranking.labels if _is_tuned(label, reference)]
     theory = [
