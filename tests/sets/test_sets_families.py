@@ -223,3 +223,45 @@ def test_qp_projection_without_polishing_is_still_accurate(make, rng, monkeypatc
         assert convex_set.contains(p, atol=1e-8), convex_set.violation(p, atol=1e-8)
         assert np.vdot(x - p, convex_set.lmo(p - x) - p) <= 1e-6
         np.testing.assert_allclose(p, exact, atol=1e-5)
+
+
+def test_nuclear_low_rank_membership_is_certified_by_the_sketch_and_still_exact(monkeypatch):
+    """On the 64x64 ball a mixture of rank-one vertices (random play's vertex-mixture law)
+    is certified by the sketch test without the 64x64 SVD; a low-rank point just outside
+    and a full-rank point are still judged by the exact nuclear norm."""
+    ball = NuclearNormBall(64, 64)
+    rng = np.random.default_rng(3)
+    full_svds = []
+    svd = np.linalg.svd
+
+    def counting_svd(a, *args, **kwargs):
+        if np.shape(a)[-2:] == (64, 64):
+            full_svds.append(1)
+        return svd(a, *args, **kwargs)
+
+    def rank_one():
+        u, v = rng.standard_normal(64), rng.standard_normal(64)
+        return np.outer(u / np.linalg.norm(u), v / np.linalg.norm(v))
+
+    monkeypatch.setattr(np.linalg, "svd", counting_svd)
+    for rank in (1, 5, 8):
+        weights = rng.dirichlet(np.ones(rank + 1))[1:]  # the centre 0 takes the rest
+        inside = sum(w * rank_one() for w in weights)
+        assert ball.violation(inside) is None
+        assert ball.violation_many(np.stack([inside, inside / 2])) is None
+    assert not full_svds  # certified by the 8 x 64 sketch's SVD alone
+    monkeypatch.setattr(np.linalg, "svd", svd)
+    low = sum(rank_one() for _ in range(5))
+    low *= (1 + 1e-6) / svd(low, compute_uv=False).sum()
+    assert "nuclear norm" in ball.violation(low)
+    assert ball.violation(low * (1 - 1e-6) / (1 + 1e-6)) is None
+    full = rng.standard_normal((64, 64))
+    full /= svd(full, compute_uv=False).sum()
+    assert not ball._sketch_clears(full, 1e-9)  # rank 64: the sketch bound is loose
+    assert ball.violation(full * (1 - 1e-6)) is None
+    assert "nuclear norm" in ball.violation(full * (1 + 1e-6))
+    for rank in (1, 5, 9, 64):  # the bound never undercuts the norm, whatever the rank
+        x = rng.standard_normal((64, rank)) @ rng.standard_normal((rank, 64))
+        x /= svd(x, compute_uv=False).sum()
+        assert ball._sketch_clears(x * (1 - 1e-6), 0.0) == (rank <= 8)
+        assert not ball._sketch_clears(x * (1 + 1e-6), 0.0)
