@@ -292,7 +292,8 @@ class SahaTewari(BatchAgent):
         )
 
     def _kernel_arguments(self) -> tuple[Any, ...] | None:
-        """The barrier's arrays for the compiled solve, or None (the NumPy solve) unless
+        """The barrier's arrays for the compiled solve (not the compiled function, so that
+        the agent pickles), or None (the NumPy solve) unless
         ``BCO_GYM_KERNELS`` is "on", or "auto" with T * S >= KERNEL_MIN_RUN_ROUNDS; numba
         is installed; and its LAPACK gives NumPy's SVD bits (:mod:`.kernels.barrier`)."""
         mode = kernel_mode()
@@ -323,7 +324,6 @@ class SahaTewari(BatchAgent):
             rows = barrier._rows.astype(np.int64)
             factor_rows = rows.size
         return (
-            compiled.newton_solve,
             kind,
             barrier.center,
             float(radius_squared),
@@ -338,9 +338,10 @@ class SahaTewari(BatchAgent):
 
     def _solve_compiled(self, row: int, linear: np.ndarray) -> None:
         """:meth:`_solve` by the compiled kernel: the same bits, the same counters."""
-        solve, *arrays = self._kernel
-        steps, status = solve(
-            *arrays,
+        from bco_gym.agents.kernels.barrier import STALLED, UNCONVERGED, newton_solve
+
+        steps, status = newton_solve(
+            *self._kernel,
             self._coordinates[row],
             linear,
             float(self.params["newton_tolerance"]),
@@ -349,9 +350,9 @@ class SahaTewari(BatchAgent):
             self._roots[row],
             self._inverse_roots[row],
         )
-        if status == 1:
+        if status == STALLED:
             self._add(row, "newton_stalled", 1)
-        elif status == 2:
+        elif status == UNCONVERGED:
             self._add(row, "newton_unconverged", 1)
         self._add(row, "newton_steps", int(steps))
 

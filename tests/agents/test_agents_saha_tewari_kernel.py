@@ -8,6 +8,8 @@ machine (numba compiles the kernel, then loads it from its cache).
 
 from __future__ import annotations
 
+import pickle
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -143,3 +145,19 @@ def test_the_switch_decides_where_the_solve_runs(monkeypatch):
     monkeypatch.setenv(SWITCH, "fastest")
     with pytest.raises(ValueError, match="BCO_GYM_KERNELS='fastest' is not allowed"):
         make_agent("saha-tewari", problem).reset(seed=0)
+
+
+def test_an_agent_using_the_kernel_pickles_mid_run(monkeypatch):
+    monkeypatch.setenv(SWITCH, "on")
+    problem, _ = problem_for(Simplex(4), 40)
+    agent = make_agent("saha-tewari", problem)
+    agent.reset(seed=2)
+    for t in range(20):
+        agent.update(float(np.sum(agent.act(None) ** 2)) + t)
+    clone = pickle.loads(pickle.dumps(agent))
+    for t in range(20, 40):
+        plays = agent.act(None), clone.act(None)
+        assert plays[0].tobytes() == plays[1].tobytes()
+        agent.update(float(np.sum(plays[0] ** 2)) + t)
+        clone.update(float(np.sum(plays[1] ** 2)) + t)
+    assert clone.stats == agent.stats
