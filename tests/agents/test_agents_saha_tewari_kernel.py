@@ -161,3 +161,13 @@ def test_an_agent_using_the_kernel_pickles_mid_run(monkeypatch):
         agent.update(float(np.sum(plays[0] ** 2)) + t)
         clone.update(float(np.sum(plays[1] ** 2)) + t)
     assert clone.stats == agent.stats
+
+
+def test_a_lapack_that_disagrees_keeps_the_numpy_solve(monkeypatch):
+    from bco_gym.agents.kernels import barrier
+
+    monkeypatch.setenv(SWITCH, "on")
+    monkeypatch.setattr(barrier, "lapack_agrees", lambda: False)
+    agent = make_agent("saha-tewari", Problem(L2Ball(3), 10, 1.0, 1.0, "bandit"))
+    agent.reset(seed=0)
+    assert agent._kernel is None
