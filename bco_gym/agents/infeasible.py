@@ -334,9 +334,10 @@ class SeparationSteps:
         """Step every row of ``targets`` (S, n; C-contiguous float64, in place); the
         calls of each row (int64, 0 for a row left to the Python loop)."""
         if self._kernel is None:
-            from bco_gym.agents.kernels.separation import separation_rows
+            from bco_gym.agents.kernels import separation
 
-            self._kernel = separation_rows
+            separation.announce_compile()
+            self._kernel = separation.separation_rows
         calls = np.empty(len(targets), dtype=np.int64)
         self._kernel(*self._arguments, targets, calls, self._work)
         return calls

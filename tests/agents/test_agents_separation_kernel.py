@@ -194,3 +194,15 @@ def test_the_kernel_is_used_only_where_wanted(monkeypatch):
     monkeypatch.setenv(kernels.SWITCH, "fastest")
     with pytest.raises(ValueError, match="BCO_GYM_KERNELS='fastest' is not allowed"):
         kernels.kernel_mode()
+
+
+def test_a_compile_is_announced_once(monkeypatch, capsys):
+    from bco_gym.agents.kernels import separation
+
+    monkeypatch.setattr(separation, "is_cached", lambda dispatcher: False)
+    separation.announce_compile.cache_clear()
+    separation.announce_compile()
+    separation.announce_compile()
+    said = capsys.readouterr().err
+    assert said.count("compiling the separation kernel of so-bgd and fejer-bgd") == 1
+    separation.announce_compile.cache_clear()

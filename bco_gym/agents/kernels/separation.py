@@ -23,9 +23,11 @@ claim to reproduce in the last bit). Its count is then 0 and its point untouched
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
 
-from bco_gym.agents.kernels import KIND_BALL, KIND_BOX, KIND_SIMPLEX
+from bco_gym.agents.kernels import KIND_BALL, KIND_BOX, KIND_SIMPLEX, is_cached
 from bco_gym.agents.kernels.oracles import inline, kernel, row_norm, row_sum
 
 #: Scratch rows of ``work``.
@@ -33,6 +35,9 @@ ITERATE, POINT, NORMAL, DIFFERENCE = 1, 2, 3, 4
 #: fejer-bgd's call limit ceil(x) + 1 is taken in the kernel for x below 2^53 only (an
 #: integer there); beyond, the row is left to the Python loop.
 BEYOND = 2.0**53
+#: CPU seconds numba takes here to compile :func:`separation_rows` with an empty cache
+#: (then about 1.3 s to import numba and load it).
+COMPILE_SECONDS = 12
 
 
 @kernel
@@ -225,3 +230,16 @@ def one_row(
     for i in range(n):
         points[r, i] = work[y, i]
     return count
+
+
+@functools.cache
+def announce_compile() -> None:
+    """Say once per process, on stderr, that the kernel is about to be compiled (when
+    numba's cache does not hold it)."""
+    if not is_cached(separation_rows):
+        print(
+            "compiling the separation kernel of so-bgd and fejer-bgd, once per machine: "
+            f"~{COMPILE_SECONDS} s",
+            file=sys.stderr,
+            flush=True,
+        )
