@@ -281,10 +281,10 @@ class SeparationSteps:
     (:meth:`~bco_gym.agents.separation.FejerBanditGD._fejer`), on the built-in sets.
 
     Calling it on targets (S, n) moves each row to the point the Python loop returns,
-    bit for bit (the oracles' arithmetic in their order), and returns the calls of each
-    row; a row with 0 calls is untouched and left to the Python loop (which then gives
-    the same point or raises its error: non-finite entries, a normal with no part in
-    aff(K), the safety limit). Made by :meth:`for_set`, which says None where the
+    bit for bit (the oracles' arithmetic in their order), and adds each row's calls and
+    steps to the counters; it returns the rows it left, untouched, to the Python loop
+    (which then gives the same point or raises its error: non-finite entries, a normal
+    with no part in aff(K), the safety limit). Made by :meth:`for_set`, which says None where the
     kernel does not apply or is not wanted (``BCO_GYM_KERNELS``).
     """
 
@@ -315,6 +315,7 @@ class SeparationSteps:
             SEPARATION_ATOL,
         )
         self._work = np.empty((6, n))
+        self._left = np.empty(0, dtype=np.int64)  # the rows left to the Python loop
         self._kernel: Callable[..., int] | None = None
 
     @classmethod
@@ -330,17 +331,20 @@ class SeparationSteps:
             return None
         return cls(convex_set, shrink, step, fejer=fejer, found=found)
 
-    def __call__(self, targets: np.ndarray) -> np.ndarray:
-        """Step every row of ``targets`` (S, n; C-contiguous float64, in place); the
-        calls of each row (int64, 0 for a row left to the Python loop)."""
+    def __call__(self, targets: np.ndarray, calls: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        """Step every row of ``targets`` (S, n; C-contiguous float64, in place), adding
+        each row's oracle calls to ``calls`` and its steps (the calls that returned a
+        normal) to ``steps`` (int64, (S,)); returns the rows left to the Python loop
+        (untouched, their counters too)."""
         if self._kernel is None:
             from bco_gym.agents.kernels import separation
 
             separation.announce_compile()
             self._kernel = separation.separation_rows
-        calls = np.empty(len(targets), dtype=np.int64)
-        self._kernel(*self._arguments, targets, calls, self._work)
-        return calls
+        if len(self._left) != len(targets):
+            self._left = np.empty(len(targets), dtype=np.int64)
+        count = self._kernel(*self._arguments, targets, calls, steps, self._left, self._work)
+        return self._left[:count]
 
     def __getstate__(self) -> dict[str, object]:
         return {**self.__dict__, "_kernel": None}  # the compiled function is not pickled

@@ -196,10 +196,8 @@ class FejerBanditGD(BatchAgent):
         targets = self._points - self._current * self._per_row(coefficients)  # x_t - eta g_t
         rows: range | np.ndarray = range(self.rows)
         if self._steps is not None:  # compiled, the same bits; rows it leaves run below
-            counts = self._steps(targets)
-            self._counters["separation_calls"] += counts
-            self._counters["fejer_steps"] += np.maximum(counts - 1, 0)
-            rows = np.flatnonzero(counts == 0)
+            counters = self._counters
+            rows = self._steps(targets, counters["separation_calls"], counters["fejer_steps"])
         for row in rows:
             targets[row] = self._fejer(targets[row], row)
         self._points = targets

@@ -193,10 +193,7 @@ class SeparationOracleBanditGD(BatchAgent):
         calls, steps = self._counters["separation_calls"], self._counters["separation_steps"]
         rows: range | np.ndarray = range(self.rows)
         if self._steps is not None:  # compiled, the same bits; rows it leaves run below
-            counts = self._steps(targets)
-            calls += counts
-            steps += np.maximum(counts - 1, 0)
-            rows = np.flatnonzero(counts == 0)
+            rows = self._steps(targets, calls, steps)
         for row in rows:
             found = separation_projection(
                 self.set, targets[row], p["squeeze"], p["smoothing_radius"]

@@ -38,16 +38,17 @@ def options(agent: str, convex_set, horizon: int = HORIZON) -> dict:
 
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> list[np.ndarray]:
-    """Every call count the kernel returns (it runs from the first run-round on)."""
+    """The rows the kernel left to the Python loop, per call (it runs from the first
+    run-round on)."""
     monkeypatch.setattr(kernels, "AGENT_MIN_RUN_ROUNDS", 0)
     monkeypatch.setenv(kernels.SWITCH, "auto")  # the engine's own kernels stay off
     seen: list[np.ndarray] = []
     call = SeparationSteps.__call__
 
-    def recorded(self, targets):
-        counts = call(self, targets)
-        seen.append(counts.copy())
-        return counts
+    def recorded(self, targets, calls, steps):
+        left = call(self, targets, calls, steps)
+        seen.append(left.copy())
+        return left
 
     monkeypatch.setattr(SeparationSteps, "__call__", recorded)
     return seen
@@ -70,7 +71,7 @@ def test_run_many_is_the_python_loop_bit_for_bit(agent, env_id, spy, monkeypatch
         )
 
     compiled = played(monkeypatch, "auto", play)
-    assert len(spy) == HORIZON and all(counts.min() >= 1 for counts in spy)  # every row
+    assert len(spy) == HORIZON and not any(len(left) for left in spy)  # every row compiled
     plain = played(monkeypatch, "off", play)
     assert len(spy) == HORIZON  # "off": the Python loop alone
     steps = "separation_steps" if agent == "so-bgd" else "fejer_steps"
@@ -100,6 +101,14 @@ def test_single_runs_are_the_python_loop_bit_for_bit(agent, env_id, fast, spy, m
     assert compiled.stats["separation_calls"] > HORIZON
 
 
+def counted(steps: SeparationSteps, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's call counts per row (from zero counters) and the rows it left."""
+    calls, made = np.zeros(len(targets), np.int64), np.zeros(len(targets), np.int64)
+    left = steps(targets, calls, made)
+    assert np.array_equal(made, np.where(calls > 0, calls - 1, 0))
+    return calls, left
+
+
 SETS = [L2Ball(9), L1Ball(9), Hypercube(n=9), Simplex(9), L2Ball(140)]  # 140: > 128 terms
 
 
@@ -115,7 +124,8 @@ def test_algorithm_6_rows_are_separation_projection(convex_set, monkeypatch):
     scales = np.linspace(0.05, 3.0, 40)[:, np.newaxis]
     initial = c + scales * convex_set.tangent_many(rng.normal(size=(40, convex_set.dim)))
     targets = initial.copy()
-    counts = steps(targets)
+    counts, left = counted(steps, targets)
+    assert len(left) == 0
     for row, y0 in enumerate(initial):
         found = separation_projection(convex_set, y0, squeeze, margin)
         assert counts[row] == found.calls
@@ -145,7 +155,8 @@ def test_fejer_rows_are_the_agents_steps(convex_set, monkeypatch):
         rng.normal(size=(30, convex_set.dim))
     )
     targets = initial.copy()
-    counts = steps(targets)
+    counts, left = counted(steps, targets)
+    assert len(left) == 0
     before = agent._counters["separation_calls"][0]
     for row, z in enumerate(initial):
         point = agent._fejer(z.copy(), 0)
@@ -164,8 +175,8 @@ def test_rows_the_kernel_cannot_finish_are_left_to_the_python_loop(monkeypatch):
     far = convex_set.center + np.array([0.5, -0.5, 0.0, 0.0, 0.0])
     targets = np.vstack([far, [np.nan, 0, 0, 0, 1], convex_set.center])
     untouched = targets[1].copy()
-    counts = steps(targets)
-    assert counts[1] == 0 and counts[0] > 1 and counts[2] == 1
+    counts, left = counted(steps, targets)
+    assert left.tolist() == [1] and counts[1] == 0 and counts[0] > 1 and counts[2] == 1
     assert np.array_equal(targets[1], untouched, equal_nan=True)
     with pytest.raises(ValueError, match="non-finite"):  # what the Python loop says
         separation_projection(convex_set, untouched, 0.5, 0.5 * r)
@@ -173,8 +184,9 @@ def test_rows_the_kernel_cannot_finish_are_left_to_the_python_loop(monkeypatch):
     monkeypatch.setattr(infeasible, "SEPARATION_SLACK", -1000)
     steps = SeparationSteps.for_set(convex_set, 0.5, 0.5 * r, fejer=False, run_rounds=1)
     targets = np.vstack([far, convex_set.center])
-    counts = steps(targets)
-    assert counts.tolist() == [0, 1] and np.array_equal(targets[0], far)
+    counts, left = counted(steps, targets)
+    assert left.tolist() == [0] and counts.tolist() == [0, 1]
+    assert np.array_equal(targets[0], far)
     with pytest.raises(RuntimeError, match="Lemma 13 allows"):
         separation_projection(convex_set, far, 0.5, 0.5 * r)
 

@@ -9,13 +9,13 @@ for the simplex), until the oracle answers "inside". The oracles are the built-i
 in their order: the ball's norm the square root of the pairwise sum of the squares, the
 sums NumPy's pairwise ones started from +0 (:mod:`.oracles`), the simplex's tangent part
 v - mean(v) with mean(v) = sum(v)/n, argmin/argmax the first extreme entry. So a row's
-point and call count are the Python loop's bit for bit.
+point and call counts are the Python loop's bit for bit.
 
 A row the kernel does not finish is left to the Python loop, which then gives the same
 answer or raises its error: a row with a non-finite entry, a normal whose part in V is
 below the floor, or a call count that comes within one of the loop's safety limit (the
 limit's square is Python's ``**``, the C library's ``pow``, which the kernel does not
-claim to reproduce in the last bit). Its count is then 0 and its point untouched.
+claim to reproduce in the last bit). Its point and counters are then untouched.
 
 ``work`` is a (6, n) scratch array: row 0 the reductions' (:func:`.oracles.row_norm`),
 1 the iterate y, 2 the oracle's point, 3 the normal, 4 a difference.
@@ -143,11 +143,12 @@ def separate(kind, radius, low, high, atol, work, n):  # pragma: no cover - comp
 @kernel
 def separation_rows(
     kind, radius, low, high, center, full, fejer, shrink, step, outer, slack, floor, atol,
-    points, calls, work,
+    points, calls, steps, left, work,
 ):  # fmt: skip  # pragma: no cover - compiled
-    """The separation steps of every row of ``points`` (S, n), in place; calls[r] the
-    oracle calls of row r (0: left to the Python loop, module docstring). Returns the
-    number of such rows.
+    """The separation steps of every row of ``points`` (S, n), in place: row r's oracle
+    calls are added to calls[r] and the calls that returned a normal to steps[r]. A row
+    left to the Python loop (module docstring) is untouched, its counters too, and its
+    index goes to ``left``; returns how many there are (left[:k]).
 
     K is the built-in set (kind, radius, low, high) with centre ``center`` (``full``:
     aff(K) = R^n; else the simplex, whose normals and iterates are put on V and aff(K));
@@ -161,16 +162,19 @@ def separation_rows(
     A normal's size at most ``floor`` is left to the Python loop (which raises).
     """
     rows = points.shape[0]
-    left = 0
+    count = 0
     for r in range(rows):
-        count = one_row(
+        made = one_row(
             kind, radius, low, high, center, full, fejer, shrink, step, outer, slack, floor,
             atol, points, r, work,
         )  # fmt: skip
-        calls[r] = count
-        if count == 0:
-            left += 1
-    return left
+        if made == 0:
+            left[count] = r
+            count += 1
+        else:
+            calls[r] += made
+            steps[r] += made - 1
+    return count
 
 
 @inline
