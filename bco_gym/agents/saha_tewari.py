@@ -21,6 +21,8 @@ from bco_gym.problem import Problem
 
 #: A damped Newton step below this decrement is a full step (quadratic convergence).
 FULL_STEP_DECREMENT = 0.25
+#: Products A_t's NumPy computation forms at a time (d^3 in all: in slices above this).
+ROOT_PRODUCTS = 1 << 16
 #: Run-rounds (T * S) from which ``BCO_GYM_KERNELS=auto`` (the default) solves with the
 #: compiled kernel (:mod:`bco_gym.agents.kernels.barrier`): below, the NumPy solves (about
 #: 0.2-0.4 ms a round) cost less than importing numba and loading the kernel (about 1 s;
@@ -64,12 +66,11 @@ class SahaTewari(BatchAgent):
     (``projections`` and ``lmo_calls`` stay 0).
 
     Compiled solve. With numba installed (the ``fast`` extra) and ``BCO_GYM_KERNELS`` "on",
-    or "auto" (the default) from T * S >= ``KERNEL_MIN_RUN_ROUNDS`` run-rounds, each solve
-    is one call of :func:`~bco_gym.agents.kernels.barrier.newton_solve`: the same
-    arithmetic in the same order (every reduction NumPy's pairwise sum, no BLAS product on
-    either side; the SVD is LAPACK's on both, checked to agree), so plays, counters and
-    results are the NumPy solve's bit for bit, about 2-3 times faster at n = 10
-    (benchmarks/bench_saha_tewari.py).
+    or "auto" (the default) from T * S >= ``KERNEL_MIN_RUN_ROUNDS`` run-rounds, the work
+    between two SVDs is one compiled call (:func:`~bco_gym.agents.kernels.barrier.newton_step`;
+    the SVD stays NumPy's): the same arithmetic in the same order (every reduction NumPy's
+    pairwise sum, no BLAS product on either side), so plays, counters and results are the
+    NumPy solve's bit for bit, about twice as fast at n = 10 (benchmarks/bench_saha_tewari.py).
 
     Parameters (Theorem 3, from the proof's inequality (11)). With C = ``problem.bound``
     (|f_t| <= C on K), H = ``smoothness`` (every f_t H-smooth), D = 2R >= diam K,
@@ -285,11 +286,7 @@ class SahaTewari(BatchAgent):
         self._add(row, "newton_steps", steps)
         self._coordinates[row] = point
         # A_t = (hess R)^(-1/2) = V diag(1/sigma) V^T, A_t^(-1) = V diag(sigma) V^T
-        columns = np.ascontiguousarray(rotation.T)[None, :, :]  # V
-        self._roots[row] = np.add.reduce((columns / sigma).transpose(1, 0, 2) * columns, axis=2)
-        self._inverse_roots[row] = np.add.reduce(
-            (columns * sigma).transpose(1, 0, 2) * columns, axis=2
-        )
+        _roots_into(rotation, sigma, self._roots[row], self._inverse_roots[row])
 
     def _kernel_arguments(self) -> tuple[Any, ...] | None:
         """The barrier's arrays for the compiled solve (not the compiled function, so that
@@ -307,8 +304,6 @@ class SahaTewari(BatchAgent):
         from bco_gym.agents.kernels import barrier as compiled
 
         compiled.announce_compile()
-        if not compiled.lapack_agrees():
-            return None
         kind = kinds[type(barrier)]
         n = barrier.center.size
         empty, no_rows = np.zeros(0), np.zeros(0, dtype=np.int64)
@@ -323,6 +318,10 @@ class SahaTewari(BatchAgent):
         else:
             rows = barrier._rows.astype(np.int64)
             factor_rows = rows.size
+        d = self._dimension
+        self._work = np.zeros((compiled.WORK_ROWS, max(n, d)))
+        self._factors = np.zeros((2, factor_rows, d))  # M at the point, M at the trial
+        self._state = np.zeros(2)  # (steps, previous decrement)
         return (
             kind,
             barrier.center,
@@ -333,28 +332,48 @@ class SahaTewari(BatchAgent):
             basis_t,
             has_basis,
             rows,
-            factor_rows,
         )
 
     def _solve_compiled(self, row: int, linear: np.ndarray) -> None:
-        """:meth:`_solve` by the compiled kernel: the same bits, the same counters."""
-        from bco_gym.agents.kernels.barrier import STALLED, UNCONVERGED, newton_solve
+        """:meth:`_solve` with the work between two SVDs compiled (:mod:`.kernels.barrier`):
+        the same SVDs (NumPy's), the same arithmetic, the same counters."""
+        from bco_gym.agents.kernels.barrier import (
+            CONTINUE,
+            STALLED,
+            UNCONVERGED,
+            newton_step,
+            start_solve,
+        )
 
-        steps, status = newton_solve(
-            *self._kernel,
-            self._coordinates[row],
-            linear,
+        point, factor = self._coordinates[row], self._factors[0]
+        start_solve(*self._kernel, point, self._work, self._factors, self._state)
+        options = (
             float(self.params["newton_tolerance"]),
             int(self.params["max_newton_steps"]),
             FULL_STEP_DECREMENT,
-            self._roots[row],
-            self._inverse_roots[row],
         )
+        roots, inverse_roots = self._roots[row], self._inverse_roots[row]
+        status = CONTINUE
+        while status == CONTINUE:
+            _, sigma, rotation = np.linalg.svd(factor, full_matrices=False)
+            status = newton_step(
+                *self._kernel,
+                point,
+                linear,
+                *options,
+                sigma,
+                rotation,
+                roots,
+                inverse_roots,
+                self._work,
+                self._factors,
+                self._state,
+            )
         if status == STALLED:
             self._add(row, "newton_stalled", 1)
         elif status == UNCONVERGED:
             self._add(row, "newton_unconverged", 1)
-        self._add(row, "newton_steps", int(steps))
+        self._add(row, "newton_steps", int(self._state[0]))
 
     def _add(self, row: int, key: str, count: int) -> None:
         """Add to one row's counter (an int64 array (S,) once rows differ)."""
@@ -372,6 +391,23 @@ class SahaTewari(BatchAgent):
         steps = self._counters.get("newton_steps", 0)
         count = steps if isinstance(steps, int) else int(steps[row])
         return {"newton_steps_per_round": count / rounds}
+
+
+def _roots_into(
+    rotation: np.ndarray, sigma: np.ndarray, roots: np.ndarray, inverse_roots: np.ndarray
+) -> None:
+    """A = V diag(1/sigma) V^T into ``roots``, A^(-1) = V diag(sigma) V^T into
+    ``inverse_roots`` (V = rotation^T): A[i, k] = sum_j (V[i, j]/sigma_j) V[k, j], each a
+    pairwise sum along a row of a 2-D array of the products (no BLAS product: the compiled
+    solve's order), taken ROOT_PRODUCTS at a time."""
+    columns = np.ascontiguousarray(rotation.T)  # V
+    d = len(sigma)
+    chunk = max(1, ROOT_PRODUCTS // (d * d))
+    for first in range(0, d, chunk):
+        part = slice(first, first + chunk)
+        for scaled, out in ((columns[part] / sigma, roots), (columns[part] * sigma, inverse_roots)):
+            products = scaled[:, None, :] * columns[None, :, :]  # (i, k, j)
+            out[part] = np.add.reduce(products.reshape(-1, d), axis=1).reshape(-1, d)
 
 
 def _nonnegative(owner: str, key: str, value: Any) -> float:

@@ -11,7 +11,7 @@ Each kernel is a small pure function over arrays that plays a window of rounds o
 * :func:`.rounds.ogd_rounds` -- projected online gradient descent
   (:class:`~bco_gym.agents.ogd.OnlineGradientDescent`).
 
-Apart from these, :func:`.barrier.newton_solve` is the FTRL solve of saha-tewari
+Apart from these, :func:`.barrier.newton_step` is the Newton step of saha-tewari
 (:class:`~bco_gym.agents.saha_tewari.SahaTewari`), which the agent itself calls in every
 loop (:mod:`.barrier`).
 

@@ -1,17 +1,21 @@
 """The FTRL solve of saha-tewari, compiled: damped Newton on a self-concordant barrier.
 
-:func:`newton_solve` is :meth:`~bco_gym.agents.saha_tewari.SahaTewari._solve` with the
-barrier's derivatives (:mod:`bco_gym.agents.barriers`) inside: one call per solve where
-the NumPy code makes about 15 NumPy calls per Newton step. The arithmetic is the NumPy
-code's, in its order: every reduction there is NumPy's pairwise sum (``np.add.reduce``
-along a contiguous row, from the identity +0), which :func:`row_dot` reproduces, and no
-BLAS product is taken on either side.
+:meth:`~bco_gym.agents.saha_tewari.SahaTewari._solve` makes about 15 NumPy calls per
+Newton step besides the SVD of the barrier's factor M (hess R = M^T M). Here the SVD
+stays NumPy's (``np.linalg.svd``, called by the agent), and everything between two SVDs
+is one compiled call, :func:`newton_step`: the decrement, the stopping rule, the damped
+step, its halving at the boundary and the barrier's derivatives at the new point
+(:mod:`bco_gym.agents.barriers`); :func:`start_solve` takes the derivatives at the start.
 
-The one exception is the SVD of the factor M (hess R = M^T M), LAPACK's ``dgesdd`` on
-both sides: NumPy calls its own LAPACK, numba's ``np.linalg.svd`` SciPy's. The two give
-the same bits when they are builds of the same LAPACK and BLAS kernels (the OpenBLAS of
-NumPy's and SciPy's wheels); :func:`lapack_agrees` checks that on barrier factors before
-the agent uses this module, and the agent keeps the NumPy solve when it fails.
+Why not numba's ``np.linalg.svd``: it calls SciPy's LAPACK, another OpenBLAS build than
+NumPy's. The two agree on most matrices but not all: on the simplex's factor at the
+centre for n = 60 (all singular values equal, the singular vectors decided by rounding)
+they return different V. Only NumPy's own SVD gives NumPy's bits everywhere.
+
+The arithmetic is the NumPy code's, in its order: every reduction there is NumPy's
+pairwise sum (``np.add.reduce`` along a contiguous row of a 1-D or 2-D array, from the
+identity +0), which :func:`row_dot` and :func:`roots_of` reproduce, and no BLAS product is
+taken on either side.
 """
 
 from __future__ import annotations
@@ -20,17 +24,18 @@ import functools
 import math
 import sys
 
-import numpy as np
-
 from bco_gym.agents.kernels import is_cached
 from bco_gym.agents.kernels.oracles import jit, pairwise_sum
 
-#: The barriers :func:`newton_solve` knows (``Barrier`` classes of :mod:`bco_gym.agents.barriers`).
+#: The barriers :func:`newton_step` knows (``Barrier`` classes of :mod:`bco_gym.agents.barriers`).
 BARRIER_BALL, BARRIER_BOX, BARRIER_NONNEGATIVE = 0, 1, 2
-#: What :func:`newton_solve` returns beside the step count.
-CONVERGED, STALLED, UNCONVERGED = 0, 1, 2
-#: CPU seconds numba takes here to compile :func:`newton_solve` and :func:`compiled_svd`
-#: with an empty cache (then about 1.3 s to import numba and load them).
+#: What :func:`newton_step` returns (CONTINUE: call it again after the next SVD).
+CONVERGED, STALLED, UNCONVERGED, CONTINUE = 0, 1, 2, -1
+#: The rows of the work array (``WORK_ROWS`` x max(n, d)) the solve keeps its vectors in.
+X, AMBIENT, SCRATCH, GRADIENT, TRIAL_GRADIENT, TRIAL, SCALED, WEIGHTS, DIRECTION = range(9)
+WORK_ROWS = 9
+#: CPU seconds numba takes here to compile :func:`start_solve` and :func:`newton_step` with
+#: an empty cache (then about 1.3 s to import numba and load them).
 COMPILE_SECONDS = 12
 
 
@@ -144,7 +149,7 @@ def derivatives(
 
 
 @jit
-def newton_solve(
+def start_solve(
     kind,
     center,
     radius_squared,
@@ -154,33 +159,15 @@ def newton_solve(
     basis_t,
     has_basis,
     rows,
-    factor_rows,
     point,
-    linear,
-    tolerance,
-    max_steps,
-    full_step,
-    roots,
-    inverse_roots,
+    work,
+    factors,
+    state,
 ):  # pragma: no cover - compiled
-    """x_{t+1} = argmin eta <sum g_s, x> + R(x) by damped Newton from ``point`` (w_t,
-    overwritten by w_{t+1}), ``linear`` = eta sum g_s; A_t and A_t^(-1) at the new point
-    into ``roots`` and ``inverse_roots``. ``SahaTewari._solve`` step for step (its
-    docstring: the stopping rule, the damping below ``full_step``, the halving at the
-    boundary). Returns (steps, CONVERGED | STALLED | UNCONVERGED)."""
-    d = point.size
-    n = center.size
-    x = np.empty(n)
-    ambient = np.empty(n)
-    scratch = np.empty(max(n, d))
-    gradient = np.empty(d)
-    trial_gradient = np.empty(d)
-    factor = np.empty((factor_rows, d))
-    trial_factor = np.empty((factor_rows, d))
-    trial = np.empty(d)
-    scaled = np.empty(d)
-    weights = np.empty(d)
-    direction = np.empty(d)
+    """The derivatives at w_t (``point``) before the first Newton step: grad R into
+    ``work[GRADIENT]``, the factor M into ``factors[0]`` (which the caller hands to
+    NumPy's SVD); ``state`` = (steps, previous decrement) = (0, inf)."""
+    n, d = center.size, point.size
     derivatives(
         kind,
         center,
@@ -192,70 +179,115 @@ def newton_solve(
         has_basis,
         rows,
         point,
-        x,
-        ambient,
-        gradient,
-        factor,
-        scratch,
+        work[X, :n],
+        work[AMBIENT, :n],
+        work[GRADIENT, :d],
+        factors[0],
+        work[SCRATCH],
     )
-    steps, previous, status = 0, math.inf, CONVERGED
-    while True:
-        _, sigma, rotation = np.linalg.svd(factor, full_matrices=False)
-        for i in range(d):
-            gradient[i] = gradient[i] + linear[i]
-        for i in range(d):
-            scaled[i] = row_dot(rotation, i, gradient, scratch) / sigma[i]
-        for i in range(d):
-            scratch[i] = scaled[i] * scaled[i]
-        decrement = math.sqrt(0.0 + pairwise_sum(scratch, 0, d))
-        if decrement <= tolerance:
-            break
-        if previous < full_step and decrement > previous / 2:
-            status = STALLED
-            break
-        if steps == max_steps:
-            status = UNCONVERGED
-            break
+    state[0] = 0.0
+    state[1] = math.inf
+
+
+@jit
+def newton_step(
+    kind,
+    center,
+    radius_squared,
+    low,
+    high,
+    basis,
+    basis_t,
+    has_basis,
+    rows,
+    point,
+    linear,
+    tolerance,
+    max_steps,
+    full_step,
+    sigma,
+    rotation,
+    roots,
+    inverse_roots,
+    work,
+    factors,
+    state,
+):  # pragma: no cover - compiled
+    """One pass of ``SahaTewari._solve``'s loop after NumPy's SVD of ``factors[0]``
+    (``sigma``, ``rotation`` = V^T): the decrement, the stopping rule, the damped step
+    with its halving at the boundary, the derivatives at the new point (``point``
+    advanced in place, the factor into ``factors[0]``). Returns CONTINUE, or
+    CONVERGED | STALLED | UNCONVERGED having written A_t and A_t^(-1) (the point's, from
+    this SVD) into ``roots`` and ``inverse_roots``. ``state``: (steps, previous)."""
+    n, d = center.size, point.size
+    gradient, scaled, weights = work[GRADIENT, :d], work[SCALED, :d], work[WEIGHTS, :d]
+    direction, trial, scratch = work[DIRECTION, :d], work[TRIAL, :d], work[SCRATCH]
+    for i in range(d):
+        gradient[i] = gradient[i] + linear[i]
+    for i in range(d):
+        scaled[i] = row_dot(rotation, i, gradient, scratch) / sigma[i]
+    for i in range(d):
+        scratch[i] = scaled[i] * scaled[i]
+    decrement = math.sqrt(0.0 + pairwise_sum(scratch, 0, d))
+    steps, previous = int(state[0]), state[1]
+    status = CONTINUE
+    if decrement <= tolerance:
+        status = CONVERGED
+    elif previous < full_step and decrement > previous / 2:
+        status = STALLED
+    elif steps == max_steps:
+        status = UNCONVERGED
+    if status != CONTINUE:
+        roots_of(sigma, rotation, roots, inverse_roots, scratch)
+        return status
+    for j in range(d):
+        weights[j] = scaled[j] / sigma[j]
+    for i in range(d):  # -(V (scaled/sigma))_i, V = rotation^T
         for j in range(d):
-            weights[j] = scaled[j] / sigma[j]
-        for i in range(d):  # -(V (scaled/sigma))_i, V = rotation^T
-            for j in range(d):
-                scratch[j] = rotation[j, i] * weights[j]
-            direction[i] = -(0.0 + pairwise_sum(scratch, 0, d))
-        if decrement >= full_step:
-            for i in range(d):
-                direction[i] = direction[i] / (1.0 + decrement)
-        while True:
-            for i in range(d):
-                trial[i] = point[i] + direction[i]
-            if derivatives(
-                kind,
-                center,
-                radius_squared,
-                low,
-                high,
-                basis,
-                basis_t,
-                has_basis,
-                rows,
-                trial,
-                x,
-                ambient,
-                trial_gradient,
-                trial_factor,
-                scratch,
-            ):
-                break
-            for i in range(d):  # rounding at the boundary only: halve
-                direction[i] = direction[i] / 2.0
+            scratch[j] = rotation[j, i] * weights[j]
+        direction[i] = -(0.0 + pairwise_sum(scratch, 0, d))
+    if decrement >= full_step:
         for i in range(d):
-            point[i] = point[i] + direction[i]
-            gradient[i] = trial_gradient[i]
-        factor[:, :] = trial_factor
-        steps += 1
-        previous = decrement
-    products = np.empty(d)
-    for i in range(d):  # A[i, k] = sum_j (V[i, j]/sigma_j) V[k, j], V[i, j] = rotation[j, i]
+            direction[i] = direction[i] / (1.0 + decrement)
+    while True:
+        for i in range(d):
+            trial[i] = point[i] + direction[i]
+        if derivatives(
+            kind,
+            center,
+            radius_squared,
+            low,
+            high,
+            basis,
+            basis_t,
+            has_basis,
+            rows,
+            trial,
+            work[X, :n],
+            work[AMBIENT, :n],
+            work[TRIAL_GRADIENT, :d],
+            factors[1],
+            scratch,
+        ):
+            break
+        for i in range(d):  # rounding at the boundary only: halve
+            direction[i] = direction[i] / 2.0
+    for i in range(d):
+        point[i] = point[i] + direction[i]
+        gradient[i] = work[TRIAL_GRADIENT, i]
+    factors[0, :, :] = factors[1]
+    state[0] = steps + 1
+    state[1] = decrement
+    return CONTINUE
+
+
+@jit
+def roots_of(sigma, rotation, roots, inverse_roots, products):  # pragma: no cover
+    """A = V diag(1/sigma) V^T and A^(-1) = V diag(sigma) V^T, V = rotation^T:
+    A[i, k] = +0 plus the pairwise sum over j of (V[i, j]/sigma_j) V[k, j] (the NumPy
+    solve's 2-D reduction of these products)."""
+    d = sigma.size
+    for i in range(d):
         for k in range(d):
             for j in range(d):
                 products[j] = (rotation[j, i] / sigma[j]) * rotation[j, k]
@@ -263,39 +295,13 @@ def newton_solve(
             for j in range(d):
                 products[j] = (rotation[j, i] * sigma[j]) * rotation[j, k]
             inverse_roots[i, k] = 0.0 + pairwise_sum(products, 0, d)
-    return steps, status
-
-
-@jit
-def compiled_svd(factor):  # pragma: no cover - compiled
-    """numba's (SciPy's LAPACK) SVD, as :func:`newton_solve` takes it."""
-    return np.linalg.svd(factor, full_matrices=False)
-
-
-@functools.cache
-def lapack_agrees() -> bool:
-    """Whether the compiled SVD gives NumPy's bits on barrier-like factors (module
-    docstring): a few symmetric, tall and badly scaled matrices of the sizes used."""
-    rng = np.random.default_rng(20110)
-    for rows, columns in ((10, 10), (20, 10), (10, 9), (16, 9), (5, 4), (3, 3)):
-        for spread in (0.0, 8.0, 30.0):
-            matrix = rng.standard_normal((rows, columns))
-            matrix *= np.exp(spread * rng.uniform(-1.0, 1.0, (rows, 1)))
-            if rows == columns:
-                matrix = matrix + matrix.T
-            expected = np.linalg.svd(matrix, full_matrices=False)
-            found = compiled_svd(matrix)
-            for mine, theirs in zip(found, expected, strict=True):
-                if mine.tobytes() != np.ascontiguousarray(theirs).tobytes():
-                    return False
-    return True
 
 
 @functools.cache
 def announce_compile() -> None:
     """Say once per process, on stderr, that the kernel is about to be compiled (when
     numba's cache does not hold it)."""
-    if not is_cached(newton_solve):
+    if not is_cached(newton_step):
         print(
             f"compiling the kernel of saha-tewari, once per machine: ~{COMPILE_SECONDS} s",
             file=sys.stderr,
