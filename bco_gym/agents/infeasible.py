@@ -325,7 +325,7 @@ class SeparationSteps:
         """The steps on ``convex_set`` (oracle at c + (y - c)/``shrink``, steps of
         ``step``), or None: a set the kernel does not know (not exactly L2Ball, L1Ball,
         Hypercube or Simplex), numba absent, or not wanted for ``run_rounds`` = T * S
-        (:func:`~bco_gym.agents.kernels.agent_kernel_wanted`)."""
+        (``bco_gym.agents.kernels.agent_kernel_wanted``)."""
         found = builtin_kind(convex_set)
         if found is None or not agent_kernel_wanted(run_rounds):
             return None

@@ -44,7 +44,7 @@ numba is an optional dependency (the ``fast`` extra): this package's modules
 :mod:`.oracles`, :mod:`.rounds` and :mod:`.separation` import it and are imported only
 where a compiled loop is about to run (:mod:`bco_gym.engine.compiled`,
 :class:`~bco_gym.agents.infeasible.SeparationSteps`); this module holds the constants and
-the switch (``BCO_GYM_KERNELS``, :func:`kernel_mode`).
+the switch (``BCO_GYM_KERNELS``, ``kernel_mode``).
 
 numba's cache keys a compiled kernel on its own source file alone, so a kernel of
 :mod:`.rounds` that inlines a helper of :mod:`.oracles` would be loaded stale after an

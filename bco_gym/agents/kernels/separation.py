@@ -37,7 +37,7 @@ ITERATE, POINT, NORMAL, DIFFERENCE = 1, 2, 3, 4
 BEYOND = 2.0**53
 #: CPU seconds numba takes here to compile :func:`separation_rows` with an empty cache
 #: (then about 1.3 s to import numba and load it).
-COMPILE_SECONDS = 12
+COMPILE_SECONDS = 10
 
 
 @kernel
