@@ -15,7 +15,7 @@ from bco_gym.agents.barriers import (
     barrier_for,
 )
 from bco_gym.agents.batch import BatchAgent
-from bco_gym.agents.kernels import kernel_mode, numba_available
+from bco_gym.agents.kernels import agent_kernel_wanted
 from bco_gym.agents.schedules import positive
 from bco_gym.problem import Problem
 
@@ -23,11 +23,6 @@ from bco_gym.problem import Problem
 FULL_STEP_DECREMENT = 0.25
 #: Products A_t's NumPy computation forms at a time (d^3 in all: in slices above this).
 ROOT_PRODUCTS = 1 << 16
-#: Run-rounds (T * S) from which ``BCO_GYM_KERNELS=auto`` (the default) solves with the
-#: compiled kernel (:mod:`bco_gym.agents.kernels.barrier`): below, the NumPy solves (about
-#: 0.2-0.4 ms a round) cost less than importing numba and loading the kernel (about 1 s;
-#: its first compile, once per machine, about 20 s).
-KERNEL_MIN_RUN_ROUNDS = 20_000
 
 
 class SahaTewari(BatchAgent):
@@ -66,7 +61,7 @@ class SahaTewari(BatchAgent):
     (``projections`` and ``lmo_calls`` stay 0).
 
     Compiled solve. With numba installed (the ``fast`` extra) and ``BCO_GYM_KERNELS`` "on",
-    or "auto" (the default) from T * S >= ``KERNEL_MIN_RUN_ROUNDS`` run-rounds, the work
+    or "auto" (the default) from T * S >= 100,000 run-rounds, the work
     between two SVDs is one compiled call (:func:`~bco_gym.agents.kernels.barrier.newton_step`;
     the SVD stays NumPy's): the same arithmetic in the same order (every reduction NumPy's
     pairwise sum, no BLAS product on either side), so plays, counters and results are the
@@ -291,15 +286,11 @@ class SahaTewari(BatchAgent):
     def _kernel_arguments(self) -> tuple[Any, ...] | None:
         """The barrier's arrays for the compiled solve (not the compiled function, so that
         the agent pickles), or None (the NumPy solve) unless
-        ``BCO_GYM_KERNELS`` is "on", or "auto" with T * S >= KERNEL_MIN_RUN_ROUNDS; numba
-        is installed; and its LAPACK gives NumPy's SVD bits (:mod:`.kernels.barrier`)."""
-        mode = kernel_mode()
-        run_rounds = self.horizon * self.rows
-        if mode == "off" or (mode == "auto" and run_rounds < KERNEL_MIN_RUN_ROUNDS):
-            return None
+        ``BCO_GYM_KERNELS`` is "on", or "auto" with T * S >= ``AGENT_MIN_RUN_ROUNDS``, and
+        numba is installed (:func:`~bco_gym.agents.kernels.agent_kernel_wanted`)."""
         barrier = self.barrier
         kinds = {BallBarrier: 0, BoxBarrier: 1, NonnegativeBarrier: 2}
-        if type(barrier) not in kinds or not numba_available():
+        if not agent_kernel_wanted(self.horizon * self.rows) or type(barrier) not in kinds:
             return None
         from bco_gym.agents.kernels import barrier as compiled
 

@@ -17,8 +17,7 @@ import pytest
 pytest.importorskip("numba")
 
 from bco_gym.agents import make_agent
-from bco_gym.agents import saha_tewari as module
-from bco_gym.agents.kernels import SWITCH
+from bco_gym.agents.kernels import AGENT_MIN_RUN_ROUNDS, SWITCH
 from bco_gym.experiment import run, run_many
 from bco_gym.problem import Problem
 from bco_gym.sets import BirkhoffPolytope, FlowPolytope, Hypercube, L2Ball, Simplex
@@ -137,7 +136,7 @@ def test_the_gymnasium_loop_gives_the_same_losses(monkeypatch):
 
 def test_the_switch_decides_where_the_solve_runs(monkeypatch):
     problem = Problem(Simplex(3), 100, 1.0, 1.0, "bandit")
-    long = Problem(Simplex(3), module.KERNEL_MIN_RUN_ROUNDS, 1.0, 1.0, "bandit")
+    long = Problem(Simplex(3), AGENT_MIN_RUN_ROUNDS, 1.0, 1.0, "bandit")
     for mode, horizon_problem, expected in [
         ("off", long, False),
         ("auto", problem, False),

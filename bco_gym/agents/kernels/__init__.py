@@ -72,7 +72,7 @@ KIND_BALL, KIND_L1, KIND_BOX, KIND_SIMPLEX = 0, 1, 2, 3
 #: fejer-bgd's separation steps, :mod:`.separation`).
 SWITCH = "BCO_GYM_KERNELS"
 MODES = ("auto", "on", "off")
-#: Run-rounds (T * S) from which "auto" lets so-bgd and fejer-bgd call their kernel
+#: Run-rounds (T * S) from which "auto" lets so-bgd, fejer-bgd and saha-tewari call their kernel
 #: (:func:`agent_kernel_wanted`): below, the NumPy loop costs about what importing numba
 #: and loading a kernel from its cache costs once per process (about 1 s), and short runs
 #: (the test suite's) never compile.

@@ -36,7 +36,7 @@ X, AMBIENT, SCRATCH, GRADIENT, TRIAL_GRADIENT, TRIAL, SCALED, WEIGHTS, DIRECTION
 WORK_ROWS = 9
 #: CPU seconds numba takes here to compile :func:`start_solve` and :func:`newton_step` with
 #: an empty cache (then about 1.3 s to import numba and load them).
-COMPILE_SECONDS = 12
+COMPILE_SECONDS = 10
 
 
 @jit
