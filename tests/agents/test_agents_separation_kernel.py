@@ -218,3 +218,32 @@ def test_a_compile_is_announced_once(monkeypatch, capsys):
     said = capsys.readouterr().err
     assert said.count("compiling the separation kernel of so-bgd and fejer-bgd") == 1
     separation.announce_compile.cache_clear()
+
+
+@pytest.mark.parametrize("agent", ["so-bgd", "fejer-bgd"])
+def test_rows_left_to_the_python_loop_mid_run_give_the_same_run(agent, spy, monkeypatch):
+    """A floor above every unit normal's size makes the kernel leave each row that must
+    step to the Python loop, and finish the others: rounds mix the two paths."""
+    init = SeparationSteps.__init__
+
+    def stubborn(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        arguments = list(self._arguments)
+        arguments[11] = 2.0  # the floor on the normal's size
+        self._arguments = tuple(arguments)
+
+    monkeypatch.setattr(SeparationSteps, "__init__", stubborn)
+    kwargs = options(agent, ENVS["BCO-Simplex-v0"])
+
+    def play():
+        return run_many(
+            "BCO-Simplex-v0", agent, [1, 2, 6], horizon=HORIZON, env_kwargs={"n": 6},
+            agent_kwargs=kwargs,
+        )  # fmt: skip
+
+    mixed = played(monkeypatch, "auto", play)
+    left = [len(rows) for rows in spy]
+    assert max(left) > 0 and min(left) < 3  # some rows went back, some did not
+    plain = played(monkeypatch, "off", play)
+    for a, b in zip(mixed, plain, strict=True):
+        assert a.same_outcome(b) and a.stats == b.stats
