@@ -320,10 +320,10 @@ def tables(out: str, names: list[str] | None = None) -> list[dict]:
 
 #: The long-horizon study's checkpoints besides the default log grid (``long``).
 LONG_MARKS = (1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000)
-#: The long study's horizon per scenario (``long``): 10^6 on the polytopes; 3 10^5 on
-#: the nuclear ball, where a round of random play costs about 2x BBCG's 0.16 ms (the env
-#: checks each mixture by an SVD) and 10^6 rounds of the three series on 8 seeds would
-#: cost about 90 CPU minutes alone.
+#: The long study's horizon per scenario (``long``): 10^6 on the polytopes (35-61 us a
+#: round of BBCG); 10^5 on the nuclear ball, where BBCG's round costs about 0.11 ms and
+#: random's cost 0.27 ms before the sketch membership test; docs/scale.md adds 3 10^5
+#: there (``--horizons scale-nuclear-64-lowrank=300000``) where the budget allowed.
 LONG_HORIZONS = {
     "scale-birkhoff-32-lownoise": 1_000_000,
     "scale-flow-23-lownoise": 1_000_000,
@@ -412,16 +412,19 @@ def _by_label(results: list) -> dict:
 
 
 def long_results(out: str, name: str) -> list:
-    """The long study's finished results of one scenario (tuned and theory sweeps)."""
+    """The long study's finished results of one scenario (tuned and theory sweeps) in
+    ``out``, or in each of several directories separated by commas (one per horizon: a
+    sweep holds one horizon)."""
     from pathlib import Path
 
     from bco_gym.sweeps import load_sweep
 
     found = []
-    for stem in ("tuned", "theory"):
-        directory = Path(out) / name / stem
-        if directory.is_dir():
-            found += load_sweep(directory)
+    for root in out.split(","):
+        for stem in ("tuned", "theory"):
+            directory = Path(root) / name / stem
+            if directory.is_dir():
+                found += load_sweep(directory)
     return found
 
 
@@ -536,7 +539,7 @@ def long_frontier(
 ) -> list[dict]:
     """Per SCALE_V2 scenario, the compute frontier of standard-v2's reference runs (every
     series at its horizons, FKM at its shorter ones) extended by the long study's final
-    points (``long``: tuned and theory BBCG and random at 10^6 or 3 10^5); the figure into
+    points (``long``: tuned and theory BBCG and random at 10^6, 10^5 and 3 10^5); the figure into
     ``figures`` and, within tuned FKM's budget and beyond it, what each series reaches."""
     from pathlib import Path
 
@@ -551,10 +554,7 @@ def long_frontier(
         if names and spec.name not in names:
             continue
         results = archived_results(spec.name, base)
-        long = long_results(out, spec.name)
-        if long:
-            largest = max(r.horizon for r in long)
-            results += [r for r in long if r.horizon == largest]
+        results += long_results(out, spec.name)  # every horizon the study played
         reference = reference_label(sorted({*frontier_points(results)}), "fkm")
         budget = reference_budget(results, reference) if reference else None
         figure = frontier_figure(results, budget=budget)
