@@ -69,6 +69,28 @@ def _overlap(first: tuple[float, ...], second: tuple[float, ...]) -> bool:
     )
 
 
+#: Below this many decades a log axis also labels its minor ticks at 2 and 5 times a power
+#: of ten (above it the powers of ten alone are enough, and more would crowd).
+MINOR_LABEL_DECADES = 2.0
+
+
+def plain_log_ticks(axis: Any) -> None:
+    """Label a log axis with plain numbers (0.3, 1, 20), not 3x10^-1: on a span under
+    ``MINOR_LABEL_DECADES`` decades at 1, 2 and 5 times the powers of ten, else at the
+    powers alone (matplotlib's default labels every minor tick of a short span in
+    scientific notation, and they run into each other)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    low, high = sorted(axis.get_view_interval())
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    axis.set_major_formatter(plain)
+    if low > 0 and np.log10(high / low) < MINOR_LABEL_DECADES:
+        axis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+        axis.set_minor_formatter(plain)
+    else:
+        axis.set_minor_formatter(NullFormatter())
+
+
 def frontier_figure(results: Sequence[RunResult], *, budget: float | None = None) -> Any:
     """R_T / T (mean, 95% interval) against mean seconds per run, one line per series."""
     curves = frontier_points(results)
@@ -103,6 +125,7 @@ def frontier_figure(results: Sequence[RunResult], *, budget: float | None = None
     axes.autoscale_view()
     low, high = axes.get_xlim()
     axes.set_xlim(low, high * (high / low) ** 0.12)  # room for the last points' labels
+    plain_log_ticks(axes.xaxis)
     place_labels(axes, labels, fontsize=LABEL_SIZE)
     axes.set_xlabel("agent + environment CPU seconds per run (log)")
     axes.set_ylabel("average regret R_T / T (mean over seeds, 95% CI)")

@@ -4,6 +4,7 @@ readable, random visible over an equal curve, the plain regret curve."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 from synthetic_results import FINALS, comparison, synthetic_result
@@ -130,3 +131,35 @@ def test_the_frontier_stacks_horizon_labels_that_would_overlap():
         for second in boxes[i + 1 :]:
             assert not first.overlaps(second), (first, second)
     assert all(inside_canvas(figure, text) for text in labels)
+
+
+def test_a_short_log_axis_has_plain_tick_labels_that_do_not_overlap():
+    """The demo's frontier spans 0.25-8 CPU seconds: matplotlib labelled every minor tick
+    as 3x10^-1, 4x10^-1, ... and they ran into each other."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bco_gym.plotting.frontier import plain_log_ticks
+
+    for low, high, expected in [(0.25, 8.0, {"0.5", "1", "2", "5"}), (0.01, 100.0, {"0.1", "1"})]:
+        figure, axes = plt.subplots(figsize=(9, 5))
+        axes.plot([low, high], [1, 2])
+        axes.set_xscale("log")
+        axes.set_xlim(low, high)
+        plain_log_ticks(axes.xaxis)
+        figure.canvas.draw()
+        renderer = figure.canvas.get_renderer()
+        shown = [
+            label
+            for label in axes.get_xticklabels(minor=False) + axes.get_xticklabels(minor=True)
+            if label.get_text() and low <= label.get_position()[0] <= high
+        ]
+        texts = {label.get_text() for label in shown}
+        assert expected <= texts, texts
+        assert not any("^" in text or "times" in text for text in texts), texts
+        boxes = sorted((label.get_window_extent(renderer) for label in shown), key=lambda b: b.x0)
+        for left, right in itertools.pairwise(boxes):
+            assert left.x1 <= right.x0, (texts, left, right)
+        plt.close(figure)
