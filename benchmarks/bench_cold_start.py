@@ -2,8 +2,10 @@
 cache, then of a second process loading what the first compiled.
 
 Each process plays fkm, bfw, ofw, ogd and fkm2 on the ball (a single run and a batch of
-two each, T = 300, ``BCO_GYM_KERNELS=on``) and a batched bbcg (the block loop's compiled
-tracker, sums, draws and certificate), in a fresh ``NUMBA_CACHE_DIR``. The load average
+two each, T = 300, ``BCO_GYM_KERNELS=on``), a batched bbcg (the block loop's compiled
+tracker, sums, draws and certificate), and so-bgd and saha-tewari (the separation steps'
+and the barrier solve's kernels, a single run and a batch of two each), in a fresh
+``NUMBA_CACHE_DIR``. The load average
 is printed beside each figure (docs/performance.md, "Cold start").
 
 Then the first run a newcomer makes (issue 34's target, at most 20 s wall compile
@@ -32,6 +34,9 @@ for agent, feedback in (("fkm", "bandit"), ("bfw", "bandit"), ("ofw", "full"),
     run("BCO-Ball-v0", agent, horizon=300, env_kwargs={"feedback": feedback})
     run_many("BCO-Ball-v0", agent, [0, 1], horizon=300, env_kwargs={"feedback": feedback})
 run_many("BCO-Ball-v0", "bbcg", [0, 1], horizon=3000)
+for agent in ("so-bgd", "saha-tewari"):
+    run("BCO-Ball-v0", agent, horizon=300)
+    run_many("BCO-Ball-v0", agent, [0, 1], horizon=300)
 print(time.process_time() - start)
 """
 
