@@ -40,6 +40,7 @@ import numpy as np
 
 from bco_gym.agents.frank_wolfe import row_dot
 from bco_gym.agents.kernels import agent_kernel_wanted, builtin_kind, read_only
+from bco_gym.errors import UnsupportedSetError
 from bco_gym.sets.balls import euclidean_norm
 from bco_gym.sets.base import ConvexSet
 
@@ -348,3 +349,14 @@ class SeparationSteps:
 
     def __getstate__(self) -> dict[str, object]:
         return {**self.__dict__, "_kernel": None}  # the compiled function is not pickled
+
+
+def require_separation(owner: str, convex_set: ConvexSet) -> None:
+    """UnsupportedSetError (a ValueError) naming ``owner`` and the set unless the set has a
+    separation oracle (``ConvexSet.separation``): the agents that step by it (so-bgd,
+    fejer-bgd) need one."""
+    if not convex_set.has_separation:
+        raise UnsupportedSetError(
+            f"{owner} needs a set with a separation oracle (ConvexSet.separation); "
+            f"{convex_set!r} has none. Sets with one: L2Ball, L1Ball, Hypercube, Simplex"
+        )

@@ -22,7 +22,12 @@ import numpy as np
 
 from bco_gym.agents.batch import BatchAgent
 from bco_gym.agents.estimators import DirectionStream
-from bco_gym.agents.infeasible import TANGENT_FLOOR, SeparationSteps, to_affine_hull
+from bco_gym.agents.infeasible import (
+    TANGENT_FLOOR,
+    SeparationSteps,
+    require_separation,
+    to_affine_hull,
+)
 from bco_gym.agents.schedules import positive
 from bco_gym.problem import Problem
 
@@ -121,11 +126,7 @@ class FejerBanditGD(BatchAgent):
     ):
         super().__init__(problem, batch_size)
         owner = type(self).__name__
-        if not self.set.has_separation:
-            raise ValueError(
-                f"{owner} needs a set with a separation oracle (ConvexSet.separation); "
-                f"{self.set!r} has none. Sets with one: L2Ball, L1Ball, Hypercube, Simplex"
-            )
+        require_separation(owner, self.set)
         T = self.horizon
         d, r, R = self.set.aff_dim, self.set.inner_radius, self.set.outer_radius
         G, M = problem.lipschitz, problem.bound

@@ -11,7 +11,11 @@ import numpy as np
 from bco_gym.agents import gk22_bounds
 from bco_gym.agents.batch import BatchAgent
 from bco_gym.agents.estimators import DirectionStream
-from bco_gym.agents.infeasible import SeparationSteps, separation_projection
+from bco_gym.agents.infeasible import (
+    SeparationSteps,
+    require_separation,
+    separation_projection,
+)
 from bco_gym.agents.schedules import positive
 from bco_gym.problem import Problem
 
@@ -117,11 +121,7 @@ class SeparationOracleBanditGD(BatchAgent):
     ):
         super().__init__(problem, batch_size)
         owner = type(self).__name__
-        if not self.set.has_separation:
-            raise ValueError(
-                f"{owner} needs a set with a separation oracle (ConvexSet.separation); "
-                f"{self.set!r} has none. Sets with one: L2Ball, L1Ball, Hypercube, Simplex"
-            )
+        require_separation(owner, self.set)
         T = self.horizon
         d, r = self.set.aff_dim, self.set.inner_radius
         M = problem.bound

@@ -15,6 +15,7 @@ from bco_gym.agents import make_agent
 from bco_gym.agents.separation import FejerBanditGD
 from bco_gym.engine.runner import run
 from bco_gym.envs import BanditConvexEnv
+from bco_gym.errors import UnsupportedSetError
 from bco_gym.losses import LinearLoss, from_array
 from bco_gym.problem import Problem
 from bco_gym.sets import FlowPolytope, Hypercube, L1Ball, L2Ball, Simplex
@@ -129,7 +130,7 @@ def test_batched_rows_equal_single_runs_bit_for_bit():
 
 def test_refusals_name_the_value():
     flow = FlowPolytope.grid(2, 2)
-    with pytest.raises(ValueError, match="separation oracle"):
+    with pytest.raises(UnsupportedSetError, match=r"FejerBanditGD needs .*separation oracle"):
         agent_for(flow, 10)
     with pytest.raises(ValueError, match=r"smoothing_radius=0\.6 must be below r/2"):
         FejerBanditGD(Problem(L2Ball(3), 10, 1.0, 1.0, "bandit"), smoothing_radius=0.6)

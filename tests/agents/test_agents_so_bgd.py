@@ -15,6 +15,7 @@ from bco_gym.agents import gk22_bounds, make_agent
 from bco_gym.agents.infeasible import separation_projection
 from bco_gym.engine.many import run_many
 from bco_gym.engine.runner import run
+from bco_gym.errors import UnsupportedSetError
 from bco_gym.problem import Problem
 from bco_gym.sets import FlowPolytope, Hypercube, L1Ball, L2Ball, Simplex
 
@@ -161,7 +162,7 @@ def test_batched_agent_rows_equal_single_agents_in_lockstep():
 
 
 def test_refusals_name_the_value():
-    with pytest.raises(ValueError, match="separation oracle"):
+    with pytest.raises(UnsupportedSetError, match=r"SeparationOracleBanditGD needs .*oracle"):
         agent_for("so-bgd", FlowPolytope.grid(2, 2), 10)
     problem = Problem(L2Ball(3), 10, 1.0, 1.0, "bandit")
     with warnings.catch_warnings():
