@@ -4,6 +4,7 @@ cells, quick-v2 from scratch, and the CPU time of standard-v2's reference cells.
     python benchmarks/bench_suite.py score     # a plain Python agent on standard-v2
     python benchmarks/bench_suite.py quick     # quick-v2 from scratch (--recompute-references)
     python benchmarks/bench_suite.py cpu       # standard-v2's reference CPU time, per scenario
+    python benchmarks/bench_suite.py rows      # tuned against theory rows, per scenario
 
 ``score`` runs ``bco-gym bench --agents bench_suite:PlainAgent --suite standard-v2
 --backend process`` into a fresh directory: the reference agents' cells come from the
@@ -15,6 +16,10 @@ wall on 2 idle cores. ``quick`` times ``bco-gym bench --suite quick-v2
 cell: its rounds' CPU seconds (its share of its batch) plus its comparator's seconds (wall
 clock: an overestimate on a loaded machine); no target. Every figure is printed with
 the load average over its measurement (a shared machine's wall times are not idle ones).
+``rows`` reads the archive too: per scenario, whether bbcg's and fkm's tuned row beats its
+theory row at the scenario's horizon, by the scenario's ranking of the archive's rows
+(all pairs, Holm; the computation of ``test_every_archived_standard_v2_scenario_separates``),
+and the counts docs/benchmark.md quotes.
 """
 
 from __future__ import annotations
@@ -143,7 +148,43 @@ def cpu() -> None:
         raise SystemExit(1)
 
 
+def rows() -> None:
+    from bco_gym.reports import references
+    from bco_gym.reports.ranking import rank
+    from bco_gym.reports.suites import SUITES
+
+    counts = {"tuned better": 0, "theory better": 0, "not separated": 0}
+    for spec in SUITES["standard-v2"]:
+        found = references.load_scenario("standard-v2", spec.name)
+        results = [
+            result
+            for relative, (_, cells) in found.items()
+            if relative.startswith("runs/")
+            for _, result in cells
+            if result.seed in spec.seeds
+        ]
+        horizon = spec.horizon or max(result.horizon for result in results)
+        ranking = rank([result for result in results if result.horizon == horizon])
+        for reference in ("bbcg", "fkm"):
+            tuned = [label for label in ranking.labels if label.startswith(reference + " (tuned")]
+            if not tuned or reference not in ranking.labels:
+                continue  # one of the two rows does not play the scenario's horizon
+            if ranking.beats(tuned[0], reference):
+                verdict = "tuned better"
+            elif ranking.beats(reference, tuned[0]):
+                verdict = "theory better"
+            else:
+                verdict = "not separated"
+            counts[verdict] += 1
+            means = f"{ranking.means[tuned[0]]:,.1f} against {ranking.means[reference]:,.1f}"
+            print(f"  {spec.name:28s} {reference:5s} {verdict:14s} (mean final regret {means})")
+    print(
+        f"{sum(counts.values())} (scenario, reference) pairs: "
+        + ", ".join(f"{verdict} {count}" for verdict, count in counts.items())
+    )
+
+
 if __name__ == "__main__":
     which = sys.argv[1:] or ["quick", "cpu", "score"]
     for name in which:
-        {"score": score, "quick": quick, "cpu": cpu}[name]()
+        {"score": score, "quick": quick, "cpu": cpu, "rows": rows}[name]()
