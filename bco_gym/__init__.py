@@ -8,7 +8,9 @@ from bco_gym.envs import ENV_IDS, BanditConvexEnv, ConvexSetSpace
 from bco_gym.errors import InfeasibleActionError, InvalidLossError
 from bco_gym.problem import Problem
 
-__version__ = "0.1.0"
+#: The library's version (semantic versioning of the API; suites and the reference
+#: archive's format carry their own versions: docs/versions.md).
+__version__ = "0.2.0"
 __all__ = [
     "ENV_IDS",
     "BanditConvexEnv",

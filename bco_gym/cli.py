@@ -174,7 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Bandit convex optimization experiments: run agents on BCO-*-v0 envs, "
         "compare them, fit regret exponents, tune constants, plot saved results.",
     )
-    parser.add_argument("--version", action="version", version=f"bco_gym {_version()}")
+    parser.add_argument(
+        "--version",
+        action=_VersionAction,
+        help="print the library version, the built-in suites and the reference archive's "
+        "digest (and whether it is valid for this code), then exit",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_run(commands)
     _add_compare(commands)
@@ -197,10 +202,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _version() -> str:
-    from bco_gym import __version__
+class _VersionAction(argparse.Action):
+    """``--version``: :func:`bco_gym.cli_commands.version_text`, computed only when asked."""
 
-    return __version__
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> NoReturn:
+        from bco_gym.cli_commands import version_text
+
+        print(version_text())
+        parser.exit(0)
 
 
 def _add_common(command: argparse.ArgumentParser, *, sweep: bool) -> None:

@@ -656,6 +656,29 @@ def command_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def version_text() -> str:
+    """What ``bco-gym --version`` prints: the library version, the built-in suites (a
+    suite's name carries its version) and, per suite with a shipped reference archive,
+    the archive's SHA-256 (:func:`bco_gym.reports.references.archive_digest`) and whether
+    this code can read it."""
+    from bco_gym import __version__
+    from bco_gym.provenance import code_digest
+    from bco_gym.reports import references
+    from bco_gym.reports.suites import SUITES
+
+    lines = [
+        f"bco_gym {__version__}",
+        f"suites: {', '.join(SUITES)}",
+        f"result code: {code_digest()}",
+        f"reference archive (format {references.FORMAT}):",
+    ]
+    for suite in references.ARCHIVED:
+        digest = references.archive_digest(suite) or "-"
+        lines.append(f"  {suite}: sha256 {digest}")
+        lines.append(f"    {references.archive_status(suite)}")
+    return "\n".join(lines)
+
+
 def command_list(args: argparse.Namespace) -> int:
     from bco_gym.agents import available_agents, find_agent
     from bco_gym.agents.registry import plugin_errors

@@ -2,7 +2,7 @@
 
 The floors (``docs/architecture.md``), lowest first::
 
-    sets, errors, data < losses, problem < envs, agents < wrappers < engine < sweeps
+    sets, errors, data, provenance < losses, problem < envs, agents < wrappers < engine < sweeps
     < reports, plotting < experiment, cli
 
 A module may import its own floor and the floors below. Envs and agents share a floor
@@ -27,6 +27,7 @@ FLOORS: dict[str, int] = {
     "sets": 0,
     "errors": 0,
     "data": 0,
+    "provenance": 0,
     "losses": 1,
     "problem": 1,
     "envs": 2,

@@ -21,11 +21,12 @@ Identity. Every spelling of one agent resolves to one *identity* (:meth:`AgentSp
 the import path of its class (or factory) and its keyword arguments, written
 ``"package.module:Class[key=value,...]"`` (keys sorted, numbers canonical); beside it
 :attr:`AgentSpec.digest`, a digest of the source of the module that defines it (plus the
-distribution's version when it is installed), which says when stored results of the
-agent were computed by other code. Results, sweep cells, tuned constants and pairing
-use the identity; the *label* (:attr:`AgentSpec.name`: the built-in, registered or
-entry-point name as given, else the class's own ``name`` or its class name) is for
-people only.
+distribution's version when it is installed; for the library's own agents, the digest of
+the library's result code, :func:`bco_gym.provenance.code_digest`, instead of its version),
+which says when stored results of the agent were computed by other code. Results, sweep
+cells, tuned constants and pairing use the identity; the *label* (:attr:`AgentSpec.name`:
+the built-in, registered or entry-point name as given, else the class's own ``name`` or
+its class name) is for people only.
 
 Variants. ``"NAME[key=value,...]"`` (e.g. ``"fkm[c=2,estimator=residual]"``) is the
 agent NAME (any string form above) with those keyword arguments bound; each value is
@@ -93,7 +94,8 @@ class AgentSpec:
         kwargs: the keyword arguments bound by a variant ``NAME[key=value,...]`` (sorted
             (key, value) pairs), passed to the factory under any overrides.
         digest: a digest of the code defining it (module source, plus the distribution's
-            version when installed); None when there is no source to read.
+            version when installed, or the library's result code for its own agents);
+            None when there is no source to read.
     """
 
     name: str
@@ -815,8 +817,19 @@ _DIGESTS: dict[tuple[str, int, int, str | None], str] = {}
 
 def code_digest(factory: Any, version: str | None = None) -> str | None:
     """16 hex digits of SHA-256 over the source of the module defining ``factory`` and
-    the installed distribution's ``version``; None when the module has no source file."""
-    module = sys.modules.get(getattr(factory, "__module__", None) or "")
+    the installed distribution's ``version``; None when the module has no source file.
+
+    For the library's own agents the digest of the library's result code
+    (:func:`bco_gym.provenance.code_digest`) takes the version's place: a change to any
+    code that determines results makes their stored cells stale, a new version number
+    alone does not (the versioning policy, docs/versions.md).
+    """
+    name = getattr(factory, "__module__", None) or ""
+    if name.split(".", 1)[0] == "bco_gym":
+        from bco_gym.provenance import code_digest as library_code
+
+        version = "bco_gym-code:" + library_code()
+    module = sys.modules.get(name)
     try:
         path = inspect.getsourcefile(module) if module is not None else None
     except TypeError:

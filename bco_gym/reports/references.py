@@ -11,14 +11,15 @@ of a suite is the directory ``bco_gym/data/references/<suite>/``:
   agent, agent kwargs, constants label, horizon, seed), its result (final regret, the
   curves at the checkpoints, the loss digest, the agent's identity ``agent_spec``; not
   the per-round losses, which no report reads) and the library version that computed it;
-* ``INDEX.json``: the format, the suite, the library version (``bco_gym.__version__``)
-  and the digest of the code that determines results (:func:`code_digest`: the agents,
-  engine, envs, losses, sets and sweeps packages and the data), the command that
+* ``INDEX.json``: the format, the suite, the library version that computed it
+  (``bco_gym.__version__``, recorded, not compared) and the digest of the code that
+  determines results (:func:`bco_gym.provenance.code_digest`: the agents, engine, envs,
+  losses, sets and sweeps packages and the data), the command that
   rebuilt it, whether it covers every scenario of the suite (``complete``; a scenario
   without a file is computed by ``bench``), the SHA-256 of every scenario file, and the
   digest of every scenario's definition (:func:`scenario_digest`).
 
-An archive is used only when its version and code digest are this library's, every
+An archive is used only when its format and code digest are this library's, every
 file matches its SHA-256 and the scenario is defined as when it was archived (same env,
 env keywords, horizons, tuning and agent keywords; a subset of its seeds or agents is
 the same definition): otherwise :func:`load_scenario` raises
@@ -51,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from bco_gym.engine.result import RunResult
+from bco_gym.provenance import code_digest
 from bco_gym.reports.suites import SUITES, Scenario
 from bco_gym.sweeps.results import (
     FORMAT_VERSION,
@@ -65,8 +67,6 @@ FORMAT = 2
 INDEX = "INDEX.json"
 #: The built-in suites whose reference cells ship with the package.
 ARCHIVED = ("quick-v2", "standard-v2")
-#: The packages (under bco_gym/) whose code determines a cell's result.
-RESULT_CODE = ("agents", "engine", "envs", "losses", "sets", "sweeps", "data")
 REBUILD = "python -m bco_gym.reports.references {suite} --backend process"
 #: The fields of a Scenario that decide what its reference cells are (its seeds and agents
 #: only choose which cells are read; its words none).
@@ -96,35 +96,6 @@ def library_version() -> str:
     import bco_gym
 
     return str(bco_gym.__version__)
-
-
-_DIGEST: dict[str, str] = {}
-
-
-def code_digest() -> str:
-    """SHA-256 over the source and data files that determine a cell's result
-    (:data:`RESULT_CODE`), by relative path; ``references/`` itself excluded."""
-    import bco_gym
-
-    package = Path(bco_gym.__file__).resolve().parent
-    if str(package) in _DIGEST:
-        return _DIGEST[str(package)]
-    digest = hashlib.sha256(b"bco_gym-code/1\0")
-    files = [package / "problem.py"]
-    for name in RESULT_CODE:
-        files += [
-            path
-            for path in (package / name).rglob("*")
-            if path.is_file()
-            and path.suffix in (".py", ".npz", ".json", ".csv")
-            and "references" not in path.relative_to(package).parts
-            and "__pycache__" not in path.parts
-        ]
-    for path in sorted(files):
-        digest.update(str(path.relative_to(package)).encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    _DIGEST[str(package)] = digest.hexdigest()
-    return _DIGEST[str(package)]
 
 
 # -- reading --------------------------------------------------------------------------------------
@@ -157,17 +128,53 @@ def read_index(suite: str, where: Path | None = None) -> dict[str, Any] | None:
 
 
 def check_index(index: dict[str, Any], suite: str) -> None:
-    """ArchiveVersionError unless the index is this format, version and code's."""
-    found = (index.get("format"), index.get("library_version"), index.get("code_digest"))
-    here = (FORMAT, library_version(), code_digest())
+    """ArchiveVersionError unless the index is this archive format's and this code's
+    (:func:`~bco_gym.provenance.code_digest`). The library version that computed it is
+    recorded, not compared: a release that leaves the result code unchanged keeps the
+    archive valid (docs/versions.md)."""
+    found = (index.get("format"), index.get("code_digest"))
+    here = (FORMAT, code_digest())
     if found != here:
         raise ArchiveVersionError(
-            f"the shipped reference cells of {suite!r} were computed by bco_gym "
-            f"{found[1]} (code {str(found[2])[:12]}, archive format {found[0]}); this is "
-            f"bco_gym {here[1]} (code {here[2][:12]}, format {here[0]}). They are not used: "
-            f"the reference cells are recomputed (rebuild the archive with "
-            f"`{REBUILD.format(suite=suite)}`)"
+            f"the shipped reference cells of {suite!r} are stale: they were computed by "
+            f"other code (code {str(found[1])[:12]}, archive format {found[0]}, bco_gym "
+            f"{index.get('library_version')}); this is code {here[1][:12]}, format "
+            f"{here[0]}, bco_gym {library_version()}. They are not used: the reference cells "
+            f"are recomputed (rebuild the archive with `{REBUILD.format(suite=suite)}`)"
         )
+
+
+def archive_digest(suite: str, where: Path | None = None) -> str | None:
+    """SHA-256 of the suite's ``INDEX.json`` as shipped (it holds every scenario file's
+    SHA-256, so it names the archive's whole content; ``sha256sum`` gives the same), or
+    None when the suite has no archive."""
+    path = (where or root()) / suite / INDEX
+    if not path.is_file():
+        return None
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def archive_status(suite: str, where: Path | None = None) -> str:
+    """One line: whether ``bench`` can read the suite's archive with this code, and what
+    to do when it cannot."""
+    try:
+        index = read_index(suite, where)
+    except ArchiveCorruptError as error:
+        return f"unreadable ({error})"
+    if index is None:
+        return "none shipped"
+    if (index.get("format"), index.get("code_digest")) != (FORMAT, code_digest()):
+        return (
+            f"stale: computed by other code (code {str(index.get('code_digest'))[:12]}, "
+            f"format {index.get('format')}; this is code {code_digest()[:12]}, format "
+            f"{FORMAT}), so bench recomputes its reference cells; rebuild it with "
+            f"`{REBUILD.format(suite=suite)}`"
+        )
+    complete = "complete" if index.get("complete") else "incomplete"
+    return (
+        f"valid for this code ({len(index.get('files', {}))} scenarios, {complete}; "
+        f"computed by bco_gym {index.get('library_version')})"
+    )
 
 
 def load_scenario(
@@ -328,10 +335,7 @@ def build_archive(
     target.mkdir(parents=True, exist_ok=True)
     chosen = [s for s in SUITES[suite] if scenarios is None or s.name in scenarios]
     old = read_index(suite, where) or {}
-    same = (old.get("library_version"), old.get("code_digest")) == (
-        library_version(),
-        code_digest(),
-    )
+    same = (old.get("format"), old.get("code_digest")) == (FORMAT, code_digest())
     # rebuilding some scenarios keeps the others only when the same code computed them
     files = dict(old.get("files", {})) if scenarios is not None and same else {}
     digests = dict(old.get("scenarios", {})) if scenarios is not None and same else {}
@@ -437,6 +441,8 @@ __all__ = [
     "ArchiveCorruptError",
     "ArchiveVersionError",
     "ReferenceArchiveWarning",
+    "archive_digest",
+    "archive_status",
     "build_archive",
     "code_digest",
     "load_scenario",

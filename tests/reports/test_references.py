@@ -14,7 +14,7 @@ import pytest
 from bco_gym.reports import bench, references
 from bco_gym.reports.ranking import rank
 from bco_gym.reports.suites import SUITES
-from bco_gym.sweeps.sweep import Cell
+from bco_gym.sweeps.sweep import Cell, StaleCellWarning
 
 COMPARED = ("checkpoints", "cumulative_loss", "comparator_loss", "comparator_gap", "regret")
 #: Cells cheap enough to recompute in a test: seconds of the archived run (its batch's
@@ -89,9 +89,9 @@ def scenario_of(suite, name, seeds=2):
     return replace(found, seeds=tuple(range(seeds)))
 
 
-def test_an_archive_of_another_version_is_refused_and_recomputed(tmp_path, monkeypatch):
-    doctored(tmp_path, monkeypatch, library_version="0.0.1")
-    with pytest.raises(references.ArchiveVersionError, match=r"computed by bco_gym 0\.0\.1"):
+def test_an_archive_of_another_format_is_refused_and_recomputed(tmp_path, monkeypatch):
+    doctored(tmp_path, monkeypatch, format=references.FORMAT - 1)
+    with pytest.raises(references.ArchiveVersionError, match=r"stale: .*archive format 1"):
         references.load_scenario("quick-v2", "ball-iid")
     scenario = scenario_of("quick-v2", "ball-iid")
     out = tmp_path / "b"
@@ -112,9 +112,11 @@ def test_an_archive_of_another_version_is_refused_and_recomputed(tmp_path, monke
 
 def test_an_archive_of_other_code_or_edited_is_refused(tmp_path, monkeypatch):
     copy = doctored(tmp_path, monkeypatch, code_digest="0" * 64)
-    with pytest.raises(references.ArchiveVersionError, match="code 000000000000"):
+    with pytest.raises(references.ArchiveVersionError, match=r"stale: .*code 000000000000"):
         references.load_scenario("quick-v2", "ball-iid")
-    doctored(tmp_path / "again", monkeypatch)
+    assert references.archive_status("quick-v2").startswith("stale: computed by other code")
+    assert "python -m bco_gym.reports.references quick-v2" in references.archive_status("quick-v2")
+    doctored(tmp_path / "again", monkeypatch, code_digest=references.code_digest())
     copy = tmp_path / "again" / "references"
     (copy / "quick-v2" / "ball-iid.json.gz").write_bytes(b"not it")
     with pytest.raises(references.ArchiveCorruptError, match="does not match its SHA-256"):
@@ -147,10 +149,32 @@ def test_an_archived_scenario_defined_otherwise_now_is_refused(tmp_path, monkeyp
         assert not out.exists()
 
 
-def test_bench_computes_only_the_given_agents_cells(tmp_path, monkeypatch):
-    # the shipped archive re-stamped with this code's digest: what is tested is that bench
-    # reads it (whether its cells are still right is the bit-for-bit test's question)
-    doctored(tmp_path, monkeypatch, code_digest=references.code_digest())
+def test_another_library_version_alone_keeps_the_archive(tmp_path, monkeypatch):
+    """The versioning policy: the archive's format and code digest decide, the version
+    that computed it is only recorded."""
+    doctored(tmp_path, monkeypatch, code_digest=references.code_digest(), library_version="0.0.1")
+    assert references.load_scenario("quick-v2", "ball-iid")  # read, not refused
+    assert references.archive_status("quick-v2").startswith("valid for this code")
+    assert "computed by bco_gym 0.0.1" in references.archive_status("quick-v2")
+
+
+@pytest.fixture(scope="module")
+def fresh_archive(tmp_path_factory):
+    """quick-v2's ball-trap archived by this code (the shipped archive may be of other code
+    until it is rebuilt), then stamped as computed by another library version."""
+    where = tmp_path_factory.mktemp("references")
+    work = tmp_path_factory.mktemp("work")
+    references.build_archive("quick-v2", work, where=where, scenarios=["ball-trap"])
+    path = where / "quick-v2" / references.INDEX
+    index = json.loads(path.read_text())
+    path.write_text(json.dumps({**index, "library_version": "0.0.1"}))
+    return where
+
+
+def test_bench_computes_only_the_given_agents_cells(fresh_archive, tmp_path, monkeypatch):
+    """Scoring an agent computes its cells alone: the reference cells are the archive's
+    (computed by another library version of this code: valid), none stale or recomputed."""
+    monkeypatch.setattr(references, "root", lambda: fresh_archive)
     given = "explore_commit:ExploreCommit"
     scenario = scenario_of("quick-v2", "ball-trap")
     out = tmp_path / "b"
@@ -158,9 +182,11 @@ def test_bench_computes_only_the_given_agents_cells(tmp_path, monkeypatch):
     archived = {(c["agent"], c["seed"]): r for c, r in shipped["runs/ball-trap"][1]}
     assert bench._use_archive("quick-v2", scenario, out, None) == len(archived)
     agents = (*scenario.agents, given)
-    results, failures = bench._run_scenario(
-        scenario, agents, out, backend="serial", batch_size=None, progress=False
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StaleCellWarning)
+        results, failures = bench._run_scenario(
+            scenario, agents, out, backend="serial", batch_size=None, progress=False
+        )
     assert not failures
     label = "explore-commit"  # the given agent's label (its class's name)
     assert sorted(r.seed for r in results if r.agent == label) == [0, 1]
