@@ -4,7 +4,8 @@ A stored result (a sweep cell, a cell of the shipped reference archive) may be r
 while the code that computed it has not changed. That code is :data:`RESULT_CODE`: the
 packages whose files decide a cell's numbers (the agents, the engine that plays rounds,
 the envs, the loss sequences and their comparators, the sets, the sweeps that batch
-cells, the shipped data) and ``problem.py``. Reports, plotting and the command line read
+cells, the shipped data), ``problem.py`` and ``portable.py`` (the sums and elementary
+functions results are computed with). Reports, plotting and the command line read
 results and are left out, so editing a table does not invalidate a result.
 
 :func:`code_digest` is SHA-256 over those files' relative paths and contents. The library
@@ -28,13 +29,13 @@ _DIGEST: dict[str, str] = {}
 
 def code_digest() -> str:
     """SHA-256 (hex) over the source and data files that determine a cell's result
-    (``problem.py`` and :data:`RESULT_CODE`), by relative path; ``data/references/``
-    excluded. Computed once per process."""
+    (``problem.py``, ``portable.py`` and :data:`RESULT_CODE`), by relative path;
+    ``data/references/`` excluded. Computed once per process."""
     package = Path(__file__).resolve().parent
     if str(package) in _DIGEST:
         return _DIGEST[str(package)]
     digest = hashlib.sha256(b"bco_gym-code/1\0")
-    files = [package / "problem.py"]
+    files = [package / "problem.py", package / "portable.py"]
     for name in RESULT_CODE:
         files += [
             path

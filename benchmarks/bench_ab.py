@@ -11,7 +11,10 @@ max] over the turns, beside the load average, and the two versions' final regret
 compared so that a change of floats would show.
 
 Run:  python benchmarks/bench_ab.py OLD_COMMIT [--new COMMIT] [--agent bbcg] [--seeds 10]
-      [--horizon 100000] [--repeats 9]
+      [--horizon 100000] [--repeats 9] [--env-kwargs '{"loss": "portfolio"}']
+      [--kernels auto|on|off]
+
+``--kernels`` sets ``BCO_GYM_KERNELS`` in both workers (``off``: the NumPy loops).
 """
 
 from __future__ import annotations
@@ -36,8 +39,9 @@ import bco_gym
 assert bco_gym.__file__.startswith(os.getcwd()), bco_gym.__file__
 from bco_gym.experiment import run_many
 env, agent, seeds, horizon = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+env_kwargs = json.loads(sys.argv[5])
 def play():
-    return run_many(env, agent, list(range(seeds)), horizon=horizon)
+    return run_many(env, agent, list(range(seeds)), horizon=horizon, env_kwargs=env_kwargs)
 play()
 for line in sys.stdin:
     start = time.process_time()
@@ -70,9 +74,10 @@ def checkout(commit: str) -> Path:
 
 def worker(source: Path, args: argparse.Namespace) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(source), "OMP_NUM_THREADS": "1"}
+    env["BCO_GYM_KERNELS"] = args.kernels
     command = [sys.executable, "-c", WORKER, args.env, args.agent, str(args.seeds)]
     return subprocess.Popen(
-        [*command, str(args.horizon)],
+        [*command, str(args.horizon), args.env_kwargs],
         cwd=source,  # ``-c`` puts the working directory first on the path
         env=env,
         stdin=subprocess.PIPE,
@@ -97,6 +102,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--horizon", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--env-kwargs", default="{}", help="gym.make keywords, as JSON")
+    parser.add_argument("--kernels", default="auto", choices=("auto", "on", "off"))
     args = parser.parse_args()
     new = ROOT if args.new is None else checkout(args.new)
     sides = {"old": worker(checkout(args.old), args), "new": worker(new, args)}

@@ -2,8 +2,8 @@
 
 The floors (``docs/architecture.md``), lowest first::
 
-    sets, errors, data, provenance < losses, problem < envs, agents < wrappers < engine < sweeps
-    < reports, plotting < experiment, cli
+    sets, errors, portable, data, provenance < losses, problem < envs, agents < wrappers
+    < engine < sweeps < reports, plotting < experiment, cli
 
 A module may import its own floor and the floors below. Envs and agents share a floor
 but never import each other (an agent knows a Problem, never an env). Every import
@@ -26,6 +26,7 @@ PACKAGE = Path(bco_gym.__file__).parent
 FLOORS: dict[str, int] = {
     "sets": 0,
     "errors": 0,
+    "portable": 0,
     "data": 0,
     "provenance": 0,
     "losses": 1,

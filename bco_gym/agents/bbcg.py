@@ -353,9 +353,9 @@ class BlockBanditCG(BatchAgent):
         """Add the slice's sum_s f_s u_s = sum_s (f_s/||P_V g_s||) P_V g_s, row by row."""
         weights = self._slice_values() / self._norms
         flat = self._tangent.reshape(self.rows, self._slice_rounds, -1)
-        # One vector-matrix product per row: matmul loops over the rows and makes each
-        # row's BLAS call, the one a single run makes (its value is the row's own).
-        sums = np.matmul(weights[:, np.newaxis], flat)
+        # Each row's rounds added one after another (portable.vecmat's order, row by row):
+        # no BLAS product, whose order depends on the CPU, and each row's value its own.
+        sums = np.add.reduce(np.multiply(weights[:, :, np.newaxis], flat), axis=1)
         self._block_sum += sums.reshape(self._block_sum.shape)
 
     def _finish_block(self) -> None:

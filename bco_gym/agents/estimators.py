@@ -48,6 +48,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.sets.base import ConvexSet
 
 #: The one-point estimators an agent with an ``estimator`` option accepts.
@@ -176,10 +177,11 @@ def one_point_estimate(
 def block_estimate(
     losses: np.ndarray, directions: np.ndarray, smoothing_radius: float, dimension: int
 ) -> np.ndarray:
-    """sum_s (d / delta) f_s u_s over a block, as one product: (d/delta) * losses @ U."""
+    """sum_s (d / delta) f_s u_s over a block: (d/delta) * losses @ U, the rounds' terms
+    added one after another (:func:`~bco_gym.portable.vecmat`, not a BLAS product)."""
     count = len(directions)
     flat = directions.reshape(count, -1)
-    total = (dimension / smoothing_radius) * (np.asarray(losses, dtype=float) @ flat)
+    total = (dimension / smoothing_radius) * portable.vecmat(np.asarray(losses, dtype=float), flat)
     return total.reshape(directions.shape[1:])
 
 

@@ -14,8 +14,8 @@ gradient estimates so far) and x_1 the starting point.
   weight sigma_t (Hazan & Kale 2012; used by OFW and bandit Frank-Wolfe), on S rows.
 
 Both touch the set only through its linear minimization oracle, and every reduction is
-row-independent (:func:`row_dot`), so row i of a batch is bit for bit the routine run
-on row i alone.
+row-independent (:func:`~bco_gym.portable.row_dot`), so row i of a batch is bit for bit
+the routine run on row i alone.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from bco_gym.portable import row_dot as row_dot  # re-exported for the routines
 
 Oracle = Callable[[np.ndarray], np.ndarray]
 #: An oracle over a leading batch axis (``lmo_many``): row i is the answer to row i.
@@ -71,17 +73,6 @@ class ConditionalGradientRows:
             gap=float(self.gaps[index]),
             iterations=int(self.iterations[index]),
         )
-
-
-def row_dot(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """<left_i, right_i> for each row i of two (S, *shape) arrays, shape (S,).
-
-    Row-independent by construction: an elementwise product, then numpy's pairwise sum
-    along each row's own contiguous entries, so row i's value does not depend on the
-    other rows or on S (a BLAS dot product may change with the batch).
-    """
-    rows = len(left)
-    return np.multiply(left.reshape(rows, -1), right.reshape(rows, -1)).sum(axis=-1)
 
 
 def conditional_gradient_rows(

@@ -135,7 +135,7 @@ def close_infeasible_projection_rows(
     Algorithm 2 makes at least one call. The rows are advanced together, one LOO call
     per running row per step (one ``lmo_many`` call on the rows still running): each
     row's arithmetic is elementwise or a reduction along its own entries
-    (:func:`~bco_gym.agents.frank_wolfe.row_dot`), so its iterates and counts are those
+    (:func:`~bco_gym.portable.row_dot`), so its iterates and counts are those
     of the routine run on that row alone.
     """
     x = np.array(feasible, dtype=float, copy=True)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.agents.barriers import (
     BallBarrier,
     Barrier,
@@ -220,9 +221,9 @@ class SahaTewari(BatchAgent):
         delta = self.params["smoothing_radius"]
         for row in range(self.rows):
             u = self.rngs[row].standard_normal(self._dimension)
-            u /= math.sqrt(float(u @ u))
+            u /= math.sqrt(portable.dot(u, u))
             self._directions[row] = u
-            offset = self._roots[row] @ u
+            offset = portable.matvec(self._roots[row], u)
             play = self.barrier.point(self._coordinates[row] + delta * offset)
             plays[row] = play.reshape(self.set.shape)
         return plays
@@ -232,7 +233,7 @@ class SahaTewari(BatchAgent):
         values = np.broadcast_to(np.asarray(losses, dtype=float), (self.rows,))
         for row in range(self.rows):
             estimate = (scale * float(values[row])) * (
-                self._inverse_roots[row] @ self._directions[row]
+                portable.matvec(self._inverse_roots[row], self._directions[row])
             )
             self._sums[row] += estimate  # g_t
             self._solve(row)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.losses.base import Comparator, Params, check_checkpoints
 from bco_gym.losses.polytopes import LinearDescription, linear_description, minimize_absolute_sum
 from bco_gym.losses.regression import RegressionModel
@@ -137,7 +138,7 @@ class AbsoluteLoss(RegressionModel):
                 self._description,
                 split.signed_features,
                 split.features,
-                split.targets + split.features @ self._center_flat,
+                split.targets + portable.matvec(split.features, self._center_flat),
                 low=None if np.isinf(box) else guess - box,
                 high=None if np.isinf(box) else guess + box,
             )
@@ -162,7 +163,7 @@ class AbsoluteLoss(RegressionModel):
             features = np.concatenate([kept_features, params["features"][part]])
             targets = np.concatenate([kept_targets, params["targets"][part]])
             fresh = params["features"][part]
-            reach = np.abs(fresh @ shift - params["targets"][part]) / np.maximum(
+            reach = np.abs(portable.matvec(fresh, shift) - params["targets"][part]) / np.maximum(
                 np.abs(fresh).sum(axis=1), np.finfo(float).tiny
             )
             reach = np.concatenate([kept_reach, reach])
@@ -172,24 +173,24 @@ class AbsoluteLoss(RegressionModel):
             order = np.argpartition(reach, NEAR_ROUNDS - 1)
             keep, drop = order[:NEAR_ROUNDS], order[NEAR_ROUNDS:]
             radius = min(radius, float(reach[drop].min()))
-            signs = np.sign(features[drop] @ shift - targets[drop])
-            signed_features += signs @ features[drop]
-            signed_targets += float(signs @ targets[drop])
+            signs = np.sign(portable.matvec(features[drop], shift) - targets[drop])
+            signed_features += portable.vecmat(signs, features[drop])
+            signed_targets += portable.dot(signs, targets[drop])
             kept_features, kept_targets, kept_reach = features[keep], targets[keep], reach[keep]
         return _Split(kept_features, kept_targets, signed_features, signed_targets, radius)
 
     def _reduced_value(self, split: _Split, x: np.ndarray) -> float:
         """R(x) = <G, x - c> - B_0 + sum_kept |r_t(x)| (= F(x) inside the box)."""
         shift = x - self._center_flat
-        kept = np.abs(split.features @ shift - split.targets).sum()
-        return float(split.signed_features @ shift - split.signed_targets + kept)
+        kept = np.abs(portable.matvec(split.features, shift) - split.targets).sum()
+        return float(portable.dot(split.signed_features, shift) - split.signed_targets + kept)
 
     def _dual_bound(self, split: _Split, multipliers: np.ndarray) -> float:
         """min_K sum_t lambda_t r_t(x) <= min_K F, one LMO (step 3)."""
-        direction = split.signed_features + multipliers @ split.features
+        direction = split.signed_features + portable.vecmat(multipliers, split.features)
         vertex = np.asarray(self.set.lmo(direction.reshape(self.set.shape)), dtype=float).ravel()
-        offset = split.signed_targets + float(multipliers @ split.targets)
-        return float(direction @ (vertex - self._center_flat)) - offset
+        offset = split.signed_targets + portable.dot(multipliers, split.targets)
+        return portable.dot(direction, vertex - self._center_flat) - offset
 
     def _feasible(self, x: np.ndarray) -> np.ndarray:
         """The LP's x, moved into K by projection if HiGHS left it outside by rounding."""

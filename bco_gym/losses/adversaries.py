@@ -49,8 +49,10 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.losses.base import LossSequence, Params, check_number
 from bco_gym.losses.linear import LinearLoss, unit_direction_in_tangent
+from bco_gym.sets.balls import euclidean_norm
 from bco_gym.sets.base import ConvexSet
 
 
@@ -60,8 +62,8 @@ def orthonormal_pair_in_tangent(
     """Two orthonormal directions of V (flattened), uniform: Gram-Schmidt on Gaussians."""
     first = unit_direction_in_tangent(convex_set, rng)
     second = convex_set.tangent(rng.standard_normal(convex_set.shape)).ravel()
-    second = second - (second @ first) * first
-    return first, second / np.linalg.norm(second)
+    second = second - portable.dot(second, first) * first
+    return first, second / euclidean_norm(second)
 
 
 class _PlaneLinearLoss(LinearLoss):
@@ -109,7 +111,9 @@ class LinearDriftLoss(_PlaneLinearLoss):
     def _means(self, first: int, size: int) -> np.ndarray:
         angles = self.rate * np.arange(first, first + size, dtype=float)[:, np.newaxis]
         plane = self._globals
-        return self.mean_norm * (np.cos(angles) * plane["first"] + np.sin(angles) * plane["second"])
+        return self.mean_norm * (
+            portable.cos(angles) * plane["first"] + portable.sin(angles) * plane["second"]
+        )
 
 
 class LinearAdversarialLoss(_PlaneLinearLoss):

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.errors import InvalidLossError
 from bco_gym.losses.base import (
     Comparator,
@@ -143,7 +144,7 @@ class ArrayLoss(LossSequence):
         results = []
         for stop, (total, offset) in zip(stops, sums, strict=True):
             point = np.asarray(self.set.lmo(total.reshape(self.set.shape)), dtype=float)
-            value = float(total @ point.ravel() + offset)
+            value = float(portable.dot(total, point) + offset)
             results.append(Comparator(horizon=stop, point=point, value=value, gap=0.0))
         return results
 

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from bco_gym.portable import row_dot as row_dot  # the losses' row products, re-exported
 from bco_gym.sets.base import ConvexSet
 
 Params = dict[str, np.ndarray]
@@ -386,14 +387,3 @@ def check_number(
         interval = f"{'(' if strict else '['}{low:g}, {'inf)' if high is None else f'{high:g}]'}"
         raise ValueError(f"{family} loss: {label}={value!r} must be a finite number in {interval}")
     return number
-
-
-def row_dot(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Row-wise inner products sum_j left[i, j] * right[i, j].
-
-    Each row is reduced on its own, so a round's value does not depend on how many
-    rounds are evaluated together (``np.einsum("ij,ij->i")`` can change the summation
-    order with the batch size for long rows); the block and per-round loops then see
-    bit-identical losses.
-    """
-    return (left * right).sum(axis=1)

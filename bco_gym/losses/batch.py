@@ -24,7 +24,7 @@ What a family must satisfy for this (``batch_evaluable``):
 1. every array of ``_draw_chunk``'s dict has the chunk's rounds on its leading axis (the
    same number in every row: a finite sequence's last chunk may be shorter);
 2. ``_evaluate`` is row-independent: round j's value depends only on the parameters of
-   round j and on points[j] (reductions per row, e.g. :func:`~bco_gym.losses.base.row_dot`,
+   round j and on points[j] (reductions per row, e.g. :func:`~bco_gym.portable.row_dot`,
    never an ``einsum``/``@`` whose summation order can change with the batch);
 3. it reads no seed-dependent state of ``self`` (``self._globals``): the attributes it
    reads (``beta``, ``_center_flat``, ...) follow from the family's parameters and the set,

@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.losses.base import (
     Comparator,
     LossSequence,
@@ -76,7 +77,7 @@ class NonnegativeCostLoss(LossSequence):
         if self.mean_high + self.noise <= 0:
             raise ValueError(f"{self.name} loss: mean_high + noise must be > 0 (costs all 0)")
         ones = np.ones(convex_set.shape)
-        self.longest = float(np.vdot(ones, convex_set.lmo(-ones)))
+        self.longest = portable.dot(ones, convex_set.lmo(-ones))
 
     @classmethod
     def supports(cls, convex_set: ConvexSet) -> bool:
@@ -131,7 +132,7 @@ class NonnegativeCostLoss(LossSequence):
         totals = self.summed_costs(stops)
         center = np.asarray(self.set.center, dtype=float).ravel()
         return [
-            Comparator(found.horizon, found.point, found.value + float(total @ center), 0.0)
+            Comparator(found.horizon, found.point, found.value + portable.dot(total, center), 0.0)
             for found, total in zip(
                 linear_comparators(self.set, stops, totals), totals, strict=True
             )

@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.errors import InvalidLossError, LossFunctionError
 from bco_gym.losses.base import (
     Comparator,
@@ -407,8 +408,8 @@ class _SummedLosses:
         self, x: np.ndarray, gradient: np.ndarray, direction: np.ndarray, max_step: float
     ) -> float:
         """Adaptive short step: halve it (double L) until F(x + s d) <= the quadratic model."""
-        slope = float(gradient @ direction)
-        squared = float(direction @ direction)
+        slope = portable.dot(gradient, direction)
+        squared = portable.dot(direction, direction)
         if slope >= 0.0 or squared == 0.0:
             return 0.0
         current = self.value(x)

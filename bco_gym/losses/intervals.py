@@ -59,7 +59,7 @@ def ball_best_values(thetas: np.ndarray, radius: float) -> np.ndarray:
     """min over the ball {||x|| <= radius} of <theta, x> = -radius ||theta|| for each row.
 
     ||theta|| is the square root of numpy's pairwise sum of the row's squares
-    (:func:`~bco_gym.losses.base.row_dot`), taken on the row scaled by its largest entry
+    (:func:`~bco_gym.portable.row_dot`), taken on the row scaled by its largest entry
     where the sum of squares would overflow or underflow. A sum with no BLAS call, so a
     compiled update (:mod:`bco_gym.agents.kernels.intervals`) computes the same floats
     without calling back into numpy; the value through the set's own LMO,

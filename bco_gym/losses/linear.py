@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.losses.base import (
     Comparator,
     LossSequence,
@@ -48,6 +49,7 @@ from bco_gym.sets import (
     L2Ball,
     Simplex,
 )
+from bco_gym.sets.balls import euclidean_norm
 from bco_gym.sets.base import ConvexSet, ShrunkSet
 
 
@@ -56,7 +58,7 @@ def unit_ball_in_tangent(convex_set: ConvexSet, rng: np.random.Generator, size: 
     g = convex_set.tangent_many(rng.standard_normal((size, *convex_set.shape)))
     g = g.reshape(size, -1)
     norms = np.sqrt(row_dot(g, g))[:, np.newaxis]
-    radii = rng.uniform(size=(size, 1)) ** (1.0 / convex_set.aff_dim)
+    radii = portable.power(rng.uniform(size=(size, 1)), 1.0 / convex_set.aff_dim)
     return g * (radii / np.maximum(norms, np.finfo(float).tiny))
 
 
@@ -70,7 +72,7 @@ def _contiguous_floats(*arrays: np.ndarray) -> bool:
 def unit_direction_in_tangent(convex_set: ConvexSet, rng: np.random.Generator) -> np.ndarray:
     """A direction uniform on the unit sphere of V, flattened to (dim,)."""
     direction = convex_set.tangent(rng.standard_normal(convex_set.shape)).ravel()
-    return direction / np.linalg.norm(direction)
+    return direction / euclidean_norm(direction)
 
 
 class LinearLoss(LossSequence):
@@ -132,11 +134,11 @@ class LinearLoss(LossSequence):
         else:  # the same draws and operations, compiled (use_kernel)
             dim = self._center_flat.size  # the set's (full) dimension, = aff_dim here
             normals = rng.standard_normal((size, dim))
-            radii = (rng.uniform(size=(size, 1)) ** (1.0 / dim)).ravel()
+            uniforms = rng.uniform(size=size)  # the power is taken in the kernel
             means = np.asarray(self._means(first, size), dtype=float).reshape(-1, dim)
             theta = np.empty((size, dim))
-            thetas(normals, radii, float(self.noise), means, theta, np.empty(dim))
-        return {"theta": theta, "offset": theta @ self._center_flat}
+            thetas(normals, uniforms, 1.0 / dim, float(self.noise), means, theta, np.empty(dim))
+        return {"theta": theta, "offset": portable.matvec(theta, self._center_flat)}
 
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:
         theta = params["theta"][part]
@@ -171,7 +173,7 @@ def linear_comparators(
     """Exact comparators of sum_t <theta_t, x - c> from the summed vectors (one LMO each).
 
     Point lmo(total) and value ``total @ (point - c)`` at each checkpoint: for all of them
-    in one ``lmo_many`` and one ``np.vecdot`` (the BLAS dot of each row, as ``@``) where
+    in one ``lmo_many`` and one :func:`~bco_gym.portable.row_dot` (each row's pairwise sum) where
     the set's batched LMO is its single one row by row (``_batched_lmo_is_single``),
     else one ``lmo`` and one dot each: the same floats either way.
     """
@@ -180,7 +182,7 @@ def linear_comparators(
     rows = _batchable_rows(convex_set, totals, len(stops))
     if rows is not None:
         points = convex_set.lmo_many(rows.reshape(len(rows), *convex_set.shape))
-        values = np.vecdot(rows, points.reshape(len(rows), -1) - center).tolist()
+        values = portable.row_dot(rows, points.reshape(len(rows), -1) - center).tolist()
         return [
             Comparator(stop, point, value, 0.0)
             for stop, point, value in zip(stops, points, values, strict=True)
@@ -188,7 +190,7 @@ def linear_comparators(
     results = []
     for stop, total in zip(stops, totals, strict=True):
         point = np.asarray(convex_set.lmo(total.reshape(convex_set.shape)), dtype=float)
-        value = float(total @ (point.ravel() - center))
+        value = portable.dot(total, point.ravel() - center)
         results.append(Comparator(horizon=stop, point=point, value=value, gap=0.0))
     return results
 

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.data import PORTFOLIO_DATASETS, portfolio_prices, price_relatives
 from bco_gym.losses.base import Comparator, LossSequence, Params, check_checkpoints
 from bco_gym.losses.portfolio import PortfolioLoss
@@ -50,7 +51,7 @@ def wealth(cumulative_loss: float | np.ndarray) -> float | np.ndarray:
     checkpoint (``result.checkpoints``); its last entry, :func:`final_wealth`, is the
     run's final wealth.
     """
-    return np.exp(-np.asarray(cumulative_loss, dtype=float))[()]
+    return portable.exp(-np.asarray(cumulative_loss, dtype=float))
 
 
 def final_wealth(run: Any) -> float:
@@ -69,7 +70,7 @@ def final_wealth(run: Any) -> float:
             f"final_wealth: expected a run's cumulative-loss curve (a number or a 1-d "
             f"array with at least one entry), got shape {curve.shape}"
         )
-    return float(np.exp(-curve.reshape(-1)[-1]))
+    return float(portable.exp(-curve.reshape(-1)[-1]))
 
 
 def dataset_shape(dataset: str) -> tuple[int, int]:
@@ -122,7 +123,10 @@ class PortfolioDataLoss(PortfolioLoss):
     @property
     def bound(self) -> float:
         low, high = self.relatives.min(axis=1), self.relatives.max(axis=1)
-        return float(max(np.max(np.abs(np.log(low))), np.max(np.abs(np.log(high))))) * ROUND_UP
+        return (
+            float(max(np.max(np.abs(portable.log(low))), np.max(np.abs(portable.log(high)))))
+            * ROUND_UP
+        )
 
     def _repr_fields(self) -> dict[str, Any]:
         return {"dataset": self.dataset, "horizon": self.horizon, "assets": self.n}

@@ -38,11 +38,13 @@ computed from the exact gradient of the last pass (never clipped: see
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.losses.base import (
     Comparator,
     LossSequence,
@@ -110,7 +112,7 @@ class PortfolioLoss(LossSequence):
 
     @property
     def bound(self) -> float:
-        return float(max(abs(np.log(self.r_min)), abs(np.log(self.r_max))))
+        return max(abs(math.log(self.r_min)), abs(math.log(self.r_max)))
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -129,15 +131,15 @@ class PortfolioLoss(LossSequence):
         market = rng.standard_normal((size, 1))
         own = rng.standard_normal((size, self.n))
         shocks = np.sqrt(self.correlation) * market + np.sqrt(1.0 - self.correlation) * own
-        relatives = np.exp(self._globals["drifts"] + self.volatility * shocks)
+        relatives = portable.exp(self._globals["drifts"] + self.volatility * shocks)
         return {"relatives": np.clip(relatives, self.r_min, self.r_max)}
 
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:
-        return -np.log(row_dot(params["relatives"][part], points))
+        return -portable.log(row_dot(params["relatives"][part], points))
 
     def _gradient(self, params: Params, offset: int, x: np.ndarray) -> np.ndarray:
         relatives = params["relatives"][offset]
-        return -relatives / float(relatives @ x)
+        return -relatives / portable.dot(relatives, x)
 
     # -- comparator ---------------------------------------------------------------------
     def newton_statistics(self, stop: int, x: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -145,11 +147,11 @@ class PortfolioLoss(LossSequence):
         value, gradient, hessian = 0.0, np.zeros(self.n), np.zeros((self.n, self.n))
         for _, _, params, part in self.chunks(0, stop):
             relatives = params["relatives"][part]
-            wealth = relatives @ x
-            value -= float(np.log(wealth).sum())
+            wealth = portable.matvec(relatives, x)
+            value -= float(portable.log(wealth).sum())
             scaled = relatives / wealth[:, np.newaxis]
             gradient -= scaled.sum(axis=0)
-            hessian += scaled.T @ scaled
+            hessian += portable.gram(scaled)
         return value, gradient, hessian
 
     def comparator(self, checkpoints: Sequence[int]) -> list[Comparator]:
@@ -177,7 +179,7 @@ class PortfolioLoss(LossSequence):
                 break
             model = Quadratic(hessian, gradient, value, origin=x)
             step = minimize_quadratic(self.set, model, tolerance=0.1 * tolerance, start=x).point - x
-            decrement = float(np.sqrt(max(0.0, step @ hessian @ step)))
+            decrement = math.sqrt(max(0.0, portable.dot(step, portable.matvec(hessian, step))))
             if decrement == 0.0:
                 break
             candidate = on_simplex(x + step)

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.losses.base import (
     Comparator,
     LossSequence,
@@ -115,7 +116,8 @@ class RegressionModel(LossSequence):
         noise = self.noise * rng.uniform(-1.0, 1.0, size)
         outliers = rng.uniform(size=size) < self.outlier_rate
         noise[outliers] = self.outlier_scale * rng.uniform(-1.0, 1.0, int(outliers.sum()))
-        return {"features": features, "targets": features @ self._globals["planted"] + noise}
+        targets = portable.matvec(features, self._globals["planted"]) + noise
+        return {"features": features, "targets": targets}
 
     def residuals(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:
         """r_t(x_t) for the rounds in ``part`` at ``points`` (one point per round)."""
@@ -148,7 +150,11 @@ class RegressionLoss(RegressionModel):
 
         def statistic(params: Params, part: slice) -> tuple[np.ndarray, ...]:
             features, targets = params["features"][part], params["targets"][part]
-            return features.T @ features, targets @ features, targets @ targets
+            return (
+                portable.gram(features),
+                portable.vecmat(targets, features),
+                np.array(portable.dot(targets, targets)),
+            )
 
         return self.prefix_sums(checkpoints, statistic)
 

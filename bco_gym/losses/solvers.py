@@ -33,6 +33,7 @@ from typing import Protocol
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.losses.base import Comparator
 from bco_gym.sets.base import ConvexSet
 
@@ -76,11 +77,11 @@ class Quadratic:
 
     def apply(self, v: np.ndarray) -> np.ndarray:
         """H v."""
-        return self.hessian * v if self.hessian.ndim == 1 else self.hessian @ v
+        return self.hessian * v if self.hessian.ndim == 1 else portable.matvec(self.hessian, v)
 
     def value(self, x: np.ndarray) -> float:
         u = self._shift(x)
-        return float(0.5 * (u @ self.apply(u)) + self.linear @ u + self.constant)
+        return 0.5 * portable.dot(u, self.apply(u)) + portable.dot(self.linear, u) + self.constant
 
     def gradient(self, x: np.ndarray) -> np.ndarray:
         return self.apply(self._shift(x)) + self.linear
@@ -89,8 +90,8 @@ class Quadratic:
         self, x: np.ndarray, gradient: np.ndarray, direction: np.ndarray, max_step: float
     ) -> float:
         """Exact: argmin over [0, max_step] of q(x + s d) = clip(-<g, d>/<d, H d>)."""
-        slope = float(gradient @ direction)
-        curvature = float(direction @ self.apply(direction))
+        slope = portable.dot(gradient, direction)
+        curvature = portable.dot(direction, self.apply(direction))
         if slope >= 0.0:
             return 0.0
         if curvature <= 0.0:
@@ -142,9 +143,9 @@ def frank_wolfe_gap(
     difference = x - vertex
     eps = np.finfo(float).eps
     dot_error = (len(difference) + 2) * eps * float(np.abs(gradient * difference).sum())
-    point_error = eps * float(np.abs(gradient) @ (np.abs(x) + np.abs(vertex)))
+    point_error = eps * portable.dot(np.abs(gradient), np.abs(x) + np.abs(vertex))
     allowance = dot_error + point_error
-    return float(gradient @ difference) + allowance, vertex
+    return portable.dot(gradient, difference) + allowance, vertex
 
 
 def certified_gap(
@@ -191,7 +192,7 @@ class _ActiveSet:
         self.weights = np.ones(1)
 
     def point(self) -> np.ndarray:
-        return self.weights @ self.atoms
+        return portable.vecmat(self.weights, self.atoms)
 
     def index_of(self, atom: np.ndarray) -> int:
         matches = np.flatnonzero(np.all(self.atoms == atom, axis=1))
@@ -253,9 +254,9 @@ def frank_wolfe(
         gap, vertex = frank_wolfe_gap(convex_set, gradient, x)
         if gap <= tolerance:
             return _result(convex_set, objective, x, iteration, tolerance)
-        scores = active.atoms @ gradient
+        scores = portable.matvec(active.atoms, gradient)
         away = int(np.argmax(scores))
-        away_gap = float(scores[away] - gradient @ x)
+        away_gap = float(scores[away] - portable.dot(gradient, x))
         if gap >= away_gap or len(active.weights) == 1:
             direction, max_step = vertex - x, 1.0
             step = objective.line_search(x, gradient, direction, max_step)
@@ -331,7 +332,7 @@ def projected_gradient(
         along = tangent_part(convex_set, gradient)
         step_point = (y - along / smoothness).reshape(shape)
         x_next = np.asarray(convex_set.project(step_point), dtype=float).ravel()
-        if gradient @ (x_next - x) > 0.0:
+        if portable.dot(gradient, x_next - x) > 0.0:
             momentum, y = 1.0, x_next.copy()
         else:
             next_momentum = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * momentum**2))

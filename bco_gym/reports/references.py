@@ -14,10 +14,13 @@ of a suite is the directory ``bco_gym/data/references/<suite>/``:
 * ``INDEX.json``: the format, the suite, the library version that computed it
   (``bco_gym.__version__``, recorded, not compared) and the digest of the code that
   determines results (:func:`bco_gym.provenance.code_digest`: the agents, engine, envs,
-  losses, sets and sweeps packages and the data), the command that
-  rebuilt it, whether it covers every scenario of the suite (``complete``; a scenario
-  without a file is computed by ``bench``), the SHA-256 of every scenario file, and the
-  digest of every scenario's definition (:func:`scenario_digest`).
+  losses, sets and sweeps packages, ``problem.py``, ``portable.py`` and the data), the
+  command that rebuilt it, the signature of the machine that computed it
+  (:func:`bco_gym.portable.machine_signature`: a recomputed cell is its bits on a machine
+  of that signature, within 1e-12 elsewhere; docs/performance.md), whether it covers
+  every scenario of the suite (``complete``; a scenario without a file is computed by
+  ``bench``), the SHA-256 of every scenario file, and the digest of every scenario's
+  definition (:func:`scenario_digest`).
 
 An archive is used only when its format and code digest are this library's, every
 file matches its SHA-256 and the scenario is defined as when it was archived (same env,
@@ -52,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from bco_gym.engine.result import RunResult
+from bco_gym.portable import machine_signature
 from bco_gym.provenance import code_digest
 from bco_gym.reports.suites import SUITES, Scenario
 from bco_gym.sweeps.results import (
@@ -389,6 +393,7 @@ def _write_index(
         "library_version": library_version(),
         "code_digest": code_digest(),
         "command": command or REBUILD.format(suite=suite),
+        "machine": machine_signature(),
         "complete": complete,
         "files": dict(sorted(files.items())),
         "scenarios": dict(sorted(digests.items())),

@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.sets.base import ConvexSet, separating
 from bco_gym.sets.checks import (
     DEFAULT_ATOL,
@@ -225,7 +226,7 @@ class L2Ball(_CenteredBall):
         g_i/||g_i|| with g_i standard Gaussian (a uniform direction) and U_i ~ U[0, 1],
         so the norm r has P(r <= s) = (s/radius)^n."""
         gaussians = rng.standard_normal((count, self.n))
-        radii = self.radius * rng.uniform(size=count) ** (1.0 / self.n)
+        radii = self.radius * portable.power(rng.uniform(size=count), 1.0 / self.n)
         return (radii / euclidean_norms(gaussians))[:, np.newaxis] * gaussians
 
 

@@ -13,8 +13,11 @@ Projection = clipping each coordinate to [low_i, high_i], O(n). Both are entrywi
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from bco_gym import portable
 from bco_gym.sets.base import ConvexSet
 from bco_gym.sets.checks import DEFAULT_ATOL, check_size, check_tolerance
 
@@ -86,7 +89,7 @@ class Hypercube(ConvexSet):
 
     @property
     def outer_radius(self) -> float:
-        return float(np.linalg.norm(self._half_width))
+        return math.sqrt(portable.dot(self._half_width, self._half_width))
 
     def tangent_many(self, vectors: np.ndarray) -> np.ndarray:
         return np.array(self._check_batch(vectors, "vectors"), dtype=float, copy=True)

@@ -43,6 +43,7 @@ path exactly. ``project_many`` solves the QPs row by row.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -51,6 +52,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 from scipy.sparse.linalg import splu
 
+from bco_gym import portable
 from bco_gym.sets._qp import NonnegativeProjector, missing_solver_message, qp_available
 from bco_gym.sets.base import ConvexSet
 from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_size, off_by
@@ -107,9 +109,8 @@ class FlowPolytope(ConvexSet):
         self._build_levels()
         self._center, self._inner_radius = self._chebyshev_center()
         self._center.flags.writeable = False
-        self._outer_radius = float(
-            np.linalg.norm(self.lmo(2.0 * self._center - 1.0) - self._center)
-        )
+        farthest = self.lmo(2.0 * self._center - 1.0) - self._center
+        self._outer_radius = math.sqrt(portable.dot(farthest, farthest))
         self._projector = NonnegativeProjector(
             self._reduced_incidence[:, self._live_index], self._reduced_rhs, "FlowPolytope"
         )
@@ -316,7 +317,8 @@ class FlowPolytope(ConvexSet):
             raise RuntimeError(f"FlowPolytope: the Chebyshev-centre LP failed: {result.message}")
         center = result.x[:edge_count]
         residual = self._reduced_incidence @ center - self._reduced_rhs
-        center = center - self._reduced_incidence_t @ self._lu.solve(residual)
+        correction = portable.matvec(self._laplacian_inverse, residual)
+        center = center - self._reduced_incidence_t @ correction
         center[~self.on_path] = 0.0
         center[self._fixed] = 1.0
         return center, float(np.min(center[free] / weights[free]))
@@ -325,11 +327,15 @@ class FlowPolytope(ConvexSet):
         """diag(P) = ||P e_e||^2 = 1 - (effective resistance of e), from L^(-1).
 
         With t grounded, b_e^T L^(-1) b_e = L^(-1)_aa + L^(-1)_bb - 2 L^(-1)_ab for the
-        endpoints a, b of e (entries of t are 0). O(n'^2) memory for the dense inverse.
+        endpoints a, b of e (entries of t are 0). O(n'^2) memory for the dense inverse,
+        taken by :func:`~bco_gym.portable.inverse_spd` (the same bits on every CPU, where
+        a solve by the sparse LU factors goes through BLAS: the centre, both radii and
+        so every step size depended on the CPU's OpenBLAS kernels).
         """
         size = self._laplacian.shape[0]
+        self._laplacian_inverse = portable.inverse_spd(self._laplacian.toarray())
         inverse = np.zeros((size + 1, size + 1))  # the last row and column stand for t
-        inverse[:size, :size] = self._lu.solve(np.eye(size))
+        inverse[:size, :size] = self._laplacian_inverse
         position = np.full(len(self.nodes), size)
         position[self._reduced_rows] = np.arange(size)
         a, b = position[self._tails], position[self._heads]

@@ -86,7 +86,9 @@ def vertex_mixture(convex_set: ConvexSet, rng: np.random.Generator, count: int) 
         mixed = _rank_one_mixture(convex_set, rng, weights)
     else:
         vertices = random_vertices(convex_set, rng, count * k).reshape(count, k, -1)
-        mixed = np.matmul(weights[:, np.newaxis, 1:], vertices).reshape(count, *convex_set.shape)
+        # sum_j w_j v_j per point, the vertices added one after another (no BLAS product)
+        mixed = np.add.reduce(weights[:, 1:, np.newaxis] * vertices, axis=1)
+        mixed = mixed.reshape(count, *convex_set.shape)
     return mixed + weights[:, 0].reshape(count, *(1,) * centre.ndim) * centre
 
 

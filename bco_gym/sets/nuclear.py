@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, svds
 
+from bco_gym import portable
 from bco_gym.sets.base import ConvexSet
 from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_radius, check_size
 from bco_gym.sets.simplex import project_onto_simplex, project_rows_onto_simplex
@@ -243,7 +244,7 @@ class NuclearNormBall(ConvexSet):
         Z_i standard Gaussian (rows x cols) and U_i ~ U[0, 1]; so ||X_i||_* / radius
         is U_i^(1/(rows*cols)) and X_i/||X_i||_* has the law of Z/||Z||_*."""
         gaussians = rng.standard_normal((count, *self.shape))
-        scales = self.radius * rng.uniform(size=count) ** (1.0 / self.dim)
+        scales = self.radius * portable.power(rng.uniform(size=count), 1.0 / self.dim)
         nuclear_norms = np.linalg.svd(gaussians, compute_uv=False).sum(axis=1)
         return (scales / nuclear_norms)[:, np.newaxis, np.newaxis] * gaussians
 

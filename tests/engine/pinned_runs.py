@@ -9,6 +9,13 @@ comparator, regret), with the final regret beside it in hex for a reader, and ap
 SHA-256 of its interval regrets (adaptive, dynamic, per length, switching) with their
 values. The JSON keeps, instead of those values, ``intervals_before``: the values from
 before the ball's interval regrets took their closed form (test_pinned_runs.py says why).
+
+Each fingerprint also keeps the run's curves (cumulative loss, comparator, regret at the
+checkpoints, in hex), and the file keeps the ``machine`` it was pinned on
+(:func:`bco_gym.portable.machine_signature`): on a machine of another signature the runs
+are checked to 1e-12 relatively instead of bit for bit (docs/performance.md, "Results
+that travel"). ``python tests/engine/pinned_runs.py --write`` pins again in place, keeping
+``intervals_before``.
 """
 
 from __future__ import annotations
@@ -16,10 +23,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pathlib
+import sys
 from typing import Any
 
 import numpy as np
 
+#: The pinned fingerprints.
+PINNED_FILE = pathlib.Path(__file__).parent / "data" / "pinned_runs.json"
 #: (env id, agent, feedback, loss, horizon, seeds): every loop the NumPy path has (the
 #: per-round lean loop, BBCG's block loop, two-point, full information) over three chunks
 #: of the losses (4096 rounds each) so chunk boundaries and open tree blocks are crossed.
@@ -61,7 +72,12 @@ def fingerprint(result: Any) -> dict[str, Any]:
         "final_regret": float(result.final_regret).hex(),
         "intervals_sha256": intervals.hexdigest(),
         "intervals": values,
+        "curves": {name: [float(v).hex() for v in getattr(result, name)] for name in CURVES},
     }
+
+
+#: The curves a fingerprint keeps beside its hashes, for the check to 1e-12.
+CURVES = ("cumulative_loss", "comparator_loss", "regret")
 
 
 def interval_values(result: Any) -> dict[str, Any]:
@@ -96,14 +112,32 @@ def fingerprints(case: tuple[Any, ...]) -> list[dict[str, Any]]:
     return [fingerprint(result) for result in results]
 
 
-def pinned() -> dict[str, list[dict[str, Any]]]:
-    """Every case's fingerprints, keyed by mode and case."""
-    found = {}
+def pinned() -> dict[str, Any]:
+    """Every case's fingerprints, keyed by mode and case, and the machine's signature."""
+    from bco_gym.portable import machine_signature
+
+    found: dict[str, Any] = {"machine": machine_signature()}
     for mode, cases in (("off", CASES), ("on", KERNEL_CASES)):
         os.environ["BCO_GYM_KERNELS"] = mode
         found.update({f"{mode}: {case_key(case)}": fingerprints(case) for case in cases})
     return found
 
 
+def write(path: pathlib.Path = PINNED_FILE) -> None:
+    """Pin again into ``path``: every fingerprint, each run's ``intervals_before`` kept."""
+    before = json.loads(path.read_text())
+    found = pinned()
+    for key, runs in found.items():
+        if key == "machine":
+            continue
+        for run, old in zip(runs, before[key], strict=True):
+            run["intervals_before"] = old["intervals_before"]
+            del run["intervals"]
+    path.write_text(json.dumps(found, indent=1) + "\n")
+
+
 if __name__ == "__main__":
-    print(json.dumps(pinned(), indent=1))
+    if sys.argv[1:] == ["--write"]:
+        write()
+    else:
+        print(json.dumps(pinned(), indent=1))

@@ -13,6 +13,7 @@ from scipy.optimize import linprog, minimize
 import bco_gym.losses.absolute as absolute_module
 import bco_gym.losses.linear as linear_module
 import bco_gym.losses.portfolio as portfolio_module
+from bco_gym import portable
 from bco_gym.losses import make_losses
 from bco_gym.losses.linear import linear_comparators
 from bco_gym.sets import BirkhoffPolytope, ConvexSet, L2Ball, Simplex
@@ -373,12 +374,13 @@ def test_frank_wolfe_comparator_without_projection_agrees(family: str):
 
 # -- linear_comparators: one lmo_many for all checkpoints, the single oracle's floats ---
 def _one_by_one(convex_set: ConvexSet, stops: list[int], totals: list[np.ndarray]):
-    """The definition: x* = lmo(S) and <S, x* - c> for each summed vector S, one by one."""
+    """The definition: x* = lmo(S) and <S, x* - c> (the pairwise sum of the products, as
+    every result's inner product: bco_gym/portable.py) for each summed vector S, one by one."""
     center = np.asarray(convex_set.center, dtype=float).ravel()
     answers = []
     for stop, total in zip(stops, totals, strict=True):
         point = np.asarray(convex_set.lmo(total.reshape(convex_set.shape)), dtype=float)
-        answers.append((stop, point, float(total @ (point.ravel() - center))))
+        answers.append((stop, point, portable.dot(total, point.ravel() - center)))
     return answers
 
 

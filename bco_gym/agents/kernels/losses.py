@@ -11,8 +11,9 @@ squared norms read in place, the ratios, the rows):
     theta_t[i] = mu_t[i] + s * (g_t[i] * (r_t / max(||g_t||, tiny))),  r_t = U_t^(1/d),
 
 with ||g_t||^2 NumPy's pairwise sum of the row's squares (``row_dot``), so every float
-is the NumPy code's. The power r_t stays NumPy's (its vectorised ``pow`` may differ in
-the last bit from the C library's that numba calls), and so do the draws. Only for sets
+is the NumPy code's. The power r_t is the C library's ``pow`` on both sides
+(``portable.power`` in NumPy, numba's ``**`` here; never NumPy's vectorised ``power``,
+which is Intel's SVML on an AVX-512 CPU), and the draws are NumPy's. Only for sets
 whose direction space is all of R^n (V's projection the identity): the ball, the box,
 the l1 ball. Installed by the compiled loops
 (:meth:`~bco_gym.losses.linear.LinearLoss.use_kernel`); the
@@ -65,11 +66,11 @@ def row_squares(rows, r, count):  # pragma: no cover - compiled
 
 
 @jit
-def linear_thetas(normals, radii, noise, means, out, work):  # pragma: no cover - compiled
-    """``out`` (k, n) = means + noise * (normals * (radii / max(norms, tiny))) row by row;
-    ``means`` (1, n) or (k, n), ``radii`` (k,), ``work`` (n,) scratch. Three passes: the
-    squared norms, the ratios (square roots and divisions, which vectorise across rows),
-    the rows."""
+def linear_thetas(normals, uniforms, exponent, noise, means, out, work):  # pragma: no cover
+    """``out`` (k, n) = means + noise * (normals * (radii / max(norms, tiny))) row by row,
+    radii = uniforms ** exponent (the C library's ``pow``, as ``portable.power``);
+    ``means`` (1, n) or (k, n), ``uniforms`` (k,), ``work`` (n,) scratch. Three passes: the
+    squared norms, the ratios (powers, square roots and divisions), the rows."""
     tiny = 2.2250738585072014e-308  # np.finfo(float).tiny
     rows, n = normals.shape
     shared = means.shape[0] == 1
@@ -82,7 +83,7 @@ def linear_thetas(normals, radii, noise, means, out, work):  # pragma: no cover 
                 work[i] = normals[r, i] * normals[r, i]
             ratios[r] = pairwise_sum(work, 0, n)
     for r in range(rows):
-        ratios[r] = radii[r] / max(math.sqrt(ratios[r]), tiny)
+        ratios[r] = uniforms[r] ** exponent / max(math.sqrt(ratios[r]), tiny)
     for r in range(rows):
         m = 0 if shared else r
         for i in range(n):
