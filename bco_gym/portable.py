@@ -19,8 +19,9 @@ Results use these instead:
 * :func:`dot`, :func:`row_dot`, :func:`matvec`: NumPy's pairwise summation of the products
   (``np.add.reduce`` along a contiguous row), the order the compiled kernels reproduce
   (``bco_gym/agents/kernels/oracles.py``); :func:`vecmat`, :func:`gram`, :func:`matmul` add
-  the rows one after another; :func:`inverse_spd` goes through a Cholesky factor. Each is a
-  fixed sequence of IEEE-754 operations, which every CPU rounds alike.
+  the rows one after another (a single column pairwise); :func:`inverse_spd` goes through
+  a Cholesky factor. Each is a fixed sequence of IEEE-754 operations, which every CPU
+  rounds alike.
 * :func:`power`, :func:`exp`, :func:`log`, :func:`cos`, :func:`sin`: the C library's scalar
   functions (Python's :mod:`math`, the functions numba's kernels call too), element by
   element. glibc picks one of its own code paths per CPU as well, by whether the CPU has
@@ -71,8 +72,10 @@ def matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
 
 
 def vecmat(weights: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-    """``weights @ matrix`` for k weights and a (k, n) matrix: sum_i weights[i] matrix[i],
-    the rows added one after another from the first (each column's own order)."""
+    """``weights @ matrix`` for k weights and a (k, n) matrix: sum_i weights[i] matrix[i]
+    by NumPy's reduction along the rows, which adds the rows one after another from the
+    first when n >= 2, and takes the pairwise sum of the single column when n = 1 (then
+    contiguous). Either order is NumPy's code, not the CPU's."""
     return np.add.reduce(np.multiply(weights[:, np.newaxis], matrix), axis=0)
 
 

@@ -44,6 +44,9 @@ def test_the_sums_are_numpys_pairwise_sums_or_the_rows_in_order():
     for weight, row in zip(weights[1:], matrix[1:], strict=True):
         in_order = in_order + weight * row
     assert np.array_equal(portable.vecmat(weights, matrix), in_order)
+    column = matrix[:, :1] * np.ones((7, 1))
+    pairwise = np.add.reduce(weights * column[:, 0])  # one column: contiguous, pairwise
+    assert np.array_equal(portable.vecmat(weights, column), [pairwise])
     gram = portable.gram(matrix.T)  # 300 rows of 7
     assert np.array_equal(gram, gram.T)
     assert np.array_equal(gram[2], portable.vecmat(matrix[2], matrix.T))
