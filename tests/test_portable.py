@@ -136,9 +136,10 @@ def test_pinned_runs_and_archive_hold_under(name):
         pytest.importorskip("numba")
     if name == "glibc-without-fma" and not GLIBC_X86:
         pytest.skip("glibc's tunables switch its FMA code paths on x86-64 only")
-    if changed is not None:  # the setting took: the machine computes otherwise under it
-        under = signature_under(settings)
-        assert under[changed] != portable.machine_signature()[changed], (name, under)
+    here = portable.machine_signature()
+    if changed is not None and signature_under(settings)[changed] == here[changed]:
+        # e.g. a CPU without FMA, or whose OpenBLAS kernel is the one asked for
+        pytest.skip(f"{name} computes as this machine does: nothing to compare")
     environment = {**os.environ, **settings, "OMP_NUM_THREADS": "1"}
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests],
