@@ -1290,3 +1290,61 @@ def test_losses_from_one_closure_factory_with_other_constants_are_not_paired():
     with pytest.raises(ValueError, match="digest"):
         paired_table(mixed, "random")
     assert paired_table(results[1.0], "random")  # the same losses pair
+
+
+# -- fifth pass: an agent's update gets only what its feedback entitles it to ------------------
+@pytest.fixture
+def spies():
+    """The attack agents that keep what they are handed in class state, emptied."""
+    from attack_agents import GradientSpy, InfoHoarder
+
+    for spy in (GradientSpy, InfoHoarder):
+        spy.SEEN.clear()
+    InfoHoarder.POINTS.clear()
+    yield GradientSpy, InfoHoarder
+    InfoHoarder.POINTS.clear()
+
+
+def test_the_gym_loop_hands_the_last_update_no_regret_nor_comparator(spies):
+    """The issue's case: under fast=False the last update() got the recorder's info,
+    comparator_point included, and the next run of the seed played it (regret -6e-14)."""
+    from bco_gym.experiment import run
+
+    _, hoarder = spies
+    kwargs = {"horizon": 60, "env_kwargs": {"n": 3}, "seed": 3, "fast": False}
+    first = run("BCO-Ball-v0", "attack_agents:InfoHoarder", **kwargs)
+    second = run("BCO-Ball-v0", "attack_agents:InfoHoarder", **kwargs)
+    assert hoarder.SEEN == {"loss", "t"} and not hoarder.POINTS
+    assert first.final_regret > 1.0 and second.same_outcome(first)
+
+
+@pytest.mark.parametrize("path", ["lean", "gym", "run_many", "bench"])
+def test_a_bandit_agent_in_a_full_feedback_scenario_never_sees_a_gradient(
+    spies, path, tmp_path, capsys, monkeypatch
+):
+    from bco_gym.experiment import run, run_many
+    from bco_gym.reports.suites import SUITES, Scenario
+
+    spy, _ = spies
+    full = {"horizon": 40, "env_kwargs": {"n": 3, "feedback": "full"}}
+    if path == "lean":
+        run("BCO-Ball-v0", "attack_agents:GradientSpy", seed=1, **full)
+    elif path == "gym":
+        run("BCO-Ball-v0", "attack_agents:GradientSpy", seed=1, fast=False, **full)
+    elif path == "run_many":
+        run_many("BCO-Ball-v0", "attack_agents:GradientSpy", [1, 2], **full)
+    else:
+        scenario = Scenario(
+            name="full-info",
+            title="3-ball, full information",
+            env_id="BCO-Ball-v0",
+            agents=("ogd", "random"),
+            horizon=40,
+            seeds=(0, 1),
+            env_kwargs=full["env_kwargs"],
+        )
+        monkeypatch.setitem(SUITES, "full-bench", (scenario,))
+        argv = ["bench", "--agents", "attack_agents:GradientSpy", "--suite", "full-bench"]
+        code, _, err = _cli([*argv, "--out", tmp_path / "bench", "--quiet"], capsys)
+        assert code == 0, err
+    assert spy.SEEN == {"loss", "t"}  # no gradient, in any loop

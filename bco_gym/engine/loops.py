@@ -16,6 +16,11 @@
 * :func:`play_gym` -- the reference semantics, one env and one single agent through the
   Gymnasium loop of DESIGN.md's public contract and its RegretRecorder.
 
+Every loop hands the agent's ``update`` only what its feedback model entitles it to
+(:mod:`.feedback`): the loss and ``t``, the gradient for a full-information agent, both
+losses for a two-point agent; never the regret or the comparator the recorder adds to
+the last round's ``info``, nor a full-feedback env's gradient to a bandit agent.
+
 The two batched loops compute what ``env.step`` computes for each row -- same points,
 same losses, same ``info["loss"]``/``info["gradient"]``/``info["t"]`` given to the agent --
 so their outcome equals the Gymnasium loop's bit for bit (tests/experiment/test_fast_path.py
@@ -40,6 +45,7 @@ from bco_gym.engine.compiled import (
     play_compiled,
     tally_kernels,
 )
+from bco_gym.engine.feedback import entitled_info, feedback_of, sees_gradients
 from bco_gym.engine.latency import LatencyHistogram
 from bco_gym.engine.preparation import find_wrapper
 from bco_gym.engine.tally import LossTally, one_pass_comparators
@@ -125,7 +131,7 @@ def play_lean(
     durations, latency = np.empty(buffer.shape[1]), LatencyHistogram()
     check, evaluate, gradients = stage.feasibility.round, stage.losses.losses, None
     info: dict[str, Any]
-    if stage.full_feedback:
+    if stage.full_feedback and sees_gradients(agent):  # a bandit agent plays as one
         gradients = stage.losses.gradients
     agent_seconds = env_seconds = 0.0
     bar = progress_bar(horizon, progress)
@@ -302,6 +308,7 @@ def play_gym(
     """
     recorder = find_wrapper(env, RegretRecorder)
     horizon = env.unwrapped.problem.horizon
+    feedback = feedback_of(agent)
     agent_seconds = env_seconds = 0.0
     bar = progress_bar(horizon, progress)
     step = min(max(1, horizon // 200), LEAN_BUFFER)
@@ -315,7 +322,7 @@ def play_gym(
             acted = time.perf_counter()
             observation, _, _, _, info = env.step(action)
             stepped = time.perf_counter()
-            agent.update(info["loss"], info)
+            agent.update(info["loss"], entitled_info(info, feedback))
             done = time.perf_counter()
             durations[index] = done - tick
             agent_seconds += (acted - tick) + (done - stepped)

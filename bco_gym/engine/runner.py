@@ -10,7 +10,11 @@ loops with the same outcome (``RunResult.loop`` says which ran; :mod:`.loops`):
 
       obs, info = env.reset(seed=seed); agent.reset(seed=agent_seed)
       repeat T times: action = agent.act(obs); obs, ... = env.step(action)
-                      agent.update(info["loss"], info)
+                      agent.update(info["loss"], entitled_info(info, agent.feedback))
+
+  where the agent's ``update`` gets only what its feedback entitles it to
+  (:mod:`.feedback`: the loss and ``t``; the gradient for a full-information agent; both
+  losses for a two-point agent), not the regret and comparator of the last ``info``;
 
 * ``"block"`` -- agents whose plays within a block do not depend on that block's
   feedback (``agent.supports_blocks``: BBCG, BBCG2, random): whole blocks of plays (of
