@@ -543,6 +543,22 @@ def _add_bench(commands: Any) -> None:
         help="report.md and scores.csv cover only --agents and the references (default: every "
         "agent computed into OUT for this suite)",
     )
+    command.add_argument(
+        "--isolate",
+        action="store_true",
+        help="play each given agent in its own process, which receives only what its feedback "
+        "entitles it to and sends back only its plays (oracle calls counted by its set)",
+    )
+    command.add_argument(
+        "--fresh-seeds",
+        type=lambda text: _integer(text, 2, MAX_SEEDS, "an integer >= 2 (fresh seeds)"),
+        default=None,
+        metavar="N",
+        help="also play every scenario on N seeds drawn from the operating system's entropy "
+        "when the run starts, written into the report (and fresh-seeds.json) when it ends, "
+        "with each given agent's fresh scores beside its public ones and a test of their "
+        "agreement. --isolate --fresh-seeds N is the verification mode for a result to publish",
+    )
     command.set_defaults(handler=command_bench)
 
 

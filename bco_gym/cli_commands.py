@@ -8,6 +8,7 @@ the exit code. Tables and figures are written atomically and never through a sym
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -493,6 +494,7 @@ def command_demo(args: argparse.Namespace) -> int:
 
 def command_bench(args: argparse.Namespace) -> int:
     from bco_gym.agents.registry import resolve_agent
+    from bco_gym.engine.isolation import protected
     from bco_gym.reports.bench import MARKER, run_bench
     from bco_gym.reports.suites import SUPERSEDED, resolve_suite, select_scenarios
     from bco_gym.sweeps.sweep import StaleCellWarning
@@ -524,7 +526,8 @@ def command_bench(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(line, file=sys.stderr, flush=True)
 
-    with warnings.catch_warnings():
+    protection = protected() if args.isolate else contextlib.nullcontext()
+    with warnings.catch_warnings(), protection:  # the bench non-dumpable (isolation)
         warnings.simplefilter("ignore")  # the runs keep theirs; the report lists them
         warnings.simplefilter("default", StaleCellWarning)  # but stale cells are said here
         outcome = run_bench(
@@ -543,8 +546,12 @@ def command_bench(args: argparse.Namespace) -> int:
             labels=labels,
             reuse_stale=args.reuse_stale,
             agents_only=args.agents_only,
+            isolate=args.isolate,
+            fresh_seeds=args.fresh_seeds,
         )
     print(f"wrote {outcome.report} and {outcome.scores}")
+    if args.fresh_seeds is not None:
+        print(f"fresh seeds in {outcome.report.with_name('fresh-seeds.json')}")
     for line in outcome.recomputed:  # said whatever --quiet and the warning filters say
         print(sanitize(f"warning: recomputed a damaged cell: {line}"), file=sys.stderr)
     if outcome.failures:
@@ -564,6 +571,8 @@ def _bench_command(args: argparse.Namespace) -> str:
     if args.agent_kwargs:
         extra += f" --agent-kwargs {shlex.quote(json.dumps(args.agent_kwargs))}"
     extra += " --agents-only" if args.agents_only else ""
+    extra += " --isolate" if args.isolate else ""
+    extra += f" --fresh-seeds {args.fresh_seeds}" if args.fresh_seeds is not None else ""
     return (
         f"bco-gym bench --agents {shlex.quote(','.join(args.agents))} --suite {args.suite}"
         f"{chosen}{seeds} --out {args.out}{extra}"

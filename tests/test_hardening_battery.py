@@ -1348,3 +1348,92 @@ def test_a_bandit_agent_in_a_full_feedback_scenario_never_sees_a_gradient(
         code, _, err = _cli([*argv, "--out", tmp_path / "bench", "--quiet"], capsys)
         assert code == 0, err
     assert spy.SEEN == {"loss", "t"}  # no gradient, in any loop
+
+
+# -- fifth pass: a score cannot be faked (fresh seeds, isolation, the regret floor) ------------
+@pytest.fixture
+def ball_bench(monkeypatch):
+    """A stationary scenario (i.i.d. linear losses on the 10-ball) long enough for the
+    regret floor to catch an agent that plays each round's minimiser, with six seeds (six
+    fresh beside them: the smallest p-value of the agreement test, 2 / C(12, 6) = 0.002)."""
+    from bco_gym.reports.suites import SUITES, Scenario
+
+    scenario = Scenario(
+        name="ball10",
+        title="10-ball, i.i.d. linear",
+        env_id="BCO-Ball-v0",
+        agents=("fkm", "random"),
+        horizon=1000,
+        seeds=(0, 1, 2, 3, 4, 5),
+        env_kwargs={"n": 10},
+    )
+    monkeypatch.setitem(SUITES, "ball-bench", (scenario,))
+    return ["bench", "--suite", "ball-bench", "--quiet"]
+
+
+def _scores(path: Path) -> dict[str, dict[int, float]]:
+    import csv
+
+    table: dict[str, dict[int, float]] = {}
+    for row in csv.DictReader(path.open()):
+        table.setdefault(row["agent"], {})[int(row["seed"])] = float(row["score"])
+    return table
+
+
+def _first_lines(report: str) -> str:
+    return report.split("## Verdicts")[0]
+
+
+def test_agents_that_read_the_losses_are_flagged_suspect_in_process(tmp_path, capsys, ball_bench):
+    """The issue's attacks, played in the bench's process: each round's minimiser from the
+    engine's frames or from the garbage collector, a regret far below zero; the report
+    flags both in its first lines, and not the honest agents."""
+    agents = "attack_agents:StackWalker,attack_agents:GcSearcher,user_agents:Jitter"
+    out = tmp_path / "bench"
+    code, _, err = _cli([*ball_bench, "--agents", agents, "--out", out], capsys)
+    assert code == 0, err
+    scores = _scores(out / "scores.csv")
+    for cheat in ("stack-walker", "gc-searcher"):
+        assert max(scores[cheat].values()) < -0.1  # below zero: better than any fixed point
+    first = _first_lines((out / "report.md").read_text())
+    assert "**Suspect: `stack-walker`**" in first and "**Suspect: `gc-searcher`**" in first
+    assert "jitter" not in first and "fkm" not in first
+
+
+def test_isolation_and_fresh_seeds_undo_every_attack(tmp_path, capsys, ball_bench):
+    """--isolate --fresh-seeds 6: the frame walker and the garbage-collector searcher find
+    nothing in their own process and score as the honest agent they fall back to; the seed
+    inverter still recognises the public seeds (score 0: it plays the comparator) but not
+    the fresh ones, where it scores as the honest agent, and the report says that its
+    fresh and public scores disagree."""
+    inverter = "attack_agents:SeedInverter[env_id=BCO-Ball-v0]"  # it knows the scenario
+    agents = [
+        "attack_agents:StackWalker",
+        "attack_agents:GcSearcher",
+        inverter,
+        "attack_agents:_Honest",
+    ]
+    out = tmp_path / "bench"
+    argv = [*ball_bench, "--agents", ",".join(agents), "--label", f"{inverter}=seed-inverter"]
+    argv += ["--isolate", "--fresh-seeds", "6"]
+    code, stdout, err = _cli([*argv, "--out", out], capsys)
+    assert code == 0, err
+    scores, fresh = _scores(out / "scores.csv"), _scores(out / "fresh-scores.csv")
+    honest = scores["honest-jitter"]
+    assert scores["stack-walker"] == scores["gc-searcher"] == honest  # bit for bit
+    assert min(honest.values()) > 0.5
+    assert max(abs(score) for score in scores["seed-inverter"].values()) < 1e-9
+    assert fresh["seed-inverter"] == fresh["honest-jitter"]  # found no public seed: honest
+    document = json.loads((out / "fresh-seeds.json").read_text())
+    seeds = [int(seed) for seed in document["seeds"]]
+    assert len(set(seeds)) == 6 and all(2**127 <= seed < 2**128 for seed in seeds)
+    assert set(fresh["fkm"]) == set(fresh["random"]) == set(seeds)  # references on them too
+    assert document["agreement"]["seed-inverter"]["disagree"] is True
+    assert document["agreement"]["honest-jitter"]["disagree"] is False
+    report = (out / "report.md").read_text()
+    first = _first_lines(report)
+    assert "**Fresh seeds disagree with the public seeds for `seed-inverter`**" in first
+    assert "Suspect" not in first and "honest-jitter" not in first
+    assert all(f"`{seed}`" in report for seed in seeds)
+    assert "--isolate --fresh-seeds 6" in report and "fresh-seeds.json" in stdout
+    assert "Played in their own process" in report

@@ -29,14 +29,17 @@ from typing import Any
 
 import gymnasium as gym
 
+from bco_gym.engine.isolation import played_elsewhere
 from bco_gym.engine.loops import Stage, play_block, play_lean
 from bco_gym.engine.memory import check_planned_memory, check_run_memory
 from bco_gym.engine.preparation import (
     agent_seed_for,
     check_env_id,
+    check_isolate,
     check_seed,
     constants_label,
     named_failure,
+    prepare_isolated,
     resolve_spec,
     want_progress,
 )
@@ -45,7 +48,7 @@ from bco_gym.engine.rows import RowAgents
 from bco_gym.engine.runner import recording_warnings, row_result, run
 from bco_gym.engine.tally import check_horizon, resolve_checkpoints
 
-BATCHED_LOOPS = ("batched-block", "batched-lean")
+BATCHED_LOOPS = ("batched-block", "batched-lean", "batched-isolated")
 #: Memory a batch of runs may hold in its per-row buffers (see :func:`batch_size_for`).
 BATCH_BUDGET_BYTES = 256 * 2**20
 MAX_BATCH_SIZE = 64
@@ -64,6 +67,7 @@ def run_many(
     progress: bool | None = False,
     fast: bool | None = None,
     allow_large: bool = False,
+    isolate: bool = False,
 ) -> list[RunResult]:
     """Play one run per seed, all in lockstep; result i as ``run(..., seed=seeds[i])``.
 
@@ -88,11 +92,15 @@ def run_many(
         allow_large: False (default) refuses, before the agent is built, a batch whose
             estimated memory exceeds the machine's (ValueError naming the estimate;
             :mod:`~bco_gym.engine.memory`); True runs it anyway.
+        isolate: True plays the agents (one per seed) in one process of their own, one
+            message per round for all the seeds (:mod:`~bco_gym.engine.isolation`); as for
+            :func:`~bco_gym.engine.runner.run`. ``RunResult.loop`` is "batched-isolated".
 
     Returns:
         One :class:`~bco_gym.engine.result.RunResult` per seed, in order.
     """
     seeds = _check_seeds(seeds)
+    isolate = check_isolate(isolate)
     if fast is False:
         return _reference_runs(
             env_id_or_env,
@@ -105,6 +113,7 @@ def run_many(
             constants,
             progress,
             allow_large,
+            isolate,
         )
     wall_start = time.perf_counter()
     results, seen = recording_warnings(
@@ -119,6 +128,7 @@ def run_many(
             constants,
             progress,
             allow_large,
+            isolate,
         )
     )
     wall = (time.perf_counter() - wall_start) / len(seeds)
@@ -174,6 +184,7 @@ def run_seed_batch(cells: Sequence[Any], progress: Any = False) -> list[RunResul
         "checkpoints",
         "fast",
         "label",
+        "isolate",
     )
     for index, cell in enumerate(cells):
         for name in fields:
@@ -199,6 +210,7 @@ def run_seed_batch(cells: Sequence[Any], progress: Any = False) -> list[RunResul
         constants=first.constants,
         progress=progress,
         fast=first.fast,
+        isolate=bool(getattr(first, "isolate", False)),
     )
 
 
@@ -213,20 +225,30 @@ def _run_batch(
     constants: str | None,
     progress: bool | None,
     allow_large: bool = False,
+    isolate: bool = False,
 ) -> list[RunResult]:
     """The body of :func:`run_many`'s batched path (warnings recorded by the caller)."""
     if isinstance(env_id_or_env, str):
         planned = {**dict(env_kwargs or {}), **({} if horizon is None else {"horizon": horizon})}
         check_planned_memory(env_id_or_env, planned, len(seeds), allow_large)
     envs, env_id, owned = _prepare_vector_env(env_id_or_env, len(seeds), horizon, env_kwargs)
+    agent = None
     try:
         check_run_memory(envs, len(seeds), allow_large)
-        agent, spec, built_here = _prepare_batched_agent(agent_name_or_agent, envs, agent_kwargs)
+        if isolate:
+            agent, spec = prepare_isolated(agent_name_or_agent, envs.problem, agent_kwargs, seeds)
+            built_here = True
+        else:
+            agent, spec, built_here = _prepare_batched_agent(
+                agent_name_or_agent, envs, agent_kwargs
+            )
         points = resolve_checkpoints(checkpoints, envs.horizon)
         label = constants_label(constants, spec, built_here, agent_kwargs)
         envs.reset(seed=seeds)
         block = getattr(agent, "supports_blocks", False) and envs.on_infeasible == "raise"
         play, loop = (play_block, "batched-block") if block else (play_lean, "batched-lean")
+        if isolate:
+            loop = "batched-isolated"
         stage = Stage(
             envs.losses,
             envs.feasibility,
@@ -244,7 +266,7 @@ def _run_batch(
             if named is None:
                 raise
             raise named from error
-        cpu_share = (time.process_time() - cpu_start) / len(seeds)
+        cpu_share = (time.process_time() - cpu_start + played_elsewhere(agent)) / len(seeds)
         results, latency_us = [], played.latency.summary()
         for row, seed in enumerate(seeds):
             sequence = envs.losses.sequences[row]
@@ -277,6 +299,8 @@ def _run_batch(
             )
         return results
     finally:
+        if isolate and agent is not None:
+            agent.close()
         if owned:
             envs.close()
 
@@ -391,6 +415,7 @@ def _reference_runs(
     constants: str | None,
     progress: bool | None,
     allow_large: bool = False,
+    isolate: bool = False,
 ) -> list[RunResult]:
     """``fast=False``: each seed through the Gymnasium loop of ``run``."""
     from bco_gym.agents.base import Agent
@@ -414,6 +439,7 @@ def _reference_runs(
             progress=progress,
             fast=False,
             allow_large=allow_large,
+            isolate=isolate,
         )
         for seed in seeds
     ]

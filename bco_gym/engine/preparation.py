@@ -8,6 +8,7 @@ and the ``constants`` label of a result.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,6 +19,10 @@ import numpy as np
 from bco_gym.engine.tally import check_horizon
 
 AGENT_STREAM = 1
+#: Env seeds from here up (the fresh seeds of ``bco-gym bench --fresh-seeds``) give their
+#: agent a seed that is a SHA-256 digest of theirs (:func:`agent_seed_for`).
+FRESH_SEED_FLOOR = 2**64
+AGENT_SEED_DOMAIN = b"bco_gym agent seed\x00"
 CONSTANTS_LABELS = ("theory", "default", "tuned", "custom")
 
 
@@ -74,6 +79,36 @@ def _prepare_agent(
             f"the agent was built for horizon {agent.horizon}, the env has {env_horizon}"
         )
     return agent, spec_of_instance(agent)
+
+
+def prepare_isolated(
+    agent: Any, problem: Any, agent_kwargs: Mapping[str, Any] | None, seeds: Sequence[int]
+) -> tuple[Any, Any]:
+    """(the agents built in their own process for ``problem``, one per seed, as one
+    batched agent; their AgentSpec): :mod:`~bco_gym.engine.isolation`. ValueError for
+    an agent already built (it must be built in its process) or not importable by path."""
+    from bco_gym.agents.base import Agent
+    from bco_gym.engine.isolation import IsolatedAgents
+
+    if isinstance(agent, Agent) or getattr(agent, "batch_size", None) is not None:
+        raise ValueError(
+            "isolate=True builds the agent in its own process: pass its name, import path, "
+            f"class or factory, not a built {type(agent).__name__}"
+        )
+    spec = resolve_spec(agent, "isolate=True")
+    overrides = dict(agent_kwargs or {})
+    spec.check_overrides({**dict(spec.kwargs), **overrides})
+    rows = IsolatedAgents(
+        spec, problem, len(seeds), overrides=overrides, label=spec.name, seeds=list(seeds)
+    )
+    return rows, rows.labelled(spec)
+
+
+def check_isolate(isolate: Any) -> bool:
+    """``isolate`` if it is a bool; TypeError naming it otherwise."""
+    if not isinstance(isolate, bool):
+        raise TypeError(f"isolate={isolate!r} must be True or False")
+    return isolate
 
 
 def resolve_spec(agent: Any, where: str) -> Any:
@@ -138,7 +173,9 @@ def named_failure(
         row = 0
     rows_agent = getattr(agent, "agents", None)
     single = rows_agent[row] if rows_agent is not None and row is not None else agent
-    rounds = getattr(single, "_round", None)
+    rounds = getattr(agent, "failed_round", None)  # an isolated agent's, as it reported it
+    if rounds is None:
+        rounds = getattr(single, "_round", None)
     which = f"seed {seeds[row]}" if row is not None else f"seeds {list(seeds)}"
     where = (
         f"agent {label!r} {which} failed in round {rounds}"
@@ -166,8 +203,23 @@ def find_wrapper(env: gym.Env, kind: type) -> Any:
 
 
 def agent_seed_for(seed: int) -> int:
-    """The agent's seed for env seed ``seed``: word 0 of SeedSequence([seed, 1]) (uint64)."""
-    state = np.random.SeedSequence([check_seed(seed), AGENT_STREAM]).generate_state(1, np.uint64)
+    """The agent's seed for env seed ``seed`` (a uint64).
+
+    Below :data:`FRESH_SEED_FLOOR` (every public seed, every result before fresh seeds):
+    word 0 of ``SeedSequence([seed, 1])``, a stream independent of the env's. It is cheap to
+    evaluate, so an agent can invert it over a small range (the public seeds 0-999 in a
+    fraction of a second) and recover the env's seed: public seeds protect against
+    mistakes, not against an agent that reads the env's code (docs/benchmark.md, "Threat
+    model"). From the floor up (the 128-bit seeds ``bco-gym bench --fresh-seeds`` draws):
+    the first 8 bytes (little-endian) of SHA-256(:data:`AGENT_SEED_DOMAIN` + the seed's
+    big-endian bytes), so recovering the env's seed from the agent's is a SHA-256
+    preimage search over 2^127 seeds.
+    """
+    seed = check_seed(seed)
+    if seed >= FRESH_SEED_FLOOR:
+        text = seed.to_bytes((seed.bit_length() + 7) // 8, "big")
+        return int.from_bytes(hashlib.sha256(AGENT_SEED_DOMAIN + text).digest()[:8], "little")
+    state = np.random.SeedSequence([seed, AGENT_STREAM]).generate_state(1, np.uint64)
     return int(state[0])
 
 

@@ -38,7 +38,9 @@ Seeding. The adversary's stream is the env's ``np_random`` seeded by
 ``env.reset(seed=seed)`` (numpy's ``SeedSequence(seed)``). The agent gets
 :func:`agent_seed_for` (seed): the first 64-bit word of ``SeedSequence([seed, 1])``, a
 different entropy pool, so the two streams are independent. (Seeding both with
-``seed`` itself would hand the agent the very bit stream the env uses.)
+``seed`` itself would hand the agent the very bit stream the env uses.) A seed of 2^64
+or more (a fresh seed of ``bco-gym bench --fresh-seeds``) gives the agent a SHA-256
+digest of it instead, from which the env's seed cannot be recovered.
 
 What is stored. The regret at the checkpoints (default: :func:`default_checkpoints`,
 at most ``DEFAULT_CHECKPOINT_COUNT`` log-spaced prefix lengths, always ending at T),
@@ -62,6 +64,7 @@ from typing import Any, TypeVar
 
 import gymnasium as gym
 
+from bco_gym.engine.isolation import SingleIsolated, played_elsewhere
 from bco_gym.engine.loops import (
     Stage,
     play_block,
@@ -74,9 +77,11 @@ from bco_gym.engine.preparation import (
     _prepare_agent,
     _prepare_env,
     agent_seed_for,
+    check_isolate,
     check_seed,
     constants_label,
     named_failure,
+    prepare_isolated,
     want_progress,
 )
 from bco_gym.engine.result import (
@@ -96,7 +101,7 @@ from bco_gym.engine.tally import (
 from bco_gym.envs.feasibility import Feasibility
 from bco_gym.losses.batch import LossBatch
 
-LOOPS = ("block", "lean", "gym")
+LOOPS = ("block", "lean", "gym", "isolated", "isolated-gym")
 __all__ = ["LOOPS", "recording_warnings", "row_result", "run", "single_stage"]
 Result = TypeVar("Result")
 
@@ -115,6 +120,7 @@ def run(
     progress: bool | None = False,
     fast: bool | None = None,
     allow_large: bool = False,
+    isolate: bool = False,
 ) -> RunResult:
     """Play one episode of ``agent`` on ``env`` and measure its regret.
 
@@ -144,6 +150,12 @@ def run(
         allow_large: False (default) refuses, before the agent is built, a run whose
             estimated memory exceeds the machine's (:mod:`~bco_gym.engine.memory`); True
             runs it anyway.
+        isolate: True builds and plays the agent in its own process, which receives only
+            what its feedback entitles it to and sends back only its plays; its oracle
+            calls are counted by its set (:mod:`~bco_gym.engine.isolation`). The agent
+            must be given by name, import path, class or factory (importable by path),
+            not built. The outcome equals the in-process run's for an honest agent;
+            ``RunResult.loop`` is "isolated" ("isolated-gym" with ``fast=False``).
 
     Returns:
         A :class:`RunResult`.
@@ -167,6 +179,7 @@ def run(
             progress=progress,
             fast=fast,
             allow_large=allow_large,
+            isolate=check_isolate(isolate),
         )
     )
     return dataclasses.replace(result, warnings=seen, wall_seconds=time.perf_counter() - wall_start)
@@ -202,38 +215,46 @@ def _run_recorded(
     progress: bool | None,
     fast: bool | None,
     allow_large: bool = False,
+    isolate: bool = False,
 ) -> RunResult:
     """The body of :func:`run` (which records the warnings raised here)."""
     if isinstance(env_id_or_env, str):
         planned = {**dict(env_kwargs or {}), **({} if horizon is None else {"horizon": horizon})}
         check_planned_memory(env_id_or_env, planned, 1, allow_large)
     env, env_id, owned = _prepare_env(env_id_or_env, horizon, env_kwargs)
+    agent = None
     try:
         check_run_memory(env.unwrapped, 1, allow_large)
-        agent, spec = _prepare_agent(agent_name_or_agent, env, agent_kwargs)
         base = env.unwrapped
+        if isolate:
+            agent, spec = prepare_isolated(agent_name_or_agent, base.problem, agent_kwargs, [seed])
+        else:
+            agent, spec = _prepare_agent(agent_name_or_agent, env, agent_kwargs)
         points = resolve_checkpoints(checkpoints, base.problem.horizon)
         built_here = agent is not agent_name_or_agent
         label = constants_label(constants, spec, built_here, agent_kwargs)
-        loop = _select_loop(env, agent, fast)
+        loop = _select_loop(env, agent, fast, isolate)
         agent_seed = agent_seed_for(seed)
         observation, _ = env.reset(seed=seed)
         show = want_progress(progress, base.problem.horizon)
         try:
-            agent.reset(seed=agent_seed)
+            agent.reset(seed=[agent_seed] if isolate else agent_seed)
             cpu_start = time.process_time()
-            if loop == "gym":
-                played = play_gym(env, agent, observation, checkpoints=points, progress=show)
+            if loop in ("gym", "isolated-gym"):
+                player = SingleIsolated(agent) if isolate else agent
+                played = play_gym(env, player, observation, checkpoints=points, progress=show)
             else:
                 play = play_block if loop == "block" else play_lean
                 stage = single_stage(base)
-                played = play(stage, RowAgents([agent]), checkpoints=points, progress=show)
+                rows = agent if isolate else RowAgents([agent])
+                played = play(stage, rows, checkpoints=points, progress=show)
+            stats = agent.row_stats(0) if isolate else agent.stats
         except Exception as error:  # name the agent, the seed and the round
             named = named_failure(error, spec.name, [seed], agent)
             if named is None:
                 raise
             raise named from error
-        cpu_seconds = time.process_time() - cpu_start
+        cpu_seconds = time.process_time() - cpu_start + played_elsewhere(agent)
         comparator_start = time.perf_counter()
         comparators = played.comparators[0] if played.comparators else None
         if comparators is None:
@@ -246,7 +267,7 @@ def _run_recorded(
             env_id=env_id,
             spec=spec,
             seed=seed,
-            stats=agent.stats,
+            stats=stats,
             agent_object=agent,
             constants=label,
             env_kwargs=env_kwargs,
@@ -259,6 +280,8 @@ def _run_recorded(
             cpu_seconds=cpu_seconds,
         )
     finally:
+        if isolate and agent is not None:
+            agent.close()
         if owned:
             env.close()
 
@@ -338,10 +361,12 @@ def single_stage(base: Any) -> Stage:
     )
 
 
-def _select_loop(env: gym.Env, agent: Any, fast: bool | None) -> str:
-    """The loop to play ("block", "lean" or "gym"): see the module docstring."""
+def _select_loop(env: gym.Env, agent: Any, fast: bool | None, isolate: bool = False) -> str:
+    """The loop to play ("block", "lean" or "gym"; for an isolated agent "isolated", the
+    lean loop's rounds, or "isolated-gym"): see the module docstring."""
+    gym_loop = "isolated-gym" if isolate else "gym"
     if fast is False:
-        return "gym"
+        return gym_loop
     obstacle = wrapper_obstacle(env)
     if obstacle is not None:
         if fast:
@@ -349,7 +374,9 @@ def _select_loop(env: gym.Env, agent: Any, fast: bool | None) -> str:
                 f"fast=True needs the runner's own loop, but {obstacle}; use fast=None "
                 "(falls back to the Gymnasium loop) or fast=False"
             )
-        return "gym"
+        return gym_loop
+    if isolate:
+        return "isolated"
     block = getattr(agent, "supports_blocks", False) and env.unwrapped.on_infeasible == "raise"
     return "block" if block else "lean"
 

@@ -69,6 +69,8 @@ def orthonormal_pair_in_tangent(
 class _PlaneLinearLoss(LinearLoss):
     """A linear family whose per-round mean lies in a random 2-plane of V."""
 
+    stationary = False
+
     @classmethod
     def supports(cls, convex_set: ConvexSet) -> bool:
         return isinstance(convex_set, ConvexSet) and convex_set.aff_dim >= 2

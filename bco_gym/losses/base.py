@@ -81,6 +81,13 @@ class LossSequence(abc.ABC):
     """
 
     name: ClassVar[str]
+    #: Whether the rounds are i.i.d. given what the family draws at reset: f_t = f(., xi_t)
+    #: with xi_1, xi_2, ... independent and identically distributed around parameters
+    #: fixed at reset. Then no agent that plays before it sees a round's loss can reach a
+    #: regret far below zero, which ``bco-gym bench`` checks
+    #: (:mod:`bco_gym.reports.integrity`). False for switching, drifting and adversarial
+    #: families, real data and a user's losses.
+    stationary: ClassVar[bool] = False
 
     def __init__(self, convex_set: ConvexSet):
         if not isinstance(convex_set, ConvexSet):

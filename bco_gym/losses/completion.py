@@ -52,6 +52,8 @@ class CompletionLoss(LossSequence):
         noise: noise half-width in units of the target's RMS entry (default 0.5).
     """
 
+    stationary = True
+
     name = "completion"
 
     def __init__(

@@ -61,6 +61,8 @@ class NonnegativeCostLoss(LossSequence):
         noise: half-width s of the per-round perturbation, 0 <= s <= mean_low (default 0.25).
     """
 
+    stationary = True
+
     set_class: ClassVar[type[ConvexSet]]
 
     def __init__(

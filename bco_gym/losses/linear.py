@@ -84,6 +84,8 @@ class LinearLoss(LossSequence):
         noise: radius of the per-round noise (default 0.5); ||theta_t|| <= mean_norm + noise.
     """
 
+    stationary = True
+
     name = "linear"
     _thetas: Any = None  # a compiled draw of theta_t (use_kernel), or None
     _values: Any = None  # a compiled evaluation (use_kernel), or None
@@ -243,6 +245,8 @@ class LinearSwitchingLoss(LinearLoss):
     draw. The switching comparator (best point per segment) is reported by
     :mod:`bco_gym.losses.intervals` from ``segment_starts``.
     """
+
+    stationary = False
 
     name = "linear-switching"
 

@@ -89,6 +89,8 @@ class PortfolioDataLoss(PortfolioLoss):
             the number of rows).
     """
 
+    stationary = False
+
     name = "portfolio-data"
 
     def __init__(self, convex_set: ConvexSet, dataset: str = "nyse_o", horizon: int | None = None):

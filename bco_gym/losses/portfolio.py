@@ -79,6 +79,8 @@ class PortfolioLoss(LossSequence):
         r_min, r_max: clipping range of the price relatives (default 0.5 and 2.0).
     """
 
+    stationary = True
+
     name = "portfolio"
 
     def __init__(

@@ -55,6 +55,8 @@ class QuadraticLoss(LossSequence):
         noise: radius of the target cloud in units of R (default 0.5).
     """
 
+    stationary = True
+
     name = "quadratic"
 
     def __init__(self, convex_set: ConvexSet, distance: float = 1.0, noise: float = 0.5):

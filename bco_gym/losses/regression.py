@@ -64,6 +64,8 @@ class RegressionModel(LossSequence):
         outlier_scale: half-width of the outliers' distribution (default 1.0).
     """
 
+    stationary = True
+
     default_outlier_rate = 0.0
 
     def __init__(

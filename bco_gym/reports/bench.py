@@ -42,8 +42,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bco_gym.engine.result import RunResult
+from bco_gym.engine.result import RunResult, computed_now
 from bco_gym.reports.bench_report import ScenarioRun, write_bench_report
+from bco_gym.reports.integrity import FreshSeeds, agreements, draw_fresh_seeds
 from bco_gym.reports.references import ARCHIVED
 from bco_gym.reports.scores import (
     COLUMNS,
@@ -65,6 +66,8 @@ MARKER = "bench.json"
 OWNER_FILE = ".bco-gym-owner.json"  # the CLI's mark of a command's directory (cli_checks)
 FORMAT = 1
 BASELINE = "random"
+FRESH_SEEDS = "fresh-seeds.json"
+FRESH_SCORES = "fresh-scores.csv"
 
 
 @dataclass(frozen=True)
@@ -208,14 +211,15 @@ def _run_scenario(
     labels: Mapping[str, str] | None = None,
     reuse_stale: bool = False,
     agents_only: bool = False,
+    isolate: Sequence[str] = (),
 ) -> tuple[list[RunResult], list[CellFailure]]:
     """The scenario's results: its agents' now, and unless ``agents_only`` every other
-    agent's finished cells in its directory on the same seeds and horizon."""
-    from bco_gym.reports.demo import own_horizon
+    agent's finished cells in its directory on the same seeds and horizon; the agents
+    of ``isolate`` play in their own process (:mod:`bco_gym.engine.isolation`)."""
     from bco_gym.sweeps.sweep import sweep
 
     directory = out / "runs" / scenario.name
-    horizon = scenario.horizon if scenario.horizon is not None else own_horizon(scenario)
+    horizon = horizon_of(scenario)
     if scenario.tuning is not None:
         from bco_gym.reports.scale import play_scenario
 
@@ -226,11 +230,10 @@ def _run_scenario(
             backend=backend,
             progress=progress,
             failures="record",
+            isolate=isolate,
         )
         at_horizon = [result for result in results if result.horizon == horizon]
         return at_horizon, _sweep_failures(directory, scenario, agents)
-    kwargs = {a: dict(kw) for a, kw in scenario.agent_kwargs.items() if a in agents}
-    given = {a: dict(kw) for a, kw in (agent_kwargs or {}).items() if a in agents}
     results = sweep(
         scenario.env_id,
         list(agents),
@@ -238,19 +241,82 @@ def _run_scenario(
         list(scenario.seeds),
         out=directory,
         backend=backend,
-        env_kwargs=dict(scenario.env_kwargs),
-        agent_kwargs={**kwargs, **given} or None,
-        constants=dict.fromkeys(kwargs, "theory") or None,
         progress=progress,
         batch_size=batch_size,
         failures="record",
-        labels={a: label for a, label in (labels or {}).items() if a in agents},
         reuse_stale=reuse_stale,
+        **_sweep_options(scenario, agents, agent_kwargs, labels, isolate),
     )
     if agents_only:
         return list(results), _sweep_failures(directory, scenario, agents)
     earlier = _earlier_results(directory, scenario, horizon, results)
     return [*results, *earlier], _sweep_failures(directory, scenario, None)
+
+
+def horizon_of(scenario: Scenario) -> int:
+    """The horizon the bench plays ``scenario`` at (its own, else its plan's)."""
+    from bco_gym.reports.demo import own_horizon
+
+    return scenario.horizon if scenario.horizon is not None else own_horizon(scenario)
+
+
+def _sweep_options(
+    scenario: Scenario,
+    agents: Sequence[str],
+    agent_kwargs: Mapping[str, Mapping[str, Any]] | None,
+    labels: Mapping[str, str] | None,
+    isolate: Sequence[str],
+) -> dict[str, Any]:
+    """The keyword arguments of the scenario's grid (:func:`~bco_gym.sweeps.sweep.cells`):
+    the env's, the scenario's and the given agents' keyword arguments, labels, isolation."""
+    kwargs = {a: dict(kw) for a, kw in scenario.agent_kwargs.items() if a in agents}
+    given = {a: dict(kw) for a, kw in (agent_kwargs or {}).items() if a in agents}
+    return {
+        "env_kwargs": dict(scenario.env_kwargs),
+        "agent_kwargs": {**kwargs, **given} or None,
+        "constants": dict.fromkeys(kwargs, "theory") or None,
+        "labels": {a: label for a, label in (labels or {}).items() if a in agents},
+        "isolate": [agent for agent in agents if agent in isolate],
+    }
+
+
+def _fresh_scenario(
+    scenario: Scenario,
+    agents: Sequence[str],
+    out: Path,
+    seeds: Sequence[int],
+    *,
+    backend: str,
+    batch_size: int | None,
+    progress: bool | str | None,
+    agent_kwargs: Mapping[str, Mapping[str, Any]] | None,
+    labels: Mapping[str, str] | None,
+    isolate: Sequence[str],
+) -> tuple[list[RunResult], list[CellFailure]]:
+    """The scenario's agents (references included) on the fresh ``seeds``, computed in
+    memory (:func:`~bco_gym.sweeps.sweep.run_in_memory`: no file names a fresh seed
+    before every cell has run), at the horizon and with the constants of the public
+    run (tuned constants read from ``out/tuning``)."""
+    from bco_gym.sweeps.sweep import cells, run_in_memory
+
+    fresh = replace(scenario, seeds=tuple(seeds))
+    horizon = horizon_of(scenario)
+    if scenario.tuning is not None:
+        from bco_gym.reports.scale import scenario_cells
+
+        grid = scenario_cells(
+            fresh.as_benched(agents),
+            out,
+            [horizon],
+            backend=backend,
+            progress=progress,
+            isolate=isolate,
+        )
+        grid = [cell for cell in grid if cell.horizon == horizon]
+    else:
+        options = _sweep_options(scenario, agents, agent_kwargs, labels, isolate)
+        grid = cells(scenario.env_id, list(agents), [horizon], list(seeds), **options)
+    return run_in_memory(grid, backend=backend, progress=progress, batch_size=batch_size)
 
 
 def _earlier_results(
@@ -322,6 +388,8 @@ def run_bench(
     labels: Mapping[str, str] | None = None,
     reuse_stale: bool = False,
     agents_only: bool = False,
+    isolate: bool = False,
+    fresh_seeds: int | None = None,
 ) -> BenchOutcome:
     """Run ``agents`` on ``suite`` into ``out`` and write the scores and the report.
 
@@ -344,8 +412,23 @@ def run_bench(
     scores.csv cover every agent computed into it for this suite (on the same seeds and
     horizons), unless ``agents_only``; each agent's rows say the version of bco_gym that
     computed them and when.
+
+    Integrity (:mod:`~bco_gym.reports.integrity`, docs/benchmark.md "Threat model"):
+    ``isolate`` plays each given agent in its own process, which receives only what its
+    feedback entitles it to and sends back only its plays (:mod:`bco_gym.engine.isolation`);
+    ``fresh_seeds`` N draws N evaluation seeds from the operating system's entropy when
+    the run starts, plays every scenario's agents on them too (in memory: nothing names
+    them on disk before every cell has run), and writes them, the given agents' scores
+    on them beside their public scores and the test of agreement of the two into the
+    report, ``fresh-seeds.json`` and ``fresh-scores.csv`` when the run ends. The report
+    flags in its first lines an agent below the regret floor of a stationary scenario
+    and one whose fresh and public scores disagree. (A process that starts an agent's
+    process is non-dumpable while it runs; ``bco-gym bench --isolate`` makes the bench's
+    own process so for the whole run, :func:`bco_gym.engine.isolation.protected`.)
     """
     given = check_agents(agents)
+    fresh = (draw_fresh_seeds(fresh_seeds), computed_now()) if fresh_seeds is not None else None
+    isolated = tuple(given) if isolate else ()
     agent_kwargs, labels = dict(agent_kwargs or {}), dict(labels or {})
     steps = plan(suite, given, seeds, scenarios, agent_kwargs)
     name = resolve_suite(suite)[0]
@@ -372,6 +455,7 @@ def run_bench(
                 labels=labels,
                 reuse_stale=reuse_stale,
                 agents_only=agents_only,
+                isolate=isolated,
             )
         )
         failures = [f"{scenario.name}: {failure.describe()}" for failure in failed]
@@ -383,10 +467,68 @@ def run_bench(
     scores = write_scores(out / "scores.csv", rows)
     command = command or f"bco-gym bench --agents {','.join(given)} --suite {suite}"
     shown = [labels.get(agent) or _label_of(agent) for agent in given]
-    report = write_bench_report(out / "report.md", suite, shown, runs, rows, command=command)
+    verified = None
+    if fresh is not None:
+        options = {
+            "backend": backend,
+            "batch_size": batch_size,
+            "progress": progress,
+            "agent_kwargs": agent_kwargs,
+            "labels": labels,
+            "isolate": isolated,
+        }
+        verified = _fresh_pass(steps, out, fresh, shown, rows, announce, options, label)
+        write_fresh(out, verified, command)
+    report = write_bench_report(
+        out / "report.md", suite, shown, runs, rows, command=command, fresh=verified
+    )
     failures = [failure for run in runs for failure in run.failures]
+    if verified is not None:
+        failures += verified.failures
     recomputed = [f"{run.scenario.name}: {line}" for run in runs for line in run.recomputed]
     return BenchOutcome(report, scores, rows, failures, runs, recomputed)
+
+
+def _fresh_pass(
+    steps: Sequence[tuple[Scenario, tuple[str, ...], dict[str, str]]],
+    out: Path,
+    fresh: tuple[tuple[int, ...], str],
+    shown: Sequence[str],
+    public: Sequence[ScoreRow],
+    announce: Callable[[str], None] | None,
+    options: Mapping[str, Any],
+    label: str,
+) -> FreshSeeds:
+    """Every scenario's agents on the fresh seeds (:func:`_fresh_scenario`), their scores
+    and the agreement of each given agent's fresh scores with its public ones."""
+    seeds, drawn_at = fresh
+    rows: list[ScoreRow] = []
+    failures: list[str] = []
+    for index, (scenario, chosen, _) in enumerate(steps, start=1):
+        if announce is not None:
+            announce(f"fresh seeds, scenario {index}/{len(steps)}: {scenario.name}")
+        results, failed = _fresh_scenario(scenario, chosen, out, seeds, **options)
+        rows += score_rows(label, scenario.name, results)
+        failures += [f"{scenario.name} (fresh seeds): {failure.describe()}" for failure in failed]
+    return FreshSeeds(
+        seeds=seeds,
+        drawn_at=drawn_at,
+        revealed_at=computed_now(),
+        rows=rows,
+        agreements=agreements(shown, public, rows),
+        failures=failures,
+    )
+
+
+def write_fresh(out: Path, fresh: FreshSeeds, command: str) -> None:
+    """``fresh-scores.csv`` (the rows of every agent on the fresh seeds, as scores.csv)
+    and ``fresh-seeds.json`` (the seeds, as decimal strings: they exceed what a JSON
+    number holds exactly in most readers; when they were drawn and revealed; each given
+    agent's agreement test), both written atomically."""
+    write_scores(out / FRESH_SCORES, fresh.rows)
+    document = fresh.document(command)
+    text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+    atomic_write(out / FRESH_SEEDS, lambda stream: stream.write(text.encode("utf-8")))
 
 
 def _noting_recomputed_cells(body: Callable[[], T]) -> tuple[T, list[str]]:

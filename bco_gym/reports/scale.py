@@ -41,6 +41,7 @@ def play_scenario(
     backend: str = "serial",
     progress: bool | str | None = None,
     failures: str = "raise",
+    isolate: Sequence[str] = (),
 ) -> tuple[list[RunResult], list[Tuning]]:
     """The scenario's results (theory, then tuned if ``spec.tuning``) and its tunings.
 
@@ -50,15 +51,29 @@ def play_scenario(
     :class:`~bco_gym.sweeps.tuning.Tuning` per horizon: ``tuning/<name>.json`` for the
     plan's own horizon, ``tuning/<name>-T<horizon>.json`` for the others.
     ``failures`` ("raise" or "record", as for :func:`~bco_gym.sweeps.sweep.run_cells`)
-    applies to the theory sweep, where user agents run (``bco-gym bench``).
+    applies to the theory sweep, where user agents run (``bco-gym bench``), and so does
+    ``isolate`` (the agents that play in their own process, :mod:`bco_gym.engine.isolation`).
     """
     out = Path(out)
     common: dict[str, Any] = {"backend": backend, "progress": progress}
-    env_kwargs = dict(spec.env_kwargs)
-    grid = _cells(spec, spec.agents, horizons, env_kwargs)
+    grid = _cells(spec, spec.agents, horizons, dict(spec.env_kwargs), isolate=isolate)
     results = run_cells(grid, out=out / "runs" / spec.name, failures=failures, **common)
     if spec.tuning is None:
         return results, []
+    tunings, tuned_grid = tuned_cells(spec, out, horizons, common)
+    if not tuned_grid:
+        return results, tunings
+    tuned = run_cells(tuned_grid, out=out / "runs" / f"{spec.name}-tuned", **common)
+    return [*results, *tuned], tunings
+
+
+def tuned_cells(
+    spec: Scenario, out: Path, horizons: Sequence[int], common: dict[str, Any]
+) -> tuple[list[Tuning], list[Cell]]:
+    """The scenario's tunings (computed into ``out/tuning``, or resumed from it) and the
+    cells of its tuned agents at ``horizons`` with the constants chosen."""
+    assert spec.tuning is not None
+    env_kwargs = dict(spec.env_kwargs)
     tunings = [
         _tune(spec, agents, horizon, out, env_kwargs, common)
         for horizon, agents in _tuning_groups(spec.tuning).items()
@@ -66,12 +81,27 @@ def play_scenario(
     overrides = AgentKeyed((a, kw) for tuning in tunings for a, kw in tuning.overrides().items())
     agents = [agent for agent in spec.tuning.agents if agent in overrides]
     if not agents:
-        return results, tunings
-    tuned_grid = _cells(
-        spec, agents, horizons, env_kwargs, overrides, dict.fromkeys(agents, "tuned")
-    )
-    tuned = run_cells(tuned_grid, out=out / "runs" / f"{spec.name}-tuned", **common)
-    return [*results, *tuned], tunings
+        return tunings, []
+    constants = dict.fromkeys(agents, "tuned")
+    return tunings, _cells(spec, agents, horizons, env_kwargs, overrides, constants)
+
+
+def scenario_cells(
+    spec: Scenario,
+    out: str | os.PathLike,
+    horizons: Sequence[int],
+    *,
+    backend: str = "serial",
+    progress: bool | str | None = None,
+    isolate: Sequence[str] = (),
+) -> list[Cell]:
+    """Every cell :func:`play_scenario` plays (theory, then tuned), not played: the
+    tunings are resumed from ``out/tuning`` (or computed there)."""
+    grid = _cells(spec, spec.agents, horizons, dict(spec.env_kwargs), isolate=isolate)
+    if spec.tuning is None:
+        return grid
+    common = {"backend": backend, "progress": progress}
+    return [*grid, *tuned_cells(spec, Path(out), horizons, common)[1]]
 
 
 def _cells(
@@ -81,9 +111,11 @@ def _cells(
     env_kwargs: dict[str, Any],
     agent_kwargs: dict[str, dict[str, Any]] | None = None,
     constants: dict[str, str] | None = None,
+    isolate: Sequence[str] = (),
 ) -> list[Cell]:
     """Each agent's cells at its horizons (``spec.agent_horizons`` or ``horizons``), with
-    the scenario's own ``spec.agent_kwargs`` under ``agent_kwargs`` (the tuned ones)."""
+    the scenario's own ``spec.agent_kwargs`` under ``agent_kwargs`` (the tuned ones); the
+    agents of ``isolate`` in their own process."""
     grid = []
     for agent in agents:
         own = spec.horizons_of(agent) if agent in spec.agent_horizons else horizons
@@ -92,6 +124,7 @@ def _cells(
         grid += cells(
             spec.env_id, agent, list(own), list(spec.seeds), env_kwargs=env_kwargs,
             agent_kwargs={agent: kwargs} if kwargs else None, constants={agent: label},
+            isolate=[agent] if agent in isolate else (),
         )  # fmt: skip
     return grid
 

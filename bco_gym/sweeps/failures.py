@@ -81,12 +81,15 @@ def run_cell_or_failure(cell: Any) -> RunResult | CellFailure:
     """``cell.run()``, or the :class:`CellFailure` saying where and why it raised.
 
     The agent is built by a factory that keeps it, so its round counter tells the
-    failing round; the result of a run that succeeds is exactly ``cell.run()``'s.
+    failing round (an isolated cell's agent is built in its own process, which reports
+    the round with the error); the result of a run that succeeds is exactly
+    ``cell.run()``'s.
     """
     from bco_gym.agents import resolve_agent
     from bco_gym.engine.runner import run
 
     built: list[Any] = []
+    isolate = bool(getattr(cell, "isolate", False))
     try:
         spec = resolve_agent(cell.agent)
         if getattr(cell, "label", None) is not None:
@@ -99,7 +102,7 @@ def run_cell_or_failure(cell: Any) -> RunResult | CellFailure:
 
         return run(
             cell.env_id,
-            dataclasses.replace(spec, factory=keeping),
+            spec if isolate else dataclasses.replace(spec, factory=keeping),
             horizon=cell.horizon,
             seed=cell.seed,
             checkpoints=cell.checkpoints,
@@ -108,9 +111,10 @@ def run_cell_or_failure(cell: Any) -> RunResult | CellFailure:
             constants=cell.constants,
             progress=False,
             fast=cell.fast,
+            isolate=isolate,
         )
     except Exception as error:  # the cell fails, the sweep goes on
-        rounds = _rounds_of(built[-1]) if built else None
+        rounds = _rounds_of(built[-1]) if built else getattr(error, "failed_round", None)
         return CellFailure(
             key=cell.key,
             env_id=cell.env_id,

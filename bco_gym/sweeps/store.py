@@ -50,6 +50,8 @@ SHARED_FIELDS = ("env_id", "env_kwargs", "horizon", "checkpoints", "fast")
 AGENT_FIELDS = ("agent_kwargs", "constants")
 # Fields a cell has since agents have identities (absent from older cells).
 IDENTITY_FIELDS = ("label", "identity")
+# Fields only some cells have (``isolate``: only a cell played in its own process).
+OPTIONAL_FIELDS = (*IDENTITY_FIELDS, "isolate")
 
 
 class SweepLockedError(ValueError):
@@ -325,7 +327,7 @@ def spec_differences(stored: Sequence[dict], requested: Sequence[dict]) -> list[
                 differences.append(
                     f"{name} of {shown}: stored {_show(before)}, requested {_show(after)}"
                 )
-    fields = {frozenset(set(c) - set(IDENTITY_FIELDS)) for c in [*stored, *requested]}
+    fields = {frozenset(set(c) - set(OPTIONAL_FIELDS)) for c in [*stored, *requested]}
     if not differences and len(fields) > 1:
         differences.append("the cells have different fields (another bco_gym version?)")
     return differences

@@ -81,6 +81,7 @@ class Cell:
     fast: bool | None = None
     label: str | None = None
     identity: str | None = None
+    isolate: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         document = asdict(self)
@@ -88,6 +89,8 @@ class Cell:
         for name in IDENTITY_FIELDS:  # absent, as in the cells written before them
             if document[name] is None:
                 del document[name]
+        if not self.isolate:  # absent, so that a cell played in-process keeps its key
+            del document["isolate"]
         return document
 
     @classmethod
@@ -133,6 +136,7 @@ class Cell:
             constants=self.constants,
             progress=progress,
             fast=self.fast,
+            isolate=self.isolate,
         )
 
 
@@ -160,6 +164,7 @@ def cells(
     checkpoints: Sequence[int] | None = None,
     fast: bool | None = None,
     labels: Mapping[str, str] | None = None,
+    isolate: Sequence[str] | bool = (),
 ) -> list[Cell]:
     """The grid envs x agents x horizons x seeds, in that nesting order.
 
@@ -173,11 +178,17 @@ def cells(
         checkpoints, fast: passed to every run.
         labels: what an agent's results are called, per agent name (default: its
             spec's label, :attr:`~bco_gym.agents.registry.AgentSpec.name`).
+        isolate: the agents whose runs play in their own process (True: every agent;
+            :mod:`~bco_gym.engine.isolation`); their cells are keyed apart from the same
+            agent's cells played in-process.
 
     Every agent given must resolve here (its cells carry its identity); ValueError when
     two agents are one identity, or two identities would share one label.
     """
     envs, agents = _as_list(envs), _as_list(agents)
+    isolated = set(agents) if isolate is True else set(isolate or ())
+    if isolated - set(agents):
+        raise ValueError(f"isolate names agents {sorted(isolated - set(agents))} not in {agents}")
     horizons = [check_horizon(h) for h in _as_list(horizons)]
     seed_list = _seed_list(seeds)
     agent_kwargs = dict(agent_kwargs or {})
@@ -214,6 +225,7 @@ def cells(
                             fast=fast,
                             label=shown,
                             identity=identity,
+                            isolate=agent in isolated,
                         )
                     )
     return grid
@@ -299,6 +311,7 @@ def sweep(
     failures: str = "raise",
     labels: Mapping[str, str] | None = None,
     reuse_stale: bool = False,
+    isolate: Sequence[str] | bool = (),
 ) -> list[RunResult]:
     """Run the grid of :func:`cells` into the directory ``out``; return its results.
 
@@ -314,8 +327,8 @@ def sweep(
     error propagate; "record" lets the other cells finish, writes each failure to
     ``out/failures/`` (:func:`~bco_gym.sweeps.failures.load_failures`), warns with a
     :class:`~bco_gym.sweeps.failures.CellFailureWarning` and returns the results of
-    the cells that finished. ``labels`` and ``reuse_stale``: as for :func:`cells` and
-    :func:`run_cells`.
+    the cells that finished. ``labels``, ``isolate`` and ``reuse_stale``: as for
+    :func:`cells` and :func:`run_cells`.
     """
     grid = cells(
         envs,
@@ -328,6 +341,7 @@ def sweep(
         checkpoints=checkpoints,
         fast=fast,
         labels=labels,
+        isolate=isolate,
     )
     return run_cells(
         grid,
@@ -436,6 +450,58 @@ def run_cells(
             stacklevel=2,
         )
     return [results[key] for key in keys if key in results]
+
+
+def run_in_memory(
+    grid: Sequence[Cell],
+    *,
+    backend: str = "serial",
+    progress: bool | str | None = None,
+    ray_address: str | None = None,
+    batch_size: int | None = None,
+) -> tuple[list[RunResult], list[CellFailure]]:
+    """Compute cells without a directory: (the results of the cells that finished, in
+    grid order; the failures of the others), nothing written anywhere.
+
+    For cells whose very seeds must not reach the disk before every one of them has run
+    (the fresh seeds of ``bco-gym bench --fresh-seeds``: an agent could read a finished
+    cell's file, learn the seed and rebuild its losses). Not resumable, by design.
+    Batches, backends and progress as for :func:`run_cells`; failures are recorded
+    (``failures="record"``), never raised.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
+    kernel_mode()
+    check_agents_for_backend(sorted({cell.agent for cell in grid}), backend)
+    keys = [cell.key for cell in grid]
+    if len(set(keys)) != len(keys):
+        raise ValueError("the grid lists the same cell twice")
+    results: dict[str, RunResult] = {}
+    failed: list[CellFailure] = []
+    report = _Progress(grid, set(), progress)
+
+    def finished(cell: Cell, result: RunResult | CellFailure) -> None:
+        if isinstance(result, CellFailure):
+            failed.append(result)
+            report.finished(cell, None)
+            return
+        results[cell.key] = _labelled(result, cell.label)
+        report.finished(cell, result)
+
+    try:
+        if grid:
+            grouped = batches(list(grid), batch_size, worker_count(backend))
+            run_on(
+                backend,
+                grouped,
+                finished,
+                ray_address=ray_address,
+                record_failures=True,
+                advance=report.advance,
+            )
+    finally:
+        report.close()
+    return [results[key] for key in keys if key in results], failed
 
 
 FAILURE_MODES = ("raise", "record")

@@ -108,11 +108,12 @@ class GcSearcher(_Honest):
     def _reset(self) -> None:
         self.first: tuple[np.ndarray, float] | None = None
         self.sequence: Any = None
+        self.searched = False
         self.last_play: np.ndarray | None = None
 
     def _act(self) -> np.ndarray:
-        if self.sequence is None and self.first is not None:
-            self.sequence = self._search()
+        if not self.searched and self.first is not None:  # one search, after the first loss
+            self.sequence, self.searched = self._search(), True
         if self.sequence is None:
             self.last_play = super()._act()
             return self.last_play
@@ -137,45 +138,94 @@ class GcSearcher(_Honest):
 
 
 class SeedInverter(_Honest):
-    """Recovers the env's seed from its own (over the public seeds 0-999) and plays the
-    comparator of the env rebuilt from it; honest when no public seed matches.
+    """Recovers the env's seed from its own (over the public seeds 0-999), rebuilds the
+    env and plays its comparator; honest when no public seed matches.
+
+    Which env: ``env_id`` and ``env_kwargs`` when given; otherwise every scenario of the
+    built-in suites (public) whose horizon and set are the agent's, told apart by the losses of its
+    first :data:`PROBES` rounds (played honestly; two families can share a first round).
+    ``n`` of ``env_kwargs`` defaults to the set's dimension.
 
     Args:
-        env_id, env_kwargs: the scenario it expects (public: the suite says them);
-            ``env_kwargs`` a JSON object, whose ``n`` defaults to the set's dimension.
+        env_id, env_kwargs: the scenario it expects (``env_kwargs`` a JSON object), or ""
+            to search the suites.
     """
 
     name = "seed-inverter"
     OPTIONS = ("env_id", "env_kwargs")
     SEARCHED = range(1000)
+    PROBES = 3
 
-    def __init__(self, problem: Any, env_id: str = "BCO-Ball-v0", env_kwargs: str = "{}"):
+    def __init__(self, problem: Any, env_id: str = "", env_kwargs: str = "{}"):
         super().__init__(problem)
-        self.env_id = env_id
-        self.env_kwargs = {"n": int(self.set.dim), **json.loads(env_kwargs)}
         self.params = {"env_id": env_id, "env_kwargs": env_kwargs}
+        self.candidates = (
+            [(env_id, {"n": int(self.set.dim), **json.loads(env_kwargs)})]
+            if env_id
+            else _suite_scenarios(self.horizon)
+        )
         self.target: np.ndarray | None = None
+        self.env_seed: int | None = None
 
     def reset(self, seed: int | None = None) -> None:
-        super().reset(seed)
-        self.target = None if seed is None else self._comparator_of(seed)
-
-    def _comparator_of(self, agent_seed: int) -> np.ndarray | None:
-        import gymnasium as gym
-
         from bco_gym.engine import agent_seed_for
 
-        found = next((s for s in self.SEARCHED if agent_seed_for(s) == agent_seed), None)
-        if found is None:
-            return None
-        env = gym.make(self.env_id, horizon=self.horizon, **self.env_kwargs)
-        env.reset(seed=found)
-        point = env.unwrapped.losses.comparator([self.horizon])[0].point
-        env.close()
-        return np.asarray(point, dtype=float)
+        super().reset(seed)
+        self.target, self.seen = None, []
+        self.env_seed = next((s for s in self.SEARCHED if agent_seed_for(s) == seed), None)
+        if self.env_seed is not None and len(self.candidates) == 1:
+            self.target = self._comparator(*self.candidates[0], None)
 
     def _act(self) -> np.ndarray:
-        return super()._act() if self.target is None else self.target.copy()
+        if self.target is not None:
+            return self.target.copy()
+        self.last = super()._act()
+        return self.last
+
+    def _update(self, loss: float, info: Any) -> None:
+        if self.env_seed is None or self.target is not None:
+            return
+        self.seen.append((self.last, loss))
+        if len(self.seen) < self.PROBES:
+            return
+        for env_id, kwargs in self.candidates:
+            self.target = self._comparator(env_id, kwargs, self.seen)
+            if self.target is not None:
+                return
+        self.env_seed = None  # no candidate: honest from here on
+
+    def _comparator(self, env_id: str, kwargs: dict, seen: Any) -> Any:
+        """The comparator of ``env_id`` rebuilt with the env's seed, if its losses at the
+        plays ``seen`` ((point, loss) of the first rounds; any, when None) are the ones
+        shown."""
+        import gymnasium as gym
+
+        try:
+            env = gym.make(env_id, horizon=self.horizon, **kwargs)
+            env.reset(seed=self.env_seed)
+            if repr(env.unwrapped.problem.set) != repr(self.set):
+                return None  # the same losses on another set (the ball's and the box's)
+            losses = env.unwrapped.losses
+            for t, (point, loss) in enumerate(seen or ()):
+                if not np.isclose(losses.loss(t, point), loss, rtol=1e-12, atol=1e-12):
+                    return None
+            return np.asarray(losses.comparator([self.horizon])[0].point, dtype=float)
+        except Exception:  # a candidate on another set
+            return None
+
+
+def _suite_scenarios(horizon: int) -> list[tuple[str, dict]]:
+    """(env id, env kwargs) of every built-in scenario played at ``horizon``."""
+    from bco_gym.reports.suites import SUITES
+
+    found = []
+    for scenarios in SUITES.values():
+        for scenario in scenarios:
+            if scenario.horizon == horizon:
+                pair = (scenario.env_id, dict(scenario.env_kwargs))
+                if pair not in found:
+                    found.append(pair)
+    return found
 
 
 class InfoHoarder(_Honest):
@@ -208,3 +258,76 @@ class GradientSpy(_Honest):
 
     def _update(self, loss: float, info: Any) -> None:
         GradientSpy.SEEN.update(info or {})
+
+
+class QuietOracle(_Honest):
+    """Calls its set's LMO ``calls`` times a round and reports none of them in ``stats``."""
+
+    name = "quiet-oracle"
+    OPTIONS = ("calls",)
+
+    def __init__(self, problem: Any, calls: int = 8):
+        super().__init__(problem)
+        self.params = {"calls": int(calls)}
+
+    def _act(self) -> np.ndarray:
+        for _ in range(self.params["calls"]):
+            self.set.lmo(self.rng.standard_normal(self.set.shape))
+        return super()._act()
+
+
+class Misbehaver(_Honest):
+    """Misbehaves in its own process from round ``at`` on: "exit" (os._exit), "kill"
+    (SIGKILL to itself), "hang" (sleeps for an hour), "raise" (a RuntimeError), "value" (a
+    ValueError), "shape" (a play of the wrong shape), "nan" (a NaN play) or "junk" (writes
+    bytes that are not the protocol to every pipe it holds)."""
+
+    name = "misbehaver"
+    OPTIONS = ("fault", "at")
+
+    def __init__(self, problem: Any, fault: str = "raise", at: int = 3):
+        super().__init__(problem)
+        self.fault, self.at = fault, int(at)
+        self.params = {"fault": fault, "at": self.at}
+
+    def _act(self) -> np.ndarray:
+        point = super()._act()
+        if self._round < self.at:
+            return point
+        import os
+        import signal
+        import stat
+        import time
+
+        if self.fault == "exit":
+            os._exit(3)
+        if self.fault == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self.fault == "hang":
+            time.sleep(3600)
+        if self.fault == "raise":
+            raise RuntimeError(f"misbehaver gives up in round {self._round}")
+        if self.fault == "value":
+            raise ValueError(f"misbehaver refuses round {self._round}")
+        if self.fault == "shape":
+            return np.zeros(self.set.dim + 1)
+        if self.fault == "nan":
+            return np.full(self.set.shape, np.nan)
+        for fd in range(3, 64):  # "junk"
+            try:
+                if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                    os.write(fd, b"JUNK" + bytes(8))
+            except OSError:
+                continue
+        return point
+
+
+class Entitled(_Honest):
+    """Raises if its ``update`` is handed anything but the loss and ``t`` (a bandit agent's
+    feedback), wherever it plays: in-process or in its own process."""
+
+    name = "entitled"
+
+    def _update(self, loss: float, info: Any) -> None:
+        if set(info or {}) != {"loss", "t"}:
+            raise ValueError(f"update() was handed {sorted(info or {})}")
