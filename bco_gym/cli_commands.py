@@ -495,7 +495,7 @@ def command_demo(args: argparse.Namespace) -> int:
 def command_bench(args: argparse.Namespace) -> int:
     from bco_gym.agents.registry import resolve_agent
     from bco_gym.engine.isolation import protected
-    from bco_gym.reports.bench import MARKER, run_bench
+    from bco_gym.reports.bench import DAMAGED_ARCHIVE, MARKER, run_bench
     from bco_gym.reports.suites import SUPERSEDED, resolve_suite, select_scenarios
     from bco_gym.sweeps.sweep import StaleCellWarning
 
@@ -554,6 +554,9 @@ def command_bench(args: argparse.Namespace) -> int:
         print(f"fresh seeds in {outcome.report.with_name('fresh-seeds.json')}")
     for line in outcome.recomputed:  # said whatever --quiet and the warning filters say
         print(sanitize(f"warning: recomputed a damaged cell: {line}"), file=sys.stderr)
+    for line in outcome.archive_notes:  # a damaged archive too (announced unless --quiet)
+        if args.quiet and DAMAGED_ARCHIVE in line:
+            print(sanitize(f"warning: {line}"), file=sys.stderr)
     if outcome.failures:
         print(f"{len(outcome.failures)} cell(s) failed (listed in the report):", file=sys.stderr)
         for failure in outcome.failures:

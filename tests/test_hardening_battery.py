@@ -1437,3 +1437,172 @@ def test_isolation_and_fresh_seeds_undo_every_attack(tmp_path, capsys, ball_benc
     assert all(f"`{seed}`" in report for seed in seeds)
     assert "--isolate --fresh-seeds 6" in report and "fresh-seeds.json" in stdout
     assert "Played in their own process" in report
+# -- fifth pass (issue 40): a subprocess held to a memory ceiling ---------------------------------
+def _limited_python(code: str, address_space: int = 2_500_000_000, timeout: float = 120):
+    """(exit code, stdout, stderr) of ``python -c code`` whose address space is capped at
+    ``address_space`` bytes: a path that allocates before it refuses dies there with a
+    MemoryError instead of filling the machine."""
+    import resource
+    import subprocess
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=cap,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+# -- fifth pass: the archive is read with limits -----------------------------------------------
+@pytest.fixture
+def tiny_archive(tmp_path, monkeypatch, tiny_bench):
+    """An archive of the tiny suite, built here, read by bench as a shipped one."""
+    from bco_gym.reports import bench, references
+
+    where = tmp_path / "references"
+    references.build_archive("tiny-bench", tmp_path / "work", where=where)
+    monkeypatch.setattr(bench, "ARCHIVED", ("tiny-bench",))
+    monkeypatch.setattr(references, "root", lambda: where)
+    return where / "tiny-bench"
+
+
+def _restamp(archive: Path, name: str, payload: bytes) -> None:
+    """Write ``payload`` as the archive's file ``name`` with its SHA-256 in INDEX.json."""
+    import hashlib
+
+    (archive / name).write_bytes(payload)
+    index = json.loads((archive / "INDEX.json").read_text())
+    index["files"][name] = hashlib.sha256(payload).hexdigest()
+    (archive / "INDEX.json").write_text(json.dumps(index))
+
+
+def test_an_archive_file_that_is_not_a_regular_file_is_refused_unread(tiny_archive, tmp_path):
+    from bco_gym.reports import references
+
+    copies = []
+    for name in ("tiny.json.gz", "INDEX.json"):  # each linked to /dev/zero: it never ends
+        copy = tmp_path / name / "tiny-bench"
+        shutil.copytree(tiny_archive, copy)
+        (copy / name).unlink()
+        (copy / name).symlink_to("/dev/zero")
+        copies.append(str(copy.parent))
+    code = (
+        "from pathlib import Path\n"
+        "from bco_gym.reports import references\n"
+        f"for where in {copies!r}:\n"
+        "    try:\n"
+        "        references.load_scenario('tiny-bench', 'tiny', Path(where))\n"
+        "    except references.ArchiveCorruptError as error:\n"
+        "        print('refused:', error)\n"
+    )
+    status, out, err = _limited_python(code, 1_500_000_000, timeout=60)
+    assert status == 0, err
+    assert "tiny.json.gz' is not a regular file" in out
+    assert "INDEX.json' is not a regular file" in out
+    scenario_file = tiny_archive / "tiny.json.gz"
+    scenario_file.unlink()
+    os.mkfifo(scenario_file)  # opened for reading, it would wait for a writer
+    with pytest.raises(references.ArchiveCorruptError, match="not a regular file"):
+        references.load_scenario("tiny-bench", "tiny")
+
+
+def test_a_gzip_bomb_in_the_archive_stops_at_the_limit(tiny_archive):
+    import gzip
+
+    member = gzip.compress(b"\0" * 10_000_000, compresslevel=9)
+    bomb = member * (6_000_000 // len(member))  # 6 MB, 6 GB decompressed (multi-member)
+    assert len(bomb) > 5_900_000
+    _restamp(tiny_archive, "tiny.json.gz", bomb)
+    code = (
+        "import resource\n"
+        "from pathlib import Path\n"
+        "from bco_gym.reports import references\n"
+        f"where = Path({str(tiny_archive.parent)!r})\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "try:\n"
+        "    references.load_scenario('tiny-bench', 'tiny', where)\n"
+        "except references.ArchiveCorruptError as error:\n"
+        "    print('refused:', error)\n"
+        "grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before\n"
+        "print('grown kB', grown)\n"
+    )
+    status, out, err = _limited_python(code, 1_500_000_000, timeout=60)
+    assert status == 0 and "decompresses to more than 64,000,000 bytes" in out, err
+    grown = int(out.split("grown kB")[1])
+    assert grown < 200_000, out  # at most the limit and a copy, not the 6 GB
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda index: [index], "holds a list, not an object"),
+        (lambda index: {**index, "files": list(index["files"])}, "'files' is not an object"),
+        (lambda index: {**index, "scenarios": ["tiny"]}, "'scenarios' is not an object"),
+        (lambda index: "index", "holds a str"),
+    ],
+)
+def test_an_index_of_the_wrong_shape_is_corrupt(tiny_archive, damage, message):
+    from bco_gym.reports import references
+
+    path = tiny_archive / "INDEX.json"
+    path.write_text(json.dumps(damage(json.loads(path.read_text()))))
+    with pytest.raises(references.ArchiveCorruptError, match=re.escape(message)):
+        references.load_scenario("tiny-bench", "tiny")
+
+
+def _reshaped(document):
+    sweeps = document["sweeps"]
+    (relative,) = [name for name in sweeps if name.startswith("runs/")]
+    sweep = sweeps[relative]
+    first = sweep["cells"][0]
+
+    def with_sweep(**changes):
+        return {**document, "sweeps": {relative: {**sweep, **changes}}}
+
+    return [
+        [document],
+        {**document, "sweeps": list(sweeps)},
+        with_sweep(spec=[]),
+        with_sweep(cells=[1]),
+        with_sweep(cells=[{**first, "cell": []}]),
+        with_sweep(cells=[{**first, "result": 3}]),
+        with_sweep(cells=[{"cell": first["cell"]}]),
+    ]
+
+
+def test_an_archived_payload_with_a_valid_digest_and_the_wrong_shape_is_corrupt(tiny_archive):
+    import gzip
+
+    from bco_gym.reports import references
+
+    document = json.loads(gzip.decompress((tiny_archive / "tiny.json.gz").read_bytes()))
+    for shape in _reshaped(document):
+        _restamp(tiny_archive, "tiny.json.gz", gzip.compress(json.dumps(shape).encode()))
+        with pytest.raises(references.ArchiveCorruptError, match="does not hold a scenario"):
+            references.load_scenario("tiny-bench", "tiny")
+
+
+def test_a_damaged_archive_recomputed_is_said_under_quiet(tmp_path, capsys, tiny_archive):
+    import gzip
+
+    out = tmp_path / "bench"
+    argv = ["bench", "--agents", "bfw", "--suite", "tiny-bench", "--quiet", "--out", out]
+    code, _, err = _cli(argv, capsys)
+    assert code == 0 and "warning" not in err and "damaged" not in err
+    assert "## Reference cells recomputed" not in (out / "report.md").read_text()
+    shutil.rmtree(out)
+    _restamp(tiny_archive, "tiny.json.gz", gzip.compress(b'{"sweeps": []}'))
+    code, _, err = _cli(argv, capsys)
+    assert code == 0, err
+    said = "warning: tiny: the shipped reference archive is damaged: "
+    assert said in err and "recomputed" in err and len(err.strip().splitlines()) == 1
+    report = (out / "report.md").read_text()
+    assert "## Reference cells recomputed" in report
+    assert "- tiny: the shipped reference archive is damaged: " in report
+    assert (out / "scores.csv").read_text().count("\ntiny-bench,tiny,") == 6  # 3 agents, 2 seeds

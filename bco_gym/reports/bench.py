@@ -81,6 +81,8 @@ class BenchOutcome:
     runs: list[ScenarioRun]
     #: Cells found damaged or tampered with and computed again, one line each.
     recomputed: list[str] = field(default_factory=list)
+    #: Scenarios whose shipped reference cells were not used, and why (one line each).
+    archive_notes: list[str] = field(default_factory=list)
 
 
 # -- the plan -------------------------------------------------------------------------------------
@@ -351,10 +353,16 @@ def _earlier_results(
 
 
 def _use_archive(
-    suite: str, scenario: Scenario, out: Path, announce: Callable[[str], None] | None
+    suite: str,
+    scenario: Scenario,
+    out: Path,
+    announce: Callable[[str], None] | None,
+    notes: list[str] | None = None,
 ) -> int:
     """Write the shipped reference cells of ``scenario`` into ``out`` (the number written);
-    with another version's archive, say so and write nothing (they are recomputed)."""
+    with another version's archive or a damaged one, say so (a warning, ``announce`` and
+    a line appended to ``notes``) and write nothing: they are recomputed. A damaged
+    archive's line starts with :data:`DAMAGED_ARCHIVE`."""
     from bco_gym.reports.references import (
         ArchiveCorruptError,
         ArchiveVersionError,
@@ -364,11 +372,20 @@ def _use_archive(
 
     try:
         return materialise(suite, scenario, out)
-    except (ArchiveVersionError, ArchiveCorruptError) as error:
-        warnings.warn(str(error), ReferenceArchiveWarning, stacklevel=3)
-        if announce is not None:
-            announce(f"note: {error}")
-        return 0
+    except ArchiveVersionError as error:
+        note = str(error)
+    except ArchiveCorruptError as error:
+        note = f"{DAMAGED_ARCHIVE}: {error}; its reference cells are recomputed"
+    warnings.warn(note, ReferenceArchiveWarning, stacklevel=3)
+    if announce is not None:
+        announce(f"note: {note}")
+    if notes is not None:
+        notes.append(note)
+    return 0
+
+
+#: How a note on a damaged reference archive begins.
+DAMAGED_ARCHIVE = "the shipped reference archive is damaged"
 
 
 def run_bench(
@@ -441,8 +458,9 @@ def run_bench(
     for index, (scenario, chosen, skipped) in enumerate(steps, start=1):
         if announce is not None:
             announce(f"scenario {index}/{len(steps)}: {scenario.name} ({', '.join(chosen)})")
+        archive_notes: list[str] = []
         if not recompute_references and suite in ARCHIVED:
-            _use_archive(suite, scenario, out, announce)
+            _use_archive(suite, scenario, out, announce, archive_notes)
         (results, failed), recomputed = _noting_recomputed_cells(
             lambda scenario=scenario, chosen=chosen: _run_scenario(
                 scenario,
@@ -460,7 +478,16 @@ def run_bench(
         )
         failures = [f"{scenario.name}: {failure.describe()}" for failure in failed]
         runs.append(
-            ScenarioRun(scenario, chosen, skipped, results, failures, failed, recomputed=recomputed)
+            ScenarioRun(
+                scenario,
+                chosen,
+                skipped,
+                results,
+                failures,
+                failed,
+                recomputed=recomputed,
+                archive_notes=archive_notes,
+            )
         )
     label = suite_label(suite)
     rows = [row for run in runs for row in score_rows(label, run.scenario.name, run.results)]
@@ -486,7 +513,8 @@ def run_bench(
     if verified is not None:
         failures += verified.failures
     recomputed = [f"{run.scenario.name}: {line}" for run in runs for line in run.recomputed]
-    return BenchOutcome(report, scores, rows, failures, runs, recomputed)
+    archive = [f"{run.scenario.name}: {line}" for run in runs for line in run.archive_notes]
+    return BenchOutcome(report, scores, rows, failures, runs, recomputed, archive)
 
 
 def _fresh_pass(

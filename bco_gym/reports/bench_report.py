@@ -85,6 +85,8 @@ class ScenarioRun:
     failed: list[Any] = field(default_factory=list)  # the CellFailure records
     #: Cells whose files were damaged or tampered with, computed again (one line each).
     recomputed: list[str] = field(default_factory=list)
+    #: Why the shipped reference cells were not used (another version, a damaged file).
+    archive_notes: list[str] = field(default_factory=list)
 
 
 # -- the statistics of the report -----------------------------------------------------------------
@@ -519,6 +521,10 @@ def write_bench_report(
     if recomputed:
         lines += ["## Recomputed cells", "", RECOMPUTED_NOTE, ""]
         lines += [f"- {line}" for line in recomputed] + [""]
+    archive = [f"{run.scenario.name}: {line}" for run in runs for line in run.archive_notes]
+    if archive:
+        lines += ["## Reference cells recomputed", "", ARCHIVE_NOTE, ""]
+        lines += [f"- {line}" for line in archive] + [""]
     lines += _agents_lines(runs)
     skipped = [(run.scenario.name, a, why) for run in runs for a, why in run.skipped.items()]
     if skipped:
@@ -572,6 +578,11 @@ def _figure_lines(directory: Path, stats: Any, suite: str) -> list[str]:
 RECOMPUTED_NOTE = (
     "These cells were found on disk damaged or changed since they were written (their "
     "digest did not verify); they were computed again, and the scores use the new results."
+)
+
+ARCHIVE_NOTE = (
+    "The shipped reference cells of these scenarios were not used, for the reason given; "
+    "they were computed here, and the scores use them."
 )
 
 CENTRE_NOTE = (

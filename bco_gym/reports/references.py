@@ -29,6 +29,12 @@ the same definition): otherwise :func:`load_scenario` raises
 :class:`ArchiveVersionError` (or :class:`ArchiveCorruptError`) and ``bench`` recomputes
 the reference cells locally, saying why. Never mixed in silently.
 
+The archive is read with limits, as any file from outside would be: regular files only
+(not a link to a device or a pipe), at most :data:`MAX_FILE_BYTES` read from a file and
+:data:`MAX_DOCUMENT_BYTES` decompressed from a scenario's file (a gzip bomb stops there),
+and every document checked for its shape before use. Whatever fails is an
+:class:`ArchiveCorruptError`.
+
 Rebuilding (the one documented command; minutes for quick-v2, about half an hour of
 CPU for standard-v2)::
 
@@ -44,10 +50,14 @@ import argparse
 import dataclasses
 import gzip
 import hashlib
+import io
 import json
+import os
+import stat
 import sys
 import tempfile
 import warnings
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -75,6 +85,10 @@ REBUILD = "python -m bco_gym.reports.references {suite} --backend process"
 #: The fields of a Scenario that decide what its reference cells are (its seeds and agents
 #: only choose which cells are read; its words none).
 DEFINING_FIELDS = ("env_id", "env_kwargs", "horizon", "tuning", "agent_horizons", "agent_kwargs")
+#: The most bytes read from one archive file (the largest shipped is 0.14 MB).
+MAX_FILE_BYTES = 16_000_000
+#: The most bytes a scenario's file may decompress to (the largest shipped: 0.54 MB).
+MAX_DOCUMENT_BYTES = 64_000_000
 
 
 class ArchiveVersionError(ValueError):
@@ -121,14 +135,64 @@ def _jsonable(value: Any) -> Any:
 
 
 def read_index(suite: str, where: Path | None = None) -> dict[str, Any] | None:
-    """The suite's ``INDEX.json``, or None when the suite has no archive."""
+    """The suite's ``INDEX.json``, or None when the suite has no archive.
+
+    ArchiveCorruptError when it is there but not a regular file, too large, not JSON,
+    or not an object whose ``files`` and ``scenarios`` map names to digests."""
     path = (where or root()) / suite / INDEX
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
+        index = json.loads(_read_regular(path).decode("utf-8"))
+    except ValueError as error:
         raise ArchiveCorruptError(f"{str(path)!r} is unreadable: {error}") from None
+    if not isinstance(index, dict):
+        raise ArchiveCorruptError(
+            f"{str(path)!r} holds a {type(index).__name__}, not an object; it is not an index"
+        )
+    for name in ("files", "scenarios"):
+        table = index.get(name, {})
+        if not isinstance(table, dict) or not all(
+            isinstance(key, str) and isinstance(value, str) for key, value in table.items()
+        ):
+            raise ArchiveCorruptError(
+                f"{str(path)!r}: {name!r} is not an object of names and digests"
+            )
+    return index
+
+
+def _read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most ``limit`` bytes
+    (ArchiveCorruptError otherwise: a link to /dev/zero or a pipe is never read)."""
+    try:  # O_NONBLOCK: opening a pipe must not wait for a writer
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise ArchiveCorruptError(f"{str(path)!r} is unreadable: {error}") from None
+    with open(descriptor, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ArchiveCorruptError(
+                f"{str(path)!r} is not a regular file (a device, a pipe or a directory); "
+                "an archive holds regular files only"
+            )
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise ArchiveCorruptError(f"{str(path)!r} is larger than {limit:,} bytes")
+    return data
+
+
+def _gunzip(payload: bytes, path: Path, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """``payload`` decompressed, stopping at ``limit`` bytes (ArchiveCorruptError beyond
+    it, or for a payload that is not gzip)."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(payload)) as stream:
+            data = stream.read(limit + 1)
+    except (OSError, EOFError, zlib.error) as error:
+        raise ArchiveCorruptError(f"{str(path)!r} is not a gzip file ({error})") from None
+    if len(data) > limit:
+        raise ArchiveCorruptError(
+            f"{str(path)!r} decompresses to more than {limit:,} bytes; not read further"
+        )
+    return data
 
 
 def check_index(index: dict[str, Any], suite: str) -> None:
@@ -217,22 +281,41 @@ def load_scenario(
                 f"recomputed (rebuild the archive with `{REBUILD.format(suite=suite)}`)"
             )
     path = base / suite / name
-    try:
-        payload = path.read_bytes()
-    except OSError as error:
-        raise ArchiveCorruptError(f"{str(path)!r} is unreadable: {error}") from None
+    payload = _read_regular(path)
     if hashlib.sha256(payload).hexdigest() != expected:
         raise ArchiveCorruptError(
             f"{str(path)!r} does not match its SHA-256 in {INDEX} (edited or truncated)"
         )
-    document = json.loads(gzip.decompress(payload).decode("utf-8"))
+    try:
+        document = json.loads(_gunzip(payload, path).decode("utf-8"))
+    except ValueError as error:
+        raise ArchiveCorruptError(f"{str(path)!r} is not JSON: {error}") from None
+    try:
+        return _sweeps_of(document)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        raise ArchiveCorruptError(
+            f"{str(path)!r} does not hold a scenario's sweeps ({type(error).__name__}: {error})"
+        ) from None
+
+
+def _sweeps_of(
+    document: Any,
+) -> dict[str, tuple[dict[str, Any], list[tuple[dict[str, Any], RunResult]]]]:
+    """The sweeps of a scenario's document, each cell checked (raises on a wrong shape)."""
+    from bco_gym.sweeps.sweep import Cell
+
     sweeps = {}
     for relative, sweep in document["sweeps"].items():
-        cells = [
-            (entry["cell"], _result_of(entry["result"], entry["arrays"]))
-            for entry in sweep["cells"]
-        ]
-        sweeps[relative] = (sweep["spec"], cells)
+        spec = sweep["spec"]
+        if not isinstance(relative, str) or not isinstance(spec, dict):
+            raise TypeError(f"sweep {relative!r}: expected a name and a spec object")
+        if not isinstance(spec["cells"], list):
+            raise TypeError(f"sweep {relative!r}: its spec's cells are not a list")
+        cells = []
+        for entry in sweep["cells"]:
+            Cell.from_dict(entry["cell"])  # a cell dict of the sweep's form
+            cells.append((entry["cell"], _result_of(entry["result"], entry["arrays"])))
+        sweeps[relative] = (spec, cells)
     return sweeps
 
 
