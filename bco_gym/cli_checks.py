@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-MAX_HORIZON = 10**8
-MAX_SEEDS = 10_000
-MAX_SEED = 2**63 - 1
+from bco_gym.engine.tally import MAX_HORIZON  # noqa: F401  (the CLI's limits, in one place)
+from bco_gym.sweeps.sweep import MAX_SEED, MAX_SEEDS  # noqa: F401
+
 MAX_POINTS = 1_000
 MAX_CELLS = 100_000
 
@@ -226,13 +226,22 @@ def check_instance(
     horizon: int | None,
     agents: Sequence[str],
     agent_kwargs: dict[str, dict[str, Any]],
+    allow_large: bool | None = None,
 ) -> None:
-    """Build the env and every agent once (nothing is played) to refuse bad kwargs early."""
+    """Build the env and every agent once (nothing is played) to refuse bad kwargs early;
+    first refuse, from the keywords alone, an env too large to build (``allow_large``:
+    ``bco-gym run --allow-large``; the other commands have no override)."""
     import gymnasium as gym
 
     from bco_gym.agents import make_agent
+    from bco_gym.engine.memory import ALLOW_LARGE, NO_OVERRIDE, check_planned_memory
 
     extra = {} if horizon is None else {"horizon": horizon}
+    override = ALLOW_LARGE if allow_large is not None else NO_OVERRIDE
+    try:
+        check_planned_memory(env_id, {**env_kwargs, **extra}, 1, bool(allow_large), override)
+    except ValueError as error:
+        raise UsageError(_one_line(error)) from None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

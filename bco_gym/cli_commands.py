@@ -190,7 +190,12 @@ def command_run(args: argparse.Namespace) -> int:
         check_output_file(args.out)
     env_kwargs = env_kwargs_for([args.agent], args.env_kwargs)
     check_instance(
-        args.env, env_kwargs, args.horizon, [args.agent], {args.agent: args.agent_kwargs}
+        args.env,
+        env_kwargs,
+        args.horizon,
+        [args.agent],
+        {args.agent: args.agent_kwargs},
+        allow_large=args.allow_large,
     )
     announce_feedback([args.agent], args.env_kwargs)
     result = run(

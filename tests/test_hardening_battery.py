@@ -1162,10 +1162,10 @@ def test_a_run_too_large_for_the_machine_is_refused_before_allocating(monkeypatc
     monkeypatch.setattr(memory, "machine_bytes", lambda: 50_000_000)  # a 50 MB machine
     kwargs = {"horizon": 20, "env_kwargs": {"n": 100_000}}
     pattern = (
-        r"this run would need about 7\d\.\d MB of memory \(.*K of dimension 100000, 1 row\(s\)\)"
+        r"this run would need about \d\d\.\d MB of memory \(.*K of dimension 100000, 1 row\(s\)\)"
     )
     with pytest.raises(
-        ValueError, match=pattern + r", more than this machine's 50 MB; .*allow_large"
+        ValueError, match=pattern + r", more than this machine's 50 MB .*; .*allow_large"
     ):
         run("BCO-Ball-v0", "fkm", **kwargs)
     with pytest.raises(ValueError, match=r"K of dimension 100000, 3 row\(s\)"):
@@ -1606,3 +1606,237 @@ def test_a_damaged_archive_recomputed_is_said_under_quiet(tmp_path, capsys, tiny
     assert "## Reference cells recomputed" in report
     assert "- tiny: the shipped reference archive is damaged: " in report
     assert (out / "scores.csv").read_text().count("\ntiny-bench,tiny,") == 6  # 3 agents, 2 seeds
+
+
+# -- fifth pass: memory is refused on every path before it is spent -----------------------------
+MEMORY_PATHS = r"""
+import json, resource, sys, warnings
+warnings.simplefilter("ignore")
+import gymnasium as gym
+import bco_gym.envs.memory
+bco_gym.envs.memory.machine_bytes = lambda: 24_000_000_000  # the issue's machine
+from bco_gym.cli import main
+from bco_gym.experiment import sweep
+out = sys.argv[1]
+
+def cli(*argv):
+    try:
+        return main([str(a) for a in argv])
+    except SystemExit as stop:
+        return stop.code
+
+def attempt(name, call):
+    try:
+        said = f"returned {call()!r}"
+    except ValueError as error:
+        said = f"ValueError {error}"
+    print(json.dumps([name, said]), flush=True)
+
+ball = ["--env", "BCO-Ball-v0", "--horizon", "10", "--quiet"]
+for n in (200_000_000, 100_000_000):
+    attempt(f"run {n}", lambda n=n: cli("run", *ball, "--env-kwargs", json.dumps({"n": n})))
+huge = ["--env-kwargs", '{"n": 200000000}', "--agents", "fkm"]
+attempt("compare", lambda: cli("compare", *ball, *huge, "--seeds", "2", "--out", out + "/c"))
+attempt("tune", lambda: cli("tune", *ball, *huge, "--out", out + "/t.json"))
+attempt("sweep", lambda: sweep(
+    "BCO-Ball-v0", "fkm", 10, 2, out=out + "/s", env_kwargs={"n": 10**9}, progress=False
+))
+with open(out + "/huge.toml", "w") as stream:
+    stream.write('[[scenario]]\nname = "huge"\nenv_id = "BCO-Ball-v0"\n'
+                 'agents = ["fkm", "random"]\nhorizon = 10\nseeds = [0, 1]\n'
+                 'env_kwargs = {n = 1000000000}\n')
+attempt("bench", lambda: cli(
+    "bench", "--agents", "bfw", "--suite", out + "/huge.toml", "--quiet", "--out", out + "/b"
+))
+attempt("make_vec", lambda: gym.make_vec(
+    "BCO-Ball-v0", num_envs=64, vectorization_mode="vector_entry_point", n=5 * 10**7
+))
+print(json.dumps(["peak kB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))
+"""
+
+
+def test_every_path_refuses_a_set_too_large_before_building_it(tmp_path):
+    """run, compare, tune, sweep(), bench with a suite file and gym.make_vec, each at the
+    issue's sizes (tens to hundreds of GB), in a process capped at 2.5 GB: each refuses
+    from the keywords, before building anything (a path that built first dies there)."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", MEMORY_PATHS, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: __import__("resource").setrlimit(
+            __import__("resource").RLIMIT_AS, (2_500_000_000, 2_500_000_000)
+        ),
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = dict(json.loads(line) for line in done.stdout.splitlines())
+    refused = "more than this machine's 24 GB (refused before building the env)"
+    for name in ("run 200000000", "run 100000000", "compare", "tune", "bench"):
+        assert said[name] == "returned 2", (name, said[name])
+    errors = done.stderr.splitlines()
+    assert len(errors) == 5 and all(refused in line for line in errors), errors
+    assert all("--allow-large" in line for line in errors[:2])  # run's override exists
+    assert "suite file" in errors[4] and "scenario 'huge'" in errors[4]
+    assert said["sweep"].startswith("ValueError this run would need about 304 GB")
+    assert said["make_vec"].startswith("ValueError this run would need about 486 GB")
+    assert refused in said["sweep"] and refused in said["make_vec"]
+    assert "allow_large=True to gym.make_vec" in said["make_vec"]
+    assert said["peak kB"] < 600_000  # nothing of the sets was allocated
+    assert not (tmp_path / "b" / "runs").exists()
+
+
+def test_make_vec_and_run_many_take_the_override(monkeypatch):
+    from bco_gym.envs import memory
+    from bco_gym.experiment import run_many
+
+    monkeypatch.setattr(memory, "machine_bytes", lambda: 20_000_000)  # a 20 MB machine
+    options = {"num_envs": 8, "vectorization_mode": "vector_entry_point", "n": 100_000}
+    with pytest.raises(ValueError, match=r"K of dimension 100000, 8 row\(s\)\), more than"):
+        gym.make_vec("BCO-Ball-v0", **options)
+    envs = gym.make_vec("BCO-Ball-v0", allow_large=True, **options)
+    assert envs.unwrapped.num_envs == 8
+    envs.close()
+    with pytest.raises(ValueError, match="refused before building the env"):
+        run_many("BCO-Ball-v0", "fkm", [0, 1], horizon=5, env_kwargs={"n": 100_000})
+    rows = run_many(
+        "BCO-Ball-v0", "fkm", [0, 1], horizon=5, env_kwargs={"n": 100_000}, allow_large=True
+    )
+    assert [row.horizon for row in rows] == [5, 5]
+
+
+def test_the_keyword_estimate_is_a_lower_bound_of_the_built_one():
+    """Beyond the envs' own copies of K (which building them holds, and the built
+    estimate does not count), the estimate from the keywords never exceeds the one on
+    the built env: what it refuses, the built env's check would refuse too."""
+    from bco_gym.engine import memory
+
+    for env_id, kwargs in [
+        ("BCO-Ball-v0", {"n": 1000}),
+        ("BCO-Ball-v0", {"n": 100_000, "loss": "quadratic"}),
+        ("BCO-Simplex-v0", {"n": 5000}),
+        ("BCO-Birkhoff-v0", {"n": 30}),
+        ("BCO-NuclearBall-v0", {"rows": 20, "cols": 30, "loss": "completion"}),
+    ]:
+        env = gym.make(env_id, horizon=50, **kwargs).unwrapped
+        for rows in (1, 8):
+            dim, parts = memory.build_parts(env_id, kwargs, rows)
+            planned = {**parts, "copies of K": 16 * dim, **memory._parts(dim, rows, 50)}
+            building = planned.pop("the envs' copies of K")
+            built = memory.estimate_run_bytes(env, rows)
+            assert sum(planned.values()) <= sum(built.values()), (env_id, kwargs, rows)
+            assert building == 24 * rows * dim
+
+
+# -- fifth pass: suite files are held to the CLI's limits --------------------------------------
+SUITE = """
+[[scenario]]
+name = "tiny"
+env_id = "BCO-Ball-v0"
+agents = ["fkm", "random"]
+horizon = 40
+seeds = [0, 1]
+env_kwargs = {n = 3}
+"""
+
+
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("horizon = 40", "horizon = 1000000000000", "horizon=1,000,000,000,000; at most 100,000"),
+        ("seeds = [0, 1]", f"seeds = {list(range(20_001))}", "20,001 seeds; at most 10,000"),
+        (
+            "env_kwargs = {n = 3}",
+            "env_kwargs = {n = 3, horizon = 5}",
+            "env_kwargs.horizon=5 disagrees with horizon=40; give T once, as horizon",
+        ),
+        (
+            'env_id = "BCO-Ball-v0"',
+            'env_id = "CartPole-v1"',
+            "env_id='CartPole-v1'; allowed: BCO-Simplex-v0",
+        ),
+        ("env_kwargs = {n = 3}", "env_kwargs = {n = 3, m = 4}", "unknown keyword(s) 'm'"),
+        ("env_kwargs = {n = 3}", 'env_kwargs = {n = "big"}', "n='big' is not allowed"),
+        (
+            "env_kwargs = {n = 3}",
+            'env_kwargs = {n = 3, loss = "linear", loss_kwargs = {nope = 1}}',
+            "nope",
+        ),
+        ("env_kwargs = {n = 3}", 'env_kwargs = {n = 3, loss = "nope"}', "'nope'"),
+    ],
+)
+def test_a_suite_file_is_held_to_the_cli_s_limits_naming_file_and_scenario(
+    tmp_path, capsys, old, new, message
+):
+    from bco_gym.reports.suites import load_suite_file
+
+    path = tmp_path / "mine.toml"
+    assert old in SUITE
+    path.write_text(SUITE.replace(old, new))
+    with pytest.raises(ValueError, match=re.escape(message)) as refused:
+        load_suite_file(path)
+    said = str(refused.value)
+    assert said.startswith(f"suite file {str(path)!r}: scenario") and "'tiny'" in said
+    argv = ["bench", "--agents", "bfw", "--suite", path, "--quiet", "--out", tmp_path / "o"]
+    code, _, err = _cli(argv, capsys)
+    assert code == 2 and message in err and not (tmp_path / "o" / "runs").exists()
+
+
+def test_a_suite_file_that_is_not_utf8_is_named(tmp_path):
+    from bco_gym.reports.suites import load_suite_file
+
+    path = tmp_path / "latin.toml"
+    path.write_bytes(SUITE.replace('"tiny"', '"t\xe9"').encode("latin-1"))
+    with pytest.raises(ValueError, match=r"suite file '.*latin\.toml' is not UTF-8 text"):
+        load_suite_file(path)
+
+
+def test_a_suite_file_s_horizon_given_twice_is_accepted_when_equal(tmp_path):
+    from bco_gym.reports.suites import load_suite_file
+
+    path = tmp_path / "twice.toml"
+    path.write_text(SUITE.replace("{n = 3}", "{n = 3, horizon = 40}"))
+    (scenario,) = load_suite_file(path)[1]
+    assert scenario.horizon == 40
+
+
+# -- fifth pass: agents are built before any cell runs ------------------------------------------
+@pytest.mark.parametrize(
+    "change, extra, message",
+    [
+        ("agent_kwargs = {fkm = {c = nan}}", [], "agent 'fkm' with c=nan: "),
+        ("agent_kwargs = {fkm = {zzz = 1}}", [], "agent 'fkm' with zzz=1: "),
+        ("", ["--agent-kwargs", '{"bfw": {"c": NaN}}'], "agent 'bfw' with c=nan: "),
+        ("", ["--agents", "bfw[c=1e400]"], "agent 'bfw[c=1e400]' with c=inf: "),
+    ],
+)
+def test_bench_refuses_agents_that_do_not_build_before_any_cell(
+    tmp_path, capsys, change, extra, message
+):
+    path = tmp_path / "mine.toml"
+    path.write_text(SUITE + change + "\n")
+    argv = ["bench", "--agents", "bfw", "--suite", path, "--quiet", "--out", tmp_path / "o"]
+    if extra[:1] == ["--agents"]:
+        argv[1:3] = extra
+    else:
+        argv += extra
+    code, _, err = _cli(argv, capsys)
+    assert code == 2 and message in err, err
+    assert "scenario 'tiny'" in err and len(err.strip().splitlines()) == 1
+    assert not list((tmp_path / "o").rglob("*.json.npz")) and not (tmp_path / "o" / "runs").exists()
+
+
+def test_an_integer_of_thousands_of_digits_names_the_agent_and_the_keyword(tmp_path, capsys):
+    from bco_gym.agents.registry import resolve_agent
+
+    variant = "fkm[c=" + "7" * 5000 + "]"
+    with pytest.raises(ValueError) as refused:
+        resolve_agent(variant)
+    said = str(refused.value)
+    assert said.startswith("agent 'fkm[c=7777") and "keyword c=" in said
+    assert "an integer of 5,000 digits; at most 4,000 digits are read" in said
+    assert "Exceeds the limit" not in said and len(said) < 400
+    code, _, err = _cli(["bench", "--agents", variant, "--out", tmp_path / "o"], capsys)
+    assert code == 2 and "keyword c=" in err and "Exceeds" not in err

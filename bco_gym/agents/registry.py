@@ -492,8 +492,14 @@ def parse_variant(spec: AgentSpec, body: str, text: str = "") -> dict[str, Any]:
             )
         if key in kwargs:
             raise ValueError(f"agent {text!r} gives {key!r} twice")
-        kwargs[key] = _typed_value(raw, parameters.get(key), f"agent {text!r}: {key}")
+        where = f"agent {_clipped(text)!r}: keyword {key}"
+        kwargs[key] = _typed_value(raw, parameters.get(key), where)
     return kwargs
+
+
+def _clipped(text: str, limit: int = 60) -> str:
+    """``text``, or its first characters and its length when longer than ``limit``."""
+    return text if len(text) <= limit else f"{text[: limit - 20]}... ({len(text):,} characters)"
 
 
 def _split_pairs(body: str) -> list[str]:
@@ -532,6 +538,12 @@ def _literal(raw: str) -> Any:
             raise ValueError(f"{raw!r} is not a quoted string") from None
         return value
     if re.fullmatch(r"[+-]?\d+", raw):
+        digits = len(raw.lstrip("+-"))
+        if digits > 4000:  # Python refuses str -> int beyond 4300 digits by default
+            raise ValueError(
+                f"an integer of {digits:,} digits; at most 4,000 digits are read (float64 "
+                "holds constants up to about 1.8e308)"
+            )
         return int(raw)
     try:
         return float(raw)
@@ -543,7 +555,10 @@ def _typed_value(raw: str, parameter: inspect.Parameter | None, where: str) -> A
     """``raw`` as the parameter's type: its default's type (bool, int, float, str), else
     its annotation's (``float | None`` takes numbers as float), else as written
     (true/false, none, integers, floats, quoted or plain strings)."""
-    value = _literal(raw)
+    try:
+        value = _literal(raw)
+    except ValueError as error:
+        raise ValueError(f"{where}={_clipped(raw, 30)}: {error}") from None
     if parameter is None:
         return value
     default = parameter.default

@@ -31,7 +31,7 @@ import gymnasium as gym
 
 from bco_gym.engine.isolation import played_elsewhere
 from bco_gym.engine.loops import Stage, play_block, play_lean
-from bco_gym.engine.memory import check_planned_memory, check_run_memory
+from bco_gym.engine.memory import NO_OVERRIDE, check_planned_memory, check_run_memory
 from bco_gym.engine.preparation import (
     agent_seed_for,
     check_env_id,
@@ -146,10 +146,13 @@ def batch_size_for(
     Per row a batch holds two copies of a loss chunk (the sequence's own and its row of
     the stacked chunk, ``chunk_size`` rounds of parameters), a slice of a block
     (``BLOCK_BUDGET_FLOATS`` floats at most) and a few points of K: an estimate, in
-    float64, from one env made with ``env_kwargs``.
+    float64, from one env made with ``env_kwargs``. ValueError, before that env is built,
+    when a run of even one seed would not fit the machine
+    (:func:`~bco_gym.engine.memory.check_planned_memory`; a sweep has no override).
     """
     from bco_gym.agents import BLOCK_BUDGET_FLOATS
 
+    check_planned_memory(env_id, dict(env_kwargs or {}), 1, False, NO_OVERRIDE)
     env = gym.make(env_id, **dict(env_kwargs or {}))
     try:
         base = env.unwrapped
@@ -231,7 +234,9 @@ def _run_batch(
     if isinstance(env_id_or_env, str):
         planned = {**dict(env_kwargs or {}), **({} if horizon is None else {"horizon": horizon})}
         check_planned_memory(env_id_or_env, planned, len(seeds), allow_large)
-    envs, env_id, owned = _prepare_vector_env(env_id_or_env, len(seeds), horizon, env_kwargs)
+    envs, env_id, owned = _prepare_vector_env(
+        env_id_or_env, len(seeds), horizon, env_kwargs, allow_large
+    )
     agent = None
     try:
         check_run_memory(envs, len(seeds), allow_large)
@@ -306,7 +311,11 @@ def _run_batch(
 
 
 def _prepare_vector_env(
-    env_id_or_env: Any, rows: int, horizon: int | None, env_kwargs: Mapping[str, Any] | None
+    env_id_or_env: Any,
+    rows: int,
+    horizon: int | None,
+    env_kwargs: Mapping[str, Any] | None,
+    allow_large: bool = False,
 ) -> tuple[Any, str, bool]:
     """(the vector env, its id, whether this call made it)."""
     from bco_gym.envs import BanditConvexVectorEnv
@@ -316,6 +325,8 @@ def _prepare_vector_env(
         kwargs = dict(env_kwargs or {})
         if horizon is not None:
             kwargs["horizon"] = check_horizon(horizon)
+        if allow_large:  # the vector entry point's own check lets it through too
+            kwargs["allow_large"] = True
         envs = gym.make_vec(
             env_id_or_env, num_envs=rows, vectorization_mode="vector_entry_point", **kwargs
         )

@@ -16,17 +16,20 @@ The estimate is an order of magnitude, not an accounting: it exists so that
 machine.
 
 Before that, for a registered id, :func:`check_planned_memory` refuses from ``gym.make``'s
-keywords alone (:func:`~bco_gym.envs.registration.point_dimension`), before any env is
-built: building the S envs of a batch alone holds S copies of K and of its action space's
-bounds (``BUILD_VECTORS`` points per row), which at n = 10^8 is gigabytes before the check
-above could run. Its estimate leaves out the loss chunks (unknown before the loss
-sequence exists), so it is a lower bound of the built estimate: what it refuses, the
-check on the built env would refuse too.
+keywords alone (:func:`~bco_gym.envs.registration.build_parts`), before any env is built:
+building the S envs of a batch alone holds S copies of K and of its action space's
+bounds (``BUILD_VECTORS`` points per row), and their first step one chunk of losses per
+row, which at n = 10^8 is gigabytes before the check above could run. It counts one
+chunk per row where the built estimate counts ``RECENT_CHUNKS``, and only for families
+whose per-round parameters are a point of K, so beside the envs' own copies of K (which
+building them holds and the built estimate leaves out) it is a lower bound of the built
+estimate. Every path that
+builds an env from an id checks it first: ``run``, ``run_many``, the sweeps' batch size
+(:func:`~bco_gym.engine.many.batch_size_for`), ``gym.make_vec`` and the CLI's checks.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,24 +37,30 @@ import numpy as np
 
 from bco_gym.agents.estimators import DIRECTION_BUDGET_FLOATS
 from bco_gym.engine.tally import ROUND_LOSSES_LIMIT
+from bco_gym.envs import memory as envs_memory
+from bco_gym.envs.memory import (
+    ALLOW_LARGE,
+    BUILD_VECTORS,
+    FLOAT,
+    check_allow_large,
+    human_bytes,
+    refuse_above,
+)
+from bco_gym.envs.registration import build_parts
 from bco_gym.losses.base import RECENT_CHUNKS
 
 #: Points of K per row an agent is assumed to hold (iterates, estimates, scratch).
 AGENT_VECTORS = 16
-#: Points of K each row's env holds once built: its set's centre and its action space's
-#: lower and upper bounds (a lower bound, in float64, for every built-in id).
-BUILD_VECTORS = 3
 #: Rounds of directions a stream draws at a time when the budget allows.
 DIRECTION_ROUNDS = 256
-FLOAT = 8
+#: What a refusal says where nothing lets a run too large through (sweeps, compare, bench).
+NO_OVERRIDE = "run one such run alone: bco-gym run --allow-large (or allow_large=True)"
 
 
 def machine_bytes() -> int | None:
-    """The machine's physical memory in bytes (None where the platform does not say)."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
-        return None
+    """The machine's physical memory in bytes (None where the platform does not say;
+    :func:`bco_gym.envs.memory.machine_bytes`)."""
+    return envs_memory.machine_bytes()
 
 
 def set_bytes(convex_set: Any) -> int:
@@ -90,7 +99,11 @@ def _parts(dim: int, rows: int, horizon: int) -> dict[str, int]:
 
 
 def check_planned_memory(
-    env_id: str, env_kwargs: Mapping[str, Any], rows: int, allow_large: bool
+    env_id: str,
+    env_kwargs: Mapping[str, Any],
+    rows: int,
+    allow_large: bool,
+    override: str = ALLOW_LARGE,
 ) -> None:
     """Refuse, before any env is built, a run of ``rows`` rows on ``gym.make(env_id,
     **env_kwargs)`` whose estimate from the keywords alone exceeds the machine's memory
@@ -98,24 +111,20 @@ def check_planned_memory(
     built env (:func:`check_run_memory`) follows in every case.
 
     Raises:
-        ValueError: as :func:`check_run_memory`, the message saying nothing was built;
+        ValueError: as :func:`check_run_memory`, the message saying nothing was built
+            and ending with ``override`` (how to run it anyway, where there is a way);
             TypeError for an ``allow_large`` that is not a bool.
     """
-    from bco_gym.envs.registration import point_dimension
-
-    _check_allow_large(allow_large)
+    check_allow_large(allow_large)
     limit = machine_bytes()
-    dim = point_dimension(env_id, env_kwargs)
-    if allow_large or limit is None or dim is None:
+    found = build_parts(env_id, env_kwargs, rows)
+    if allow_large or limit is None or found is None:
         return
+    dim, built = found
     horizon = env_kwargs.get("horizon")
     horizon = horizon if isinstance(horizon, int) and not isinstance(horizon, bool) else 0
-    parts = {
-        "the envs' copies of K": FLOAT * BUILD_VECTORS * rows * dim,
-        "copies of K": FLOAT * 2 * dim,
-        **_parts(dim, rows, horizon),
-    }
-    _refuse_above(parts, limit, dim, rows, " (refused before building the env)")
+    parts = {**built, "copies of K": FLOAT * 2 * dim, **_parts(dim, rows, horizon)}
+    refuse_above(parts, limit, dim, rows, " (refused before building the env)", override)
 
 
 def check_run_memory(env: Any, rows: int, allow_large: bool) -> None:
@@ -125,39 +134,11 @@ def check_run_memory(env: Any, rows: int, allow_large: bool) -> None:
         ValueError: naming the estimate, its largest parts, the machine's memory and the
             override; TypeError for an ``allow_large`` that is not a bool.
     """
-    _check_allow_large(allow_large)
+    check_allow_large(allow_large)
     limit = machine_bytes()
     if allow_large or limit is None:
         return
-    _refuse_above(estimate_run_bytes(env, rows), limit, int(env.set.dim), rows, "")
-
-
-def _check_allow_large(allow_large: Any) -> None:
-    if not isinstance(allow_large, bool):
-        raise TypeError(f"allow_large={allow_large!r} must be True or False")
-
-
-def _refuse_above(parts: dict[str, int], limit: int, dim: int, rows: int, when: str) -> None:
-    total = sum(parts.values())
-    if total <= limit:
-        return
-    largest = sorted(parts.items(), key=lambda item: -item[1])[:3]
-    shown = ", ".join(f"{name} {human_bytes(size)}" for name, size in largest)
-    raise ValueError(
-        f"this run would need about {human_bytes(total)} of memory ({shown}; K of dimension "
-        f"{dim}, {rows} row(s)), more than this machine's "
-        f"{human_bytes(limit)}{when}; use a smaller set or fewer seeds, or pass allow_large=True "
-        "(bco-gym: --allow-large) to run it anyway"
-    )
-
-
-def human_bytes(size: float) -> str:
-    """``size`` bytes as "1.2 GB" (powers of 1000)."""
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if size < 1000 or unit == "TB":
-            return f"{size:.3g} {unit}" if unit != "B" else f"{int(size)} B"
-        size /= 1000
-    return f"{size:.3g} TB"  # pragma: no cover
+    refuse_above(estimate_run_bytes(env, rows), limit, int(env.set.dim), rows, "")
 
 
 def _losses_of(env: Any) -> Any:
@@ -168,6 +149,8 @@ def _losses_of(env: Any) -> Any:
 
 
 __all__ = [
+    "BUILD_VECTORS",
+    "NO_OVERRIDE",
     "check_planned_memory",
     "check_run_memory",
     "estimate_run_bytes",

@@ -316,6 +316,10 @@ def regret_curve(tally: LossTally, points: list[int], comparators: Sequence[Any]
     }
 
 
+#: The largest horizon T the CLI and suite files accept (a run of 10^8 rounds takes hours).
+MAX_HORIZON = 10**8
+
+
 def check_horizon(horizon: Any) -> int:
     if isinstance(horizon, bool) or not isinstance(horizon, int | np.integer) or horizon < 1:
         raise ValueError(f"horizon={horizon!r} must be a positive integer")

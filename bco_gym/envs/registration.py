@@ -209,50 +209,60 @@ def make_portfolio(
 
 
 # -- vector entry points (gym.make_vec(id, num_envs=S, vectorization_mode="vector_entry_point")) --
-def _vector(make: Any, num_envs: int, kwargs: dict[str, Any]) -> Any:
+def _vector(env_id: str, make: Any, num_envs: int, kwargs: dict[str, Any]) -> Any:
+    """S copies of ``make(**kwargs)`` batched, refused before anything is built when
+    they cannot fit the machine (:func:`~bco_gym.envs.memory.check_build_memory`; the
+    keyword ``allow_large=True`` builds them anyway)."""
+    from bco_gym.envs.memory import check_build_memory
     from bco_gym.envs.vector import BanditConvexVectorEnv
 
+    allow_large = kwargs.pop("allow_large", False)
+    rows = num_envs if isinstance(num_envs, int | np.integer) else 1
+    found = build_parts(env_id, kwargs, max(1, int(rows)))
+    if found is not None:
+        override = "pass allow_large=True to gym.make_vec to build them anyway"
+        check_build_memory(found[1], found[0], max(1, int(rows)), allow_large, override)
     return BanditConvexVectorEnv.from_env(make(**kwargs), num_envs)
 
 
 def make_simplex_vector(num_envs: int = 1, **kwargs: Any) -> Any:
     """BCO-Simplex-v0, S copies batched (:class:`~bco_gym.envs.BanditConvexVectorEnv`)."""
-    return _vector(make_simplex, num_envs, kwargs)
+    return _vector("BCO-Simplex-v0", make_simplex, num_envs, kwargs)
 
 
 def make_ball_vector(num_envs: int = 1, **kwargs: Any) -> Any:
     """BCO-Ball-v0, S copies batched."""
-    return _vector(make_ball, num_envs, kwargs)
+    return _vector("BCO-Ball-v0", make_ball, num_envs, kwargs)
 
 
 def make_l1_ball_vector(num_envs: int = 1, **kwargs: Any) -> Any:
     """BCO-L1Ball-v0, S copies batched."""
-    return _vector(make_l1_ball, num_envs, kwargs)
+    return _vector("BCO-L1Ball-v0", make_l1_ball, num_envs, kwargs)
 
 
 def make_hypercube_vector(num_envs: int = 1, **kwargs: Any) -> Any:
     """BCO-Hypercube-v0, S copies batched."""
-    return _vector(make_hypercube, num_envs, kwargs)
+    return _vector("BCO-Hypercube-v0", make_hypercube, num_envs, kwargs)
 
 
 def make_nuclear_ball_vector(num_envs: int = 1, **kwargs: Any) -> Any:
     """BCO-NuclearBall-v0, S copies batched."""
-    return _vector(make_nuclear_ball, num_envs, kwargs)
+    return _vector("BCO-NuclearBall-v0", make_nuclear_ball, num_envs, kwargs)
 
 
 def make_shortest_path_vector(num_envs: int = 1, **kwargs: Any) -> Any:
     """BCO-ShortestPath-v0, S copies batched."""
-    return _vector(make_shortest_path, num_envs, kwargs)
+    return _vector("BCO-ShortestPath-v0", make_shortest_path, num_envs, kwargs)
 
 
 def make_birkhoff_vector(num_envs: int = 1, **kwargs: Any) -> Any:
     """BCO-Birkhoff-v0, S copies batched."""
-    return _vector(make_birkhoff, num_envs, kwargs)
+    return _vector("BCO-Birkhoff-v0", make_birkhoff, num_envs, kwargs)
 
 
 def make_portfolio_vector(num_envs: int = 1, **kwargs: Any) -> Any:
     """BCO-Portfolio-v0, S copies batched."""
-    return _vector(make_portfolio, num_envs, kwargs)
+    return _vector("BCO-Portfolio-v0", make_portfolio, num_envs, kwargs)
 
 
 _ENTRY = "bco_gym.envs.registration:"
@@ -334,28 +344,68 @@ _POINT_DIMENSIONS: dict[str, tuple[Callable[..., Any], Callable[[Mapping[str, An
 def point_dimension(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> int | None:
     """The number of coordinates of a point of ``gym.make(env_id, **env_kwargs)``'s set,
     computed from the keywords alone, before anything is built (what lets a run too large
-    for the machine be refused before it allocates: :mod:`bco_gym.engine.memory`).
+    for the machine be refused before it allocates: :mod:`bco_gym.envs.memory`).
 
     None for an id whose size is not set by keywords (``BCO-Portfolio-v0``: a shipped
     data set) or not of this package, and for keywords ``gym.make`` would refuse (it
     then says why itself).
     """
-    found = _POINT_DIMENSIONS.get(env_id)
-    if found is None:
+    keywords = _planned_keywords(env_id, env_kwargs)
+    if keywords is None:
         return None
-    make, dimension = found
-    named = {
-        name: parameter.default
-        for name, parameter in inspect.signature(make).parameters.items()
-        if parameter.default is not inspect.Parameter.empty
-    }
-    keywords = {**named, **{k: v for k, v in dict(env_kwargs or {}).items() if k in named}}
     sizes = {k: v for k, v in keywords.items() if k in ("n", "rows", "cols", "grid")}
     if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in sizes.values()):
         return None
     if any(v < 1 for v in sizes.values()):
         return None
-    return int(dimension(keywords))
+    return int(_POINT_DIMENSIONS[env_id][1](keywords))
+
+
+def build_parts(
+    env_id: str, env_kwargs: Mapping[str, Any] | None, rows: int
+) -> tuple[int, dict[str, int]] | None:
+    """(K's dimension, the parts in bytes) of ``rows`` envs ``gym.make(env_id,
+    **env_kwargs)`` built and stepped once, from the keywords alone
+    (:func:`~bco_gym.envs.memory.env_parts`); None for an id whose size the keywords do
+    not set (a data set) or keywords ``gym.make`` would refuse."""
+    from bco_gym.envs.memory import env_parts
+
+    dim = point_dimension(env_id, env_kwargs)
+    if dim is None:
+        return None
+    return dim, env_parts(dim, loss_floats_per_round(env_id, env_kwargs), rows)
+
+
+def loss_floats_per_round(env_id: str, env_kwargs: Mapping[str, Any] | None = None) -> int:
+    """The floats of per-round parameters of ``gym.make(env_id, **env_kwargs)``'s loss
+    sequence, from the keywords alone: K's dimension for a family that keeps the default
+    (a point of K per round), 0 where the keywords do not tell (a family with its own
+    count, an unknown family, a data set): a lower bound of what a chunk holds."""
+    from bco_gym.losses import FAMILIES
+    from bco_gym.losses.base import LossSequence
+
+    keywords = _planned_keywords(env_id, env_kwargs)
+    dim = point_dimension(env_id, env_kwargs)
+    if keywords is None or dim is None:
+        return 0
+    family = FAMILIES.get(keywords.get("loss")) if isinstance(keywords.get("loss"), str) else None
+    if family is None or family._floats_per_round is not LossSequence._floats_per_round:
+        return 0
+    return dim
+
+
+def _planned_keywords(env_id: str, env_kwargs: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The make-function's keywords of ``env_id`` (its defaults, then ``env_kwargs``), or
+    None for an id whose size the keywords do not set."""
+    found = _POINT_DIMENSIONS.get(env_id)
+    if found is None:
+        return None
+    named = {
+        name: parameter.default
+        for name, parameter in inspect.signature(found[0]).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+    return {**named, **{k: v for k, v in dict(env_kwargs or {}).items() if k in named}}
 
 
 def _check_keywords_of_every_id() -> None:

@@ -54,6 +54,7 @@ from bco_gym.reports.scores import (
 from bco_gym.reports.suites import (
     SUPERSEDED,
     Scenario,
+    check_scenario,
     resolve_suite,
     select_scenarios,
     suite_label,
@@ -423,6 +424,11 @@ def run_bench(
     :class:`~bco_gym.reports.references.ReferenceArchiveWarning` says so and the
     reference cells are recomputed.
 
+    Before any cell runs, every scenario's env is built once and every agent on it
+    (:func:`~bco_gym.reports.suites.check_scenario`): an env too large for the machine,
+    env or loss keywords the env refuses, or keyword arguments an agent refuses raise a
+    ValueError naming the suite, the scenario and the agent (``bco-gym bench`` exits 2).
+
     ``agent_kwargs`` (agent -> keyword arguments) and ``labels`` (agent -> label) apply
     to the given agents; ``reuse_stale`` keeps stored cells computed by other code
     (:func:`~bco_gym.sweeps.sweep.run_cells`). The directory is cumulative: report.md and
@@ -449,6 +455,9 @@ def run_bench(
     agent_kwargs, labels = dict(agent_kwargs or {}), dict(labels or {})
     steps = plan(suite, given, seeds, scenarios, agent_kwargs)
     name = resolve_suite(suite)[0]
+    where = f"suite {name!r}" if name == suite else f"suite file {str(suite)!r}"
+    for scenario, chosen, _ in steps:  # before any cell: every agent builds on every env
+        check_scenario(scenario, where, chosen, agent_kwargs)
     if name in SUPERSEDED:
         warnings.warn(SUPERSEDED[name], SupersededSuiteWarning, stacklevel=2)
     out = Path(out)

@@ -35,9 +35,11 @@ built-in agents.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -56,6 +58,17 @@ def _positive(where: str, name: str, value: Any) -> None:
         raise ValueError(f"{where}: {name}={value!r}; expected a positive integer")
 
 
+def _horizon(where: str, name: str, value: Any) -> None:
+    """A horizon: a positive integer at most the CLI's ``MAX_HORIZON``."""
+    from bco_gym.engine.tally import MAX_HORIZON
+
+    _positive(where, name, value)
+    if value > MAX_HORIZON:
+        raise ValueError(
+            f"{where}: {name}={value:,}; at most {MAX_HORIZON:,} rounds (the CLI's limit)"
+        )
+
+
 def _names(where: str, name: str, value: Any) -> None:
     if not isinstance(value, tuple) or not value:
         raise ValueError(f"{where}: {name}={value!r}; expected a non-empty tuple of agent names")
@@ -68,14 +81,14 @@ def _names(where: str, name: str, value: Any) -> None:
 
 
 def _env_id(where: str, env_id: Any) -> None:
-    import gymnasium as gym
+    """One of bco_gym's ids (``module:`` prefixes allowed, as the CLI allows them)."""
+    from bco_gym.envs.registration import ENV_IDS
 
-    import bco_gym.envs  # noqa: F401  (registers the ids)
-
-    if not isinstance(env_id, str) or env_id not in gym.registry:
-        from bco_gym.envs.registration import ENV_IDS
-
-        raise ValueError(f"{where}: env_id={env_id!r}; allowed: {', '.join(ENV_IDS)}")
+    if not isinstance(env_id, str) or env_id.split(":", 1)[-1] not in ENV_IDS:
+        raise ValueError(
+            f"{where}: env_id={env_id!r}; allowed: {', '.join(ENV_IDS)} (bco_gym's "
+            "environments, optionally as 'module:ID')"
+        )
 
 
 def _agents_known(where: str, agents: Sequence[str]) -> None:
@@ -89,13 +102,31 @@ def _agents_known(where: str, agents: Sequence[str]) -> None:
 
 
 def _seeds(where: str, value: Any) -> None:
+    from bco_gym.sweeps.sweep import MAX_SEED, MAX_SEEDS
+
     if not isinstance(value, tuple) or not value:
         raise ValueError(f"{where}: seeds={value!r}; expected a non-empty tuple of seeds")
+    if len(value) > MAX_SEEDS:
+        raise ValueError(f"{where}: {len(value):,} seeds; at most {MAX_SEEDS:,} (the CLI's limit)")
     for seed in value:
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"{where}: seed {seed!r}; expected a non-negative integer")
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise ValueError(f"{where}: seed {seed!r}; expected an integer in [0, {MAX_SEED}]")
     if len(set(value)) != len(value):
         raise ValueError(f"{where}: seeds {list(value)} contain duplicates")
+
+
+def _one_horizon(where: str, horizon: int | None, env_kwargs: Any) -> None:
+    """T given once: ``env_kwargs.horizon`` only where it equals ``horizon`` (or stands
+    for it, when ``horizon`` is not given), and within the CLI's limit either way."""
+    if not isinstance(env_kwargs, Mapping) or "horizon" not in env_kwargs:
+        return
+    own = env_kwargs["horizon"]
+    _horizon(where, "env_kwargs.horizon", own)
+    if horizon is not None and own != horizon:
+        raise ValueError(
+            f"{where}: env_kwargs.horizon={own!r} disagrees with horizon={horizon!r}; give "
+            "T once, as horizon (env_kwargs.horizon is allowed only when it equals horizon)"
+        )
 
 
 def _mapping(where: str, name: str, value: Any) -> None:
@@ -135,13 +166,13 @@ class ScaleTuning:
             if not math.isfinite(value):
                 raise ValueError(f"{where}: grid value {value!r}; expected a finite number")
         _seeds(where, self.seeds)
-        _positive(where, "horizon", self.horizon)
+        _horizon(where, "horizon", self.horizon)
         _mapping(where, "fixed", self.fixed)
         for agent, kwargs in self.fixed.items():
             _mapping(where, f"fixed[{agent!r}]", kwargs)
         _mapping(where, "agent_horizons", self.agent_horizons)
         for agent, horizon in self.agent_horizons.items():
-            _positive(where, f"agent_horizons[{agent!r}]", horizon)
+            _horizon(where, f"agent_horizons[{agent!r}]", horizon)
         unknown = sorted((set(self.fixed) | set(self.agent_horizons)) - set(self.agents))
         if unknown:
             raise ValueError(
@@ -214,7 +245,7 @@ class Scenario:
         _names(where, "agents", self.agents)
         _agents_known(where, self.agents)
         if self.horizon is not None:
-            _positive(where, "horizon", self.horizon)
+            _horizon(where, "horizon", self.horizon)
         _seeds(where, self.seeds)
         if len(self.seeds) < 2:
             raise ValueError(
@@ -224,16 +255,17 @@ class Scenario:
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{where}: {name}={getattr(self, name)!r}; expected a string")
         _mapping(where, "env_kwargs", self.env_kwargs)
+        _one_horizon(where, self.horizon, self.env_kwargs)
         if not isinstance(self.references, tuple):
             raise ValueError(f"{where}: references={self.references!r}; expected a tuple")
         for reference in self.references:
             if not isinstance(reference, str):
                 raise ValueError(f"{where}: reference {reference!r}; expected an agent name")
-        _positive(where, "quick_horizon", self.quick_horizon)
+        _horizon(where, "quick_horizon", self.quick_horizon)
         if not isinstance(self.horizons, tuple):
             raise ValueError(f"{where}: horizons={self.horizons!r}; expected a tuple")
         for horizon in self.horizons:
-            _positive(where, "horizons", horizon)
+            _horizon(where, "horizons", horizon)
         if self.tuning is not None and not isinstance(self.tuning, ScaleTuning):
             raise ValueError(f"{where}: tuning={self.tuning!r}; expected a ScaleTuning or None")
         _mapping(where, "agent_horizons", self.agent_horizons)
@@ -243,7 +275,7 @@ class Scenario:
                     f"{where}: agent_horizons[{agent!r}]={own!r}; expected a non-empty tuple"
                 )
             for horizon in own:
-                _positive(where, f"agent_horizons[{agent!r}]", horizon)
+                _horizon(where, f"agent_horizons[{agent!r}]", horizon)
         _mapping(where, "agent_kwargs", self.agent_kwargs)
         for agent, kwargs in self.agent_kwargs.items():
             _mapping(where, f"agent_kwargs[{agent!r}]", kwargs)
@@ -1105,6 +1137,11 @@ def load_suite_file(path: str | os.PathLike) -> tuple[str, tuple[Scenario, ...]]
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise ValueError(f"suite file {str(path)!r} is unreadable: {error}") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"suite file {str(path)!r} is not UTF-8 text (byte {error.start}: {error.reason}); "
+            "save it as UTF-8"
+        ) from None
     except tomllib.TOMLDecodeError as error:
         raise ValueError(f"suite file {str(path)!r} is not valid TOML: {error}") from None
     unknown = sorted(set(document) - set(FILE_KEYS))
@@ -1123,15 +1160,105 @@ def load_suite_file(path: str | os.PathLike) -> tuple[str, tuple[Scenario, ...]]
     tables = document.get("scenario")
     if not isinstance(tables, list) or not tables:
         raise ValueError(f"suite file {str(path)!r} holds no [[scenario]] table")
-    scenarios = tuple(
-        scenario_from_table(table, f"{path.name}: scenario {index}")
-        for index, table in enumerate(tables, start=1)
-    )
+    where = f"suite file {str(path)!r}"
+    scenarios = []
+    for index, table in enumerate(tables, start=1):
+        try:
+            scenarios.append(scenario_from_table(table, f"scenario {index}"))
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
     names = [scenario.name for scenario in scenarios]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise ValueError(f"suite file {str(path)!r}: scenario name(s) {duplicates} used twice")
-    return name, scenarios
+        raise ValueError(f"{where}: scenario name(s) {duplicates} used twice")
+    for scenario in scenarios:
+        check_scenario(scenario, where, scenario.agents)
+    return name, tuple(scenarios)
+
+
+def check_scenario(
+    scenario: Scenario,
+    where: str,
+    agents: Sequence[str] = (),
+    agent_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+) -> None:
+    """Build ``scenario``'s env once and, on it, each of ``agents`` with its keyword
+    arguments (the scenario's ``agent_kwargs``, its tuning's ``fixed``, then
+    ``agent_kwargs``); nothing is played.
+
+    ValueError naming ``where`` (the suite), the scenario and what was refused: an env
+    too large for the machine (from the keywords, before it is built: there is no
+    override), env or loss keywords the env refuses, and keyword arguments an agent
+    refuses (unknown, not finite, overflowing). An agent that cannot be built on this
+    scenario even with its defaults (a set it does not support, its own code raising)
+    is not refused here: its cells fail, with the reason, as a faulty agent's do.
+    """
+    import gymnasium as gym
+
+    from bco_gym.engine.memory import NO_OVERRIDE, check_planned_memory
+
+    named = f"{where}: scenario {scenario.name!r}"
+    env_kwargs = dict(scenario.env_kwargs)
+    if scenario.horizon is not None:
+        env_kwargs["horizon"] = scenario.horizon
+    try:
+        check_planned_memory(scenario.env_id, env_kwargs, 1, False, NO_OVERRIDE)
+    except ValueError as error:
+        raise ValueError(f"{named}: {error}") from None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            env = gym.make(scenario.env_id, **env_kwargs)
+    except (TypeError, ValueError, gym.error.Error, MemoryError) as error:
+        shown = json.dumps(dict(scenario.env_kwargs), default=repr)
+        raise ValueError(
+            f"{named}: {scenario.env_id} refuses env_kwargs {shown}: {_one_line(error)}"
+        ) from None
+    try:
+        tuning = scenario.tuning
+        for agent in agents:
+            kwargs = {**scenario.agent_kwargs.get(agent, {}), **(agent_kwargs or {}).get(agent, {})}
+            _check_agent(named, agent, env, kwargs)
+            if tuning is not None and agent in tuning.fixed:
+                _check_agent(f"{named} (tuning)", agent, env, {**kwargs, **tuning.fixed[agent]})
+    finally:
+        env.close()
+
+
+def _check_agent(named: str, agent: str, env: Any, kwargs: Mapping[str, Any]) -> None:
+    """ValueError naming ``agent`` and its keywords when it builds on ``env`` with its
+    defaults but not with ``kwargs`` (a variant's bound keywords included)."""
+    import dataclasses
+
+    from bco_gym.agents import make_agent
+    from bco_gym.agents.registry import resolve_agent
+    from bco_gym.errors import AgentError
+
+    spec = resolve_agent(agent)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            make_agent(spec, env, **kwargs)
+        return
+    except AgentError:
+        return  # its own code raised: its cells fail, with the reason
+    except (TypeError, ValueError, ArithmeticError) as error:
+        refused = error
+    if not kwargs and not spec.kwargs:
+        return  # its defaults fail here (a set it does not support): its cells say why
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            make_agent(dataclasses.replace(spec, kwargs=()), env)
+    except Exception:
+        return
+    given = {**dict(spec.kwargs), **kwargs}
+    shown = ", ".join(f"{key}={value!r}" for key, value in given.items())
+    raise ValueError(f"{named}: agent {agent!r} with {shown}: {_one_line(refused)}")
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 def resolve_suite(suite: str) -> tuple[str, tuple[Scenario, ...]]:

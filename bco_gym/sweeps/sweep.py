@@ -52,6 +52,10 @@ from bco_gym.sweeps.results import CorruptResultError
 from bco_gym.sweeps.store import SweepStore
 
 IDENTITY_FIELDS = ("label", "identity")
+#: The most seeds the CLI and suite files accept for one command or scenario.
+MAX_SEEDS = 10_000
+#: The largest seed (numpy's generators take any non-negative int; the CLI, int64's).
+MAX_SEED = 2**63 - 1
 
 
 @dataclass(frozen=True)
