@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import sys
+import warnings
 from pathlib import Path
 
 import gymnasium as gym
@@ -1618,6 +1619,7 @@ bco_gym.envs.memory.machine_bytes = lambda: 24_000_000_000  # the issue's machin
 from bco_gym.cli import main
 from bco_gym.experiment import sweep
 out = sys.argv[1]
+print(json.dumps(["imported kB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))
 
 def cli(*argv):
     try:
@@ -1684,7 +1686,8 @@ def test_every_path_refuses_a_set_too_large_before_building_it(tmp_path):
     assert said["make_vec"].startswith("ValueError this run would need about 486 GB")
     assert refused in said["sweep"] and refused in said["make_vec"]
     assert "allow_large=True to gym.make_vec" in said["make_vec"]
-    assert said["peak kB"] < 600_000  # nothing of the sets was allocated
+    grown = said["peak kB"] - said["imported kB"]
+    assert grown < 300_000, said  # not one point of a set (the smallest: 400 MB)
     assert not (tmp_path / "b" / "runs").exists()
 
 
@@ -1840,3 +1843,219 @@ def test_an_integer_of_thousands_of_digits_names_the_agent_and_the_keyword(tmp_p
     assert "Exceeds the limit" not in said and len(said) < 400
     code, _, err = _cli(["bench", "--agents", variant, "--out", tmp_path / "o"], capsys)
     assert code == 2 and "keyword c=" in err and "Exceeds" not in err
+
+
+# -- fifth pass: the page shows user text as text --------------------------------------------------
+MARKED = "![t](https://example.com/t.png) and ![s](../secret.png) <img src=x> $\\frac$ [a]: /b"
+MARKED_AGENT = """
+from bco_gym.agents import Agent
+
+
+class Marked(Agent):
+    name = "marked"
+
+    def _reset(self):
+        pass
+
+    def _act(self):
+        raise RuntimeError("![e](http://evil.example/e.png) [go](javascript:alert(1)) `x")
+
+    def _update(self, loss, info=None):
+        pass
+"""
+
+
+def _page_checks(out: Path, secret: bytes) -> str:
+    """index.html of ``out``: every image a PNG of the report's own, inlined; no link
+    out of the page; the secret never read. Returns the page."""
+    import base64
+    import html
+
+    page = (out / "index.html").read_text()
+    sources = re.findall(r'<img src="([^"]*)"', page)
+    written = sorted(out.glob("*.png"))
+    assert sources and len(sources) == len(written)
+    inlined = {base64.b64encode(path.read_bytes()).decode() for path in written}
+    assert {source.removeprefix("data:image/png;base64,") for source in sources} <= inlined
+    assert base64.b64encode(secret).decode() not in page
+    assert all(link.startswith("#") for link in re.findall(r'href="([^"]*)"', page))
+    assert html.escape("![s](../secret.png)", quote=False) in page  # shown as text
+    return page
+
+
+def test_user_text_reaches_the_page_as_text(tmp_path, capsys, monkeypatch):
+    """A suite title, a purpose, a --label and an agent's error message holding markdown
+    images (a URL, an absolute path, a path out of the directory), HTML and a link
+    definition: the bench writes its page (no exit 2 after the cells), inlines only
+    its own figures and shows every text as typed."""
+    secret = b"\x89PNG not for the page"
+    (tmp_path / "secret.png").write_bytes(secret)
+    (tmp_path / "marked_agent.py").write_text(MARKED_AGENT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    suite = tmp_path / "marked.toml"
+    suite.write_text(
+        SUITE.replace('name = "tiny"', f'name = "tiny"\ntitle = {json.dumps(MARKED)}')
+        + f"purpose = {json.dumps('![p](/etc/p.png)')}\n"
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    argv = ["bench", "--agents", "bfw,marked_agent:Marked", "--suite", suite, "--quiet"]
+    label = "bfw=![x](../secret.png) $\\frac$"
+    code, _, err = _cli([*argv, "--label", label, "--out", "b"], capsys)
+    assert code == 1 and "failed" in err and "error:" not in err, err  # its cells failed
+    page = _page_checks(work / "b", secret)
+    assert "![x](../secret.png)" in page and "javascript:alert(1)" in page  # as text
+    report = (work / "b" / "report.md").read_text()
+    assert "**!\\[x\\](../secret.png) $\\\\frac$**" in report  # the verdict's label, escaped
+    code, _, err = _cli(["demo", "--suite", suite, "--quiet", "--out", "d"], capsys)
+    assert code == 0, err
+    _page_checks(work / "d", secret)
+
+
+SPECIALS = "ab_ *`#~\\[]()!<>&|:;-+=.1 \n"
+
+
+@pytest.mark.parametrize("where", ["paragraph", "list item", "table cell", "heading"])
+def test_escaped_text_renders_as_exactly_its_text(where):
+    """md_text's output, rendered by the page's parser in each place user text goes, is
+    the text itself: no link, image, emphasis, code, HTML or heading made of it."""
+    import html
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from markdown_it import MarkdownIt
+
+    from bco_gym.reports.page import md_text
+    from bco_gym.reports.summary import render_markdown
+
+    parser = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+    def rendered(text: str) -> str:
+        shown = md_text(text)
+        source = {
+            "paragraph": f"Before {shown} after.",
+            "list item": f"- {shown}",
+            "table cell": render_markdown(["h"], [[text]]),
+            "heading": f"## 1. x: {shown}",
+        }[where]
+        return parser.render(source)
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.text(alphabet=SPECIALS, min_size=1, max_size=30).filter(str.strip))
+    def check(text):
+        out = rendered(text)
+        for tag in (
+            "<a ",
+            "<img",
+            "<em>",
+            "<strong>",
+            "<code>",
+            "<h1",
+            "<h3",
+            "<ol",
+            "<blockquote",
+            "<hr",
+        ):
+            assert tag not in out, (text, out)
+        assert out.count("<ul>") <= (1 if where == "list item" else 0), (text, out)
+        plain = html.unescape(re.sub(r"<[^>]+>", "", out))
+        assert " ".join(text.split()) in " ".join(plain.split()), (text, out)
+
+    check()
+
+
+# -- fifth pass: the successors on tiny sets ----------------------------------------------------
+class _Deadline:
+    """SIGALRM after ``seconds``: a loop that no longer ends fails the test instead."""
+
+    def __init__(self, seconds: int):
+        self.seconds = seconds
+
+    def __enter__(self):
+        import signal
+
+        def stop(signum, frame):
+            raise TimeoutError(f"still running after {self.seconds} s")
+
+        self.previous = signal.signal(signal.SIGALRM, stop)
+        signal.alarm(self.seconds)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, self.previous)
+        return False
+
+
+def _tiny_ball_env(radius: float, horizon: int = 10):
+    return BanditConvexEnv(L2Ball(3, radius=radius), "linear", horizon)
+
+
+@pytest.mark.parametrize("agent", ["so-bgd", "saha-tewari", "fejer-bgd"])
+def test_the_successors_finish_at_once_on_a_tiny_ball(agent):
+    from bco_gym.experiment import run
+
+    with _Deadline(120), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = run(_tiny_ball_env(1e-6), agent, seed=0)
+    assert result.horizon == 10 and math.isfinite(result.final_regret)
+    assert result.lmo_calls + result.projections < 10_000  # a few oracle calls a round
+
+
+def test_loo_bbgd_refuses_a_tiny_ball_at_once_naming_the_bound():
+    """At radius 1e-6 (T = 10) the step overshoots the set by 10^4 radii: Algorithm 3's
+    Lemmas 6-7 allow 10^17 LOO calls; refused before its first call, with the bound."""
+    from bco_gym.agents.infeasible import ProjectionBudgetError
+    from bco_gym.experiment import run
+
+    with _Deadline(120), warnings.catch_warnings(), pytest.raises(Exception) as refused:
+        warnings.simplefilter("ignore")
+        run(_tiny_ball_env(1e-6), "loo-bbgd", seed=0)
+    error = refused.value
+    assert isinstance(error, ProjectionBudgetError) or isinstance(
+        error.__cause__, ProjectionBudgetError
+    ), repr(error)
+    said = str(error)
+    assert "may need up to 1.6" in said and "e+17 LOO calls by Lemmas 6-7" in said
+    assert "more than the budget of 1,000,000,000,000" in said and "loo-bbgd" in said
+
+
+def test_loo_bbgd_on_a_small_ball_stays_within_its_lemma_bounds():
+    """Radius 1e-2: the run finishes, each Algorithm 3 run within Lemmas 6-7's count."""
+    from bco_gym.experiment import run
+
+    with _Deadline(120), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = run(_tiny_ball_env(1e-2), "loo-bbgd", seed=0)
+    assert result.horizon == 10 and 0 < result.lmo_calls < 100
+
+
+@pytest.mark.parametrize("convex_set", [L2Ball(3), Simplex(5), L2Ball(4, radius=1e-3)], ids=repr)
+def test_algorithm_3_s_calls_stay_within_the_bound_its_safety_stop_uses(convex_set):
+    """The safety stop is Lemmas 6-7's count from the projected start y_1
+    (lemma_loo_calls): every row of random inputs, near and far, stays within it."""
+    from bco_gym.agents.batch import RowOracle
+    from bco_gym.agents.infeasible import close_infeasible_projection_rows, lemma_loo_calls
+
+    rng = np.random.default_rng(5)
+    delta = 0.5 * convex_set.inner_radius
+    shrunk = convex_set.shrink(delta)
+    c, R = convex_set.center, convex_set.outer_radius
+    tolerance = delta**2 / 3
+    rows = 16
+    feasible = np.array([shrunk.lmo(g) for g in rng.normal(size=(rows, convex_set.dim))])
+    scales = np.geomspace(0.05, 30.0, rows) * R  # inside and far outside R B(c)
+    directions = np.array([convex_set.tangent(g) for g in rng.normal(size=(rows, convex_set.dim))])
+    initial = c + scales[:, None] * directions / np.linalg.norm(directions, axis=1)[:, None]
+    result = close_infeasible_projection_rows(
+        RowOracle(shrunk.lmo_many, shrunk.lmo), feasible, initial, tolerance, c, R
+    )
+    for i in range(rows):
+        y1 = c + (initial[i] - c) / max(1.0, np.linalg.norm(initial[i] - c) / R)
+        h = float(np.sum((feasible[i] - initial[i]) ** 2))
+        start = float(np.sum((feasible[i] - y1) ** 2))
+        assert result.loo_calls[i] <= lemma_loo_calls(h, start, tolerance, R), i
+    assert result.loo_calls.max() > 1

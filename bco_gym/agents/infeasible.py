@@ -44,10 +44,18 @@ from bco_gym.errors import UnsupportedSetError
 from bco_gym.sets.balls import euclidean_norm
 from bco_gym.sets.base import ConvexSet
 
-#: Safety stop of :func:`close_infeasible_projection_rows` (LOO calls per row): Lemmas 6
-#: and 7 bound the calls by a finite number for any input; reaching this signals an
-#: inexact oracle.
-MAX_LOO_CALLS = 50_000_000
+#: The most LOO calls Lemmas 6 and 7 may allow one run of Algorithm 3 at its input
+#: (:func:`lemma_loo_calls`): a run whose bound exceeds it is refused before its first call
+#: (:class:`ProjectionBudgetError`). The bounds are loose (runs make 10^-5 to 10^-7 of
+#: them), so this refuses only the hopeless: runs on the built-in sets with the theorem's
+#: constants stay below 10^9, a ball of radius 10^-6 against the step reaches 10^17.
+LOO_CALL_BUDGET = 10**12
+
+#: Safety stop of :func:`close_infeasible_projection_rows`: a row's LOO calls beyond
+#: LOO_SLACK times its Lemmas 6-7 bound (plus LOO_SLACK_CALLS, for rounding near the
+#: stopping tests) signal an inexact oracle.
+LOO_SLACK = 2
+LOO_SLACK_CALLS = 100
 
 #: Safety margin of :func:`separation_projection` (SO calls) over Lemma 13's count
 #: dist^2(y_1, K_{delta,delta'/r}) / (delta (r - delta'))^2 + 1: beyond it, a bug.
@@ -83,6 +91,11 @@ class CloseProjectionRows:
     most_calls: np.ndarray
 
 
+class ProjectionBudgetError(ValueError):
+    """A run of Algorithm 3 whose LOO calls Lemmas 6 and 7 bound only by more than
+    :data:`LOO_CALL_BUDGET`: the set is tiny against the step it must absorb."""
+
+
 def lemma_6_calls(radius: float, tolerance: float) -> int:
     """ceil(27 R^2/eps - 2): Lemma 6's bound on the LOO calls of one run of Algorithm 2
     (Frank-Wolfe on ||x - y||^2/2, 1-smooth over a set of diameter 2R; Jaggi's dual
@@ -90,15 +103,32 @@ def lemma_6_calls(radius: float, tolerance: float) -> int:
     return max(1, math.ceil(27 * radius**2 / tolerance - 2))
 
 
-def lemma_7_iterations(distance_squared: float, tolerance: float) -> float:
-    """max{ceil(h (h - eps)/(4 eps^2)) + 1, 1} with h = ||x_0 - y_0||^2: Lemma 7's bound
-    on the iterations of Algorithm 3 (its for loop) for step gamma = 2 eps/h, as its
-    proof gives it: each of the first k - 1 iterations lowers dist^2(y, C) by 4 eps^2/h
-    from at most h, and the iteration after dist^2 <= eps is the last, so k - 1 <=
-    ceil(h (h - eps)/(4 eps^2)). The lemma prints the count without the ceiling, up to one
-    iteration too few."""
+def lemma_7_iterations(
+    distance_squared: float, tolerance: float, start: float | None = None
+) -> float:
+    """max{ceil(h (s - eps)/(4 eps^2)) + 1, 1} with h = ||x_0 - y_0||^2 and s = h (or
+    ``start``, an upper bound of dist^2(y_1, C)): Lemma 7's bound on the iterations of
+    Algorithm 3 (its for loop) for step gamma = 2 eps/h, as its proof gives it: each of
+    the first k - 1 iterations lowers dist^2(y, C) by 4 eps^2/h from at most s, and the
+    iteration after dist^2 <= eps is the last, so k - 1 <= ceil(h (s - eps)/(4 eps^2)).
+    The proof starts from s = h; s = ||x_0 - y_1||^2 (y_1 the projection of y_0 onto
+    R B(c), x_0 in C) bounds dist^2(y_1, C) as well and is at most min(h, 4R^2). The
+    lemma prints the count without the ceiling, up to one iteration too few."""
     h = distance_squared
-    return max(math.ceil(h * (h - tolerance) / (4 * tolerance**2)) + 1, 1.0)
+    s = h if start is None else min(h, start)
+    return max(math.ceil(h * (s - tolerance) / (4 * tolerance**2)) + 1, 1.0)
+
+
+def lemma_loo_calls(
+    distance_squared: float, start: float, tolerance: float, radius: float
+) -> float:
+    """Lemmas 6 and 7: a run of Algorithm 3 makes at most (its iterations) x (the calls
+    of one run of Algorithm 2) LOO calls (:func:`lemma_7_iterations`, :func:`lemma_6_calls`);
+    none when ||x_0 - y_0||^2 <= 3 eps."""
+    if distance_squared <= 3 * tolerance:
+        return 0.0
+    iterations = lemma_7_iterations(distance_squared, tolerance, start)
+    return float(iterations) * lemma_6_calls(radius, tolerance)
 
 
 def close_infeasible_projection_rows(
@@ -132,7 +162,11 @@ def close_infeasible_projection_rows(
             x_{j+1} = x_j + sigma_j (v_j - x_j)
 
     As in the pseudocode the LOO is called before the stopping test, so every run of
-    Algorithm 2 makes at least one call. The rows are advanced together, one LOO call
+    Algorithm 2 makes at least one call. Before the first call, a row whose calls
+    Lemmas 6 and 7 bound only by more than :data:`LOO_CALL_BUDGET`
+    (:func:`lemma_loo_calls`) is refused (:class:`ProjectionBudgetError`, naming the
+    bound); a row exceeding its bound (with :data:`LOO_SLACK`) raises RuntimeError: the
+    oracle is inexact. The rows are advanced together, one LOO call
     per running row per step (one ``lmo_many`` call on the rows still running): each
     row's arithmetic is elementwise or a reduction along its own entries
     (:func:`~bco_gym.portable.row_dot`), so its iterates and counts are those
@@ -148,6 +182,7 @@ def close_infeasible_projection_rows(
     y = center + offset / scale.reshape(shape)  # y_1
     start_gap = x - y0
     start = row_dot(start_gap, start_gap)  # ||x_0 - y_0||^2
+    allowed = _allowed_calls(start, row_dot(x - y, x - y), tolerance, radius)
     gamma = np.divide(2 * tolerance, start, out=np.zeros(rows), where=start > 0)
     calls = np.zeros(rows, dtype=np.int64)
     iterations = np.zeros(rows, dtype=np.int64)
@@ -181,13 +216,40 @@ def close_infeasible_projection_rows(
                 iterations[moving] += 1
             active = np.concatenate((active[stepping], moving))
             active.sort()
-        if len(active) and calls[active].max() > MAX_LOO_CALLS:
+        beyond = active[calls[active] > allowed[active]] if len(active) else active
+        if len(beyond):
             raise RuntimeError(
-                f"close_infeasible_projection_rows: rows {active.tolist()} made more than "
-                f"{MAX_LOO_CALLS} LOO calls (Lemmas 6-7 bound them); the oracle is likely "
-                "inexact"
+                f"close_infeasible_projection_rows: rows {beyond.tolist()} made more LOO "
+                f"calls than {LOO_SLACK} x their Lemmas 6-7 bound (at most "
+                f"{allowed[beyond].max():.3g}); the oracle is likely inexact"
             )
     return CloseProjectionRows(x, y, calls, iterations, most)
+
+
+def _allowed_calls(
+    distance: np.ndarray, start: np.ndarray, tolerance: float, radius: float
+) -> np.ndarray:
+    """Per row, the LOO calls Algorithm 3 may make (its Lemmas 6-7 bound, with slack);
+    ProjectionBudgetError when a row's bound exceeds :data:`LOO_CALL_BUDGET`."""
+    bounds = np.array(
+        [
+            lemma_loo_calls(float(h), float(s), tolerance, radius)
+            for h, s in zip(distance, start, strict=True)
+        ]
+    )
+    worst = int(np.argmax(bounds)) if len(bounds) else 0
+    if len(bounds) and bounds[worst] > LOO_CALL_BUDGET:
+        h = float(distance[worst])
+        raise ProjectionBudgetError(
+            f"an infeasible projection (Garber & Kretzu's Algorithm 3) from a point at "
+            f"squared distance {h:.3g} = {h / tolerance:.3g} eps from its feasible start "
+            f"(eps = {tolerance:.3g}, the set within radius {radius:.3g}) may need up to "
+            f"{bounds[worst]:.3g} LOO calls by Lemmas 6-7, more than the budget of "
+            f"{LOO_CALL_BUDGET:,}: the set is tiny against the gradient step it must absorb; "
+            "refused. Use a longer horizon, a larger constant c or step tolerance, or an "
+            "agent without infeasible projections (bbcg, fkm)"
+        )
+    return LOO_SLACK * bounds + LOO_SLACK_CALLS
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import numpy as np
 from bco_gym.agents import gk22_bounds
 from bco_gym.agents.batch import BatchAgent, RowOracle, slice_rounds
 from bco_gym.agents.bbcg import BlockBanditCG
-from bco_gym.agents.infeasible import close_infeasible_projection_rows
+from bco_gym.agents.infeasible import ProjectionBudgetError, close_infeasible_projection_rows
 from bco_gym.agents.schedules import block_length, positive, smoothing_radius_for
 from bco_gym.problem import Problem
 
@@ -69,6 +69,13 @@ class LOOBlockBanditGD(BlockBanditCG):
     the proof's is used, with two corrections that make it a proven bound: 20 for the
     proof's 19 (Lemma 7's count lacks a ceiling) and Lemma 20's fourth moment with the
     lower-order terms its proof drops (:func:`~bco_gym.agents.gk22_bounds.block_sum_fourth_moment`).
+
+    Work: a run of Algorithm 3 whose LOO calls Lemmas 6 and 7 bound only by more than
+    :data:`~bco_gym.agents.infeasible.LOO_CALL_BUDGET` (a set tiny against the step it
+    must absorb: a ball of radius 10^-6 at T = 10 reaches 10^17) is refused before its
+    first call with a :class:`~bco_gym.agents.infeasible.ProjectionBudgetError` naming
+    the bound; every other run is stopped at twice its bound (an inexact oracle). Neither
+    changes a play: the parameters and results are the theorem's.
 
     Block fast path: as BBCG's (a block's plays do not depend on its losses), with
     ``block_anchor()`` = (x_{m-1}, delta), x_{m-1} in K_{delta/r}.
@@ -191,14 +198,17 @@ class LOOBlockBanditGD(BlockBanditCG):
         target = self._base - p["step_size"] * estimate
         calls = np.zeros(self.rows, dtype=np.int64)
         if self._block > 1:
-            result = close_infeasible_projection_rows(
-                self._lmo,
-                self._previous,
-                self._target,
-                p["tolerance"],
-                self.set.center,
-                self.set.outer_radius,
-            )
+            try:
+                result = close_infeasible_projection_rows(
+                    self._lmo,
+                    self._previous,
+                    self._target,
+                    p["tolerance"],
+                    self.set.center,
+                    self.set.outer_radius,
+                )
+            except ProjectionBudgetError as error:
+                raise ProjectionBudgetError(f"{self.name}, block {self._block}: {error}") from None
             self._previous, self._points = self._points, result.points
             self._base = result.targets
             calls = result.loo_calls

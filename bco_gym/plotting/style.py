@@ -16,8 +16,10 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import os
+import re
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -78,6 +80,7 @@ def save(figure: Any, path: str | os.PathLike) -> Path:
     from bco_gym.sweeps.results import atomic_write
 
     path = Path(path)
+    _literal_text(figure)
     image = io.BytesIO()
     figure.savefig(
         image,
@@ -89,6 +92,66 @@ def save(figure: Any, path: str | os.PathLike) -> Path:
     )
     atomic_write(path, lambda stream: stream.write(image.getvalue()))
     return path
+
+
+def _literal_text(figure: Any) -> None:
+    """Every text of ``figure`` drawn as it is written: a label or a title holding ``$``
+    (a user's) is not parsed as mathtext (``$\\frac$`` would fail the drawing). The
+    figures write no mathtext of their own; the numbers a numeric formatter writes as
+    mathtext (``10^2`` on a log axis) keep it, tick labels of names (agents) do not."""
+    from matplotlib.text import Text
+    from matplotlib.ticker import LogFormatter, NullFormatter, ScalarFormatter
+
+    literal = _literal_formatter()
+    numeric = (LogFormatter, NullFormatter, ScalarFormatter, literal)
+    ticks = set()
+    for axes in figure.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            if not isinstance(axis.get_major_formatter(), numeric):
+                axis.set_major_formatter(literal(axis.get_major_formatter()))
+            if not isinstance(axis.get_minor_formatter(), numeric):
+                axis.set_minor_formatter(literal(axis.get_minor_formatter()))
+            for tick in (*axis.get_major_ticks(), *axis.get_minor_ticks()):
+                ticks.update((id(tick.label1), id(tick.label2)))
+    for text in figure.findobj(Text):
+        if id(text) not in ticks:
+            text.set_parse_math(False)
+
+
+def _literal(text: Any) -> str:
+    """``text`` with every ``$`` escaped (mathtext shows ``\\$`` as a dollar sign)."""
+    return re.sub(r"(?<!\\)\$", r"\$", str(text))
+
+
+@functools.cache
+def _literal_formatter() -> Any:
+    """The class of a formatter showing another's tick labels with their ``$`` escaped
+    (made once matplotlib is imported: it is optional)."""
+    from matplotlib.ticker import Formatter
+
+    class LiteralFormatter(Formatter):  # type: ignore[misc]
+        """Another formatter's tick labels with their ``$`` escaped."""
+
+        def __init__(self, inner: Any):
+            self.inner = inner
+
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return _literal(self.inner(x, pos))
+
+        def format_ticks(self, values: Any) -> list[str]:
+            return [_literal(text) for text in self.inner.format_ticks(values)]
+
+        def set_axis(self, axis: Any) -> None:
+            self.inner.set_axis(axis)
+            self.axis = axis
+
+        def set_locs(self, locs: Any) -> None:
+            self.inner.set_locs(locs)
+
+        def get_offset(self) -> str:
+            return _literal(self.inner.get_offset())
+
+    return LiteralFormatter
 
 
 def _no_software_metadata(path: Path) -> dict[str, Any] | None:

@@ -13,9 +13,16 @@ beside it, the same content in the same order:
   nothing is fetched from the network (no script, no font, no style sheet: the style is
   inline).
 
-The markdown side has the two pieces both views share: :func:`figure_lines` (a figure
-and, under it, the sentence saying what to read in it) and :func:`contents_lines` (the
-table of contents of the ``##`` sections).
+The markdown side has the pieces both views share: :func:`figure_lines` (a figure
+and, under it, the sentence saying what to read in it), :func:`contents_lines` (the
+table of contents of the ``##`` sections), and the escaping of user text: labels, suite
+titles, descriptions, purposes and agents' error messages go through :func:`md_text`
+(one line, every character that could start a link, an image, HTML, emphasis or code
+escaped) or :func:`code_span` before they reach the markdown, so they show as text.
+
+The page inlines only the figures the report wrote: an image whose source is a plain
+file name of a PNG beside the report. Any other image (a URL, an absolute path, a path
+out of the directory) is shown as its text, never fetched, never read and never fatal.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from bco_gym.sweeps.results import atomic_write
 
@@ -52,6 +60,63 @@ a { color: #0969da; text-decoration: none; } a:hover { text-decoration: underlin
 
 
 # -- the markdown side ----------------------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def sanitize_text(text: str) -> str:
+    """``text`` with every control character (ESC included) shown as ``\\xNN``: no
+    terminal escape sequence survives into a table or a message."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", str(text))
+
+
+class Markdown(str):
+    """Text that is markdown already (a link, a code span, bold numbers): the tables of
+    :func:`~bco_gym.reports.summary.render_markdown` take it as it is, where they escape
+    any other cell (:func:`md_text`)."""
+
+
+_ALWAYS = re.compile(r"([\\`*#~])")
+_LINK = re.compile(r"\]\s*[(\[:]|\[\s*\]")
+_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+_ENTITY = re.compile(r"&(?=#?\w+;)")
+_LOOSE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_BLOCK_START = re.compile(r"^(?:>|[-+=](?=[\s\-=]|$)|\d{1,9}(?=[.)](?:\s|$)))")
+
+
+def md_text(text: object, *, in_table: bool = False) -> str:
+    """``text`` (user text: a label, a title, an error message) as markdown that shows it
+    as it is: on one line (control characters shown as ``\\xNN``, whitespace runs as one
+    space); ``\\ ` * # ~`` escaped; ``[`` and ``]`` escaped where they could make a link
+    or an image (``](``, ``][``, ``]:``, ``[]``); ``<`` before a tag or an autolink, an
+    entity's ``&``, an underscore that could open emphasis, and (``in_table`` False: where
+    the text may start a block) a leading list, quote or heading marker escaped. Ordinary
+    labels (``fkm[c=2]``, ``bbcg (tuned, c=100)``) are left as they are."""
+    shown = sanitize_text(" ".join(str(text).split()))
+    shown = _ALWAYS.sub(r"\\\1", shown)
+    if _LINK.search(shown):
+        shown = shown.replace("[", "\\[").replace("]", "\\]")
+    shown = _TAG.sub("\\\\<", shown)
+    shown = _ENTITY.sub("\\\\&", shown)
+    shown = _LOOSE_UNDERSCORE.sub("\\\\_", shown)
+    return shown if in_table else _BLOCK_START.sub(_escape_marker, shown)
+
+
+def _escape_marker(found: re.Match[str]) -> str:
+    """A leading list, quote or setext marker escaped (an ordered list's at its dot)."""
+    marker = found.group()
+    return marker + "\\" if marker[0].isdigit() else "\\" + marker
+
+
+def code_span(text: object) -> Markdown:
+    """``text`` as an inline code span whatever backticks it holds (a fence longer than
+    its longest run of them), on one line."""
+    shown = sanitize_text(" ".join(str(text).split()))
+    longest = max((len(run) for run in re.findall(r"`+", shown)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") or not shown.strip() else ""
+    return Markdown(f"{fence}{pad}{shown}{pad}{fence}")
+
+
 def figure_lines(name: str, caption: str, reading: str) -> list[str]:
     """A figure of the report (``name`` beside it, ``caption`` its alt text) and, under
     it, in italics, the one sentence ``reading`` that says what to read in it."""
@@ -104,9 +169,8 @@ def render_page(markdown: str, directory: str | os.PathLike, title: str | None =
             token.attrSet("id", slug if count == 0 else f"{slug}-{count}")
             if title is None and token.tag == "h1":
                 title = text
-        for child in token.children or ():
-            if child.type == "image":
-                child.attrSet("src", _data_uri(directory, str(child.attrGet("src"))))
+        if token.children:
+            token.children = [_inlined(child, directory) for child in token.children]
     body = parser.renderer.render(tokens, parser.options, {})
     return "\n".join(
         [
@@ -127,16 +191,34 @@ def render_page(markdown: str, directory: str | os.PathLike, title: str | None =
     )
 
 
+#: A figure the report wrote: a plain PNG file name (no directory, no scheme).
+FIGURE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\.png")
+
+
+def _inlined(token: Any, directory: Path) -> Any:
+    """An image token of a figure beside the report with its PNG inlined; any other
+    image (a URL, an absolute path, a path out of the directory, not a PNG) as its text:
+    never fetched, never read."""
+    if token.type != "image":
+        return token
+    source = str(token.attrGet("src") or "")
+    if FIGURE_NAME.fullmatch(source):
+        token.attrSet("src", _data_uri(directory, source))
+        return token
+    from markdown_it.token import Token
+
+    text = Token("text", "", 0)
+    text.content = f"![{token.content}]({source})"
+    return text
+
+
 def _data_uri(directory: Path, source: str) -> str:
-    """The PNG ``source`` (a file name relative to ``directory``) as a data URI."""
-    if re.match(r"^[a-z][a-z0-9+.-]*:", source, flags=re.IGNORECASE) or source.startswith("/"):
-        raise ValueError(
-            f"figure {source!r} is not a file beside the report; the page inlines figures "
-            "from its own directory only"
-        )
+    """The PNG ``source`` (a plain file name, :data:`FIGURE_NAME`) of ``directory`` as a
+    data URI; ValueError when it is missing or not a regular file (the report's own
+    figure: a bug, said)."""
     path = directory / source
-    if path.suffix.lower() != ".png":
-        raise ValueError(f"figure {source!r} is not a PNG; allowed: .png files beside the report")
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise ValueError(f"figure {source!r} is not a regular file beside the report")
     try:
         data = path.read_bytes()
     except OSError as error:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bco_gym.engine.result import RunResult
-from bco_gym.reports.page import figure_lines
+from bco_gym.reports.page import figure_lines, md_text
 from bco_gym.reports.suites import ScaleTuning, Scenario
 from bco_gym.reports.summary import render_markdown
 from bco_gym.sweeps.sweep import Cell, cells, run_cells
@@ -190,7 +190,7 @@ def tuning_markdown(tuning: Tuning, evaluation_seeds: Sequence[int]) -> list[str
         "",
         f"Tuned by `bco-gym tune` (grid search, mean final regret) at T = "
         f"{tuning.horizon:,} on seeds {list(tuning.tune_seeds)}, disjoint from the "
-        f"evaluation seeds {list(evaluation_seeds)}; held fixed: {fixed or 'nothing'}. "
+        f"evaluation seeds {list(evaluation_seeds)}; held fixed: {md_text(fixed or 'nothing')}. "
         "Each grid column is the mean final regret over the tuning seeds; the rows "
         "labelled *tuned* above use the chosen value at every horizon.",
         "",
@@ -275,6 +275,7 @@ def frontier_markdown(
         return lines
     rows = budget_rows(results, budget, base)
     header = ["series", "T reached per seed", "R_T / T", f"minus {base} [95% CI]", "wins"]
+    shown = md_text(base)
     body = []
     for row in rows:
         if row.difference is None:
@@ -285,9 +286,9 @@ def frontier_markdown(
         reached = ", ".join(f"{h:,}" for h in row.horizons) or "none"
         body.append([row.label, reached, _per_round(row.per_round), paired, wins])
     lines += [
-        f"Within a budget of {budget:.3g} CPU s per run ({base}'s most seconds on a seed "
+        f"Within a budget of {budget:.3g} CPU s per run ({shown}'s most seconds on a seed "
         "at its largest horizon), each series' largest horizon on each seed and its "
-        f"R_T / T, paired by seed with {base}:",
+        f"R_T / T, paired by seed with {shown}:",
         "",
         render_markdown(header, body),
         "",
@@ -306,8 +307,8 @@ def frontier_markdown(
     ]  # fmt: skip
     lines += [
         f"Equal regret: seconds per run to reach R_T / T = {level:.4g} (the lowest level "
-        f"every one of {', '.join(learners)} reaches; log-linear interpolation between "
-        f"horizons), and {base}'s seconds over the series' own. Where R_T / T does not "
+        f"every one of {', '.join(map(md_text, learners))} reaches; log-linear interpolation "
+        f"between horizons), and {shown}'s seconds over the series' own. Where R_T / T does not "
         "fall with T (nothing learned), the level is reached at the first horizon and the "
         "speed-up is the ratio of the costs per run:",
         "",

@@ -27,7 +27,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 
@@ -41,6 +40,7 @@ from bco_gym.losses.verification import (
     UNCERTIFIED,
     comparator_status,
 )
+from bco_gym.reports.page import Markdown, md_text, sanitize_text
 from bco_gym.reports.paired import group_series, is_full_information
 
 SCALING_EXPONENT = 3 / 4
@@ -292,14 +292,7 @@ def theory_exponent(agent: str, result: RunResult | None = None) -> float | None
 
 
 # -- rendering -----------------------------------------------------------------------------------
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def sanitize_text(text: str) -> str:
-    """``text`` with every control character (ESC included) shown as ``\\xNN``: no
-    terminal escape sequence survives into a table or a message."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", str(text))
 
 
 def _number(value: float | None, digits: int = 3) -> str:
@@ -487,10 +480,17 @@ def render_text(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
 
 
 def render_markdown(header: Sequence[str], body: Sequence[Sequence[str]]) -> str:
-    """A GitHub-flavoured Markdown table (control characters escaped, ``|`` escaped)."""
+    """A GitHub-flavoured Markdown table: every cell shown as text
+    (:func:`~bco_gym.reports.page.md_text`: a label or a message cannot make a link, an
+    image or HTML) unless it is :class:`~bco_gym.reports.page.Markdown` already (a link,
+    a code span, bold numbers); control characters and ``|`` escaped in every cell."""
+
+    def cell(text: str) -> str:
+        shown = sanitize_text(text) if isinstance(text, Markdown) else md_text(text, in_table=True)
+        return shown.replace("|", "\\|")
 
     def row(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(sanitize_text(c).replace("|", "\\|") for c in cells) + " |"
+        return "| " + " | ".join(cell(c) for c in cells) + " |"
 
     lines = [row(header), "|" + "|".join("---" for _ in header) + "|"]
     lines += [row(cells) for cells in body]

@@ -142,14 +142,12 @@ def test_contents_and_anchors_follow_github():
 def test_a_figure_needs_its_sentence_and_a_local_png(tmp_path):
     with pytest.raises(ValueError, match="needs a sentence"):
         figure_lines("a.png", "A", "  ")
-    for source, allowed in (
-        ("https://example.org/a.png", "not a file beside the report"),
-        ("/etc/a.png", "not a file beside the report"),
-        ("figure.svg", "not a PNG"),
-        ("missing.png", "cannot be read"),
-    ):
-        with pytest.raises(ValueError, match=allowed):
-            render_page(f"# T\n\n![x]({source})\n", tmp_path)
+    (tmp_path.parent / "secret.png").write_bytes(b"\x89PNG secret")
+    for source in ("https://example.org/a.png", "/etc/a.png", "figure.svg", "../secret.png"):
+        page = render_page(f"# T\n\n![x]({source})\n", tmp_path)  # shown as text, not read
+        assert "<img" not in page and f"![x]({source})" in page
+    with pytest.raises(ValueError, match="cannot be read"):
+        render_page("# T\n\n![x](missing.png)\n", tmp_path)  # the report's own: a bug
     (tmp_path / "report.md").write_text("# T\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
     page = write_page(tmp_path / "report.md").read_text()
     assert "<table>" in page and "<td>1</td>" in page and "<title>T</title>" in page
