@@ -2059,3 +2059,191 @@ def test_algorithm_3_s_calls_stay_within_the_bound_its_safety_stop_uses(convex_s
         start = float(np.sum((feasible[i] - y1) ** 2))
         assert result.loo_calls[i] <= lemma_loo_calls(h, start, tolerance, R), i
     assert result.loo_calls.max() > 1
+
+
+# -- fifth pass: stale cells are never reused without a proof -----------------------------------
+HELPED_AGENT = """
+from bco_gym.agents import Agent
+from {helper} import STEP
+
+
+class Helped(Agent):
+    name = "helped"
+
+    def _reset(self):
+        self._x = self.set.center.copy()
+
+    def _act(self):
+        return self._x
+
+    def _update(self, loss, info=None):
+        direction = self.rng.normal(size=self._x.shape)
+        self._x = self.set.center + STEP * direction / (1 + abs(direction).sum())
+"""
+
+
+def _fresh_import(*names):
+    import importlib
+
+    for name in list(sys.modules):
+        if name in names or name.split(".", 1)[0] in names:
+            del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+def _sweep_twice(agent, out, edit):
+    """Results of a sweep, then of the same sweep after ``edit()``, and the warnings of
+    the second."""
+    import warnings as warnings_module
+
+    from bco_gym.experiment import sweep
+
+    options = {"env_kwargs": {"n": 3}, "progress": False}
+    first = sweep("BCO-Ball-v0", agent, 30, 2, out=out, **options)
+    edit()
+    with warnings_module.catch_warnings(record=True) as seen:
+        warnings_module.simplefilter("always")
+        again = sweep("BCO-Ball-v0", agent, 30, 2, out=out, **options)
+    return first, again, [str(w.message) for w in seen]
+
+
+@pytest.mark.parametrize("layout", ["package", "sibling module"])
+def test_an_edit_to_a_helper_makes_the_agent_s_cells_stale(tmp_path, monkeypatch, layout):
+    """The agent's logic lives in a helper: of its package (``pkg/helper.py``), or a
+    top-level module its module imports (``sibling_helper.py``). Editing the helper
+    changes the agent's digest: its stored cells are recomputed, with a warning."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    if layout == "package":
+        (tmp_path / "helped_pkg").mkdir()
+        (tmp_path / "helped_pkg" / "__init__.py").write_text("")
+        helper = tmp_path / "helped_pkg" / "helper.py"
+        (tmp_path / "helped_pkg" / "agent.py").write_text(
+            HELPED_AGENT.format(helper="helped_pkg.helper")
+        )
+        agent, tops = "helped_pkg.agent:Helped", ("helped_pkg",)
+    else:
+        helper = tmp_path / "sibling_helper.py"
+        (tmp_path / "sibling_agent.py").write_text(HELPED_AGENT.format(helper="sibling_helper"))
+        agent, tops = "sibling_agent:Helped", ("sibling_agent", "sibling_helper")
+    helper.write_text("STEP = 0.1\n")
+    _fresh_import(*tops)
+
+    def edit():
+        helper.write_text("STEP = 0.25  # a larger step\n")
+        _fresh_import(*tops)
+
+    first, again, said = _sweep_twice(agent, tmp_path / "sweep", edit)
+    assert any("were computed by other code" in text and "recomputed" in text for text in said)
+    assert [r.final_regret for r in again] != [r.final_regret for r in first]  # the new code's
+    assert first[0].agent_spec["digest"] != again[0].agent_spec["digest"]
+
+
+def _random_subclass():
+    from bco_gym.agents.random import RandomAgent
+
+    return type("T", (RandomAgent,), {"law": "vertex-mixture"})
+
+
+def test_classes_made_with_type_share_no_cells_and_say_why(tmp_path):
+    """Two classes made with type(), both named T: one identity (abc:T), no source of
+    their own. The second's sweep in the first's directory recomputes every cell."""
+    from bco_gym.agents import register, resolve_agent, unregister
+    from bco_gym.experiment import sweep
+
+    first, second = _random_subclass(), type("T", (_random_subclass(),), {"law": "uniform"})
+    register("typed-a", first)
+    register("typed-b", second)
+    try:
+        spec = resolve_agent("typed-a")
+        assert spec.identity() == resolve_agent("typed-b").identity() == "abc:T"
+        assert spec.digest is None and "made with type()" in spec.no_digest_reason
+        options = {"env_kwargs": {"n": 3}, "progress": False}
+        out = tmp_path / "sweep"
+        sweep("BCO-Ball-v0", "typed-a", 30, 2, out=out, **options)
+        with pytest.warns(UserWarning, match=r"cannot be shown to come from its current code"):
+            again = sweep("BCO-Ball-v0", "typed-b", 30, 2, out=out, **options)
+        alone = sweep("BCO-Ball-v0", "typed-b", 30, 2, out=tmp_path / "alone", **options)
+        assert [r.final_regret for r in again] == [r.final_regret for r in alone]
+    finally:
+        unregister("typed-a")
+        unregister("typed-b")
+
+
+INLINE_AGENT = """
+import warnings
+from bco_gym.agents import register
+from bco_gym.agents.random import RandomAgent
+from bco_gym.experiment import sweep
+
+class Inline(RandomAgent):
+    name = "inline"
+
+register("inline", Inline)
+for _ in range(2):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        sweep("BCO-Ball-v0", "inline", 20, 2, out=OUT, env_kwargs={"n": 3}, progress=False)
+print("\\n".join(str(w.message) for w in seen))
+"""
+
+
+def test_an_agent_defined_in_python_c_is_recomputed_saying_why(tmp_path):
+    import subprocess
+
+    code = f"OUT = {str(tmp_path / 'sweep')!r}\n" + INLINE_AGENT
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "agent 'inline': 2 stored cell(s)" in done.stdout
+    assert "defined in python -c, an interactive session or a notebook" in done.stdout
+
+
+def test_an_agent_imported_from_a_zip_that_is_then_edited_is_recomputed(tmp_path, monkeypatch):
+    import zipfile
+    import zipimport
+
+    archive = tmp_path / "agents.zip"
+
+    def write(step):
+        with zipfile.ZipFile(archive, "w") as bundle:
+            bundle.writestr("zipped_helper.py", f"STEP = {step}\n")
+            bundle.writestr("zipped_agent.py", HELPED_AGENT.format(helper="zipped_helper"))
+
+    write(0.1)
+    monkeypatch.syspath_prepend(str(archive))
+    _fresh_import("zipped_agent", "zipped_helper")
+
+    def edit():
+        write(0.3)
+        zipimport._zip_directory_cache.pop(str(archive), None)
+        _fresh_import("zipped_agent", "zipped_helper")
+
+    first, again, said = _sweep_twice("zipped_agent:Helped", tmp_path / "sweep", edit)
+    assert first[0].agent_spec["digest"] is not None  # the archive's bytes, digested
+    assert any("were computed by other code" in text for text in said)
+    assert [r.final_regret for r in again] != [r.final_regret for r in first]
+
+
+def test_built_in_identities_and_digests_are_the_archive_s():
+    """The archive keys cells on identities (import path and keywords) and checks the
+    digest: both stay as they were (the module, and the library's result code)."""
+    import hashlib
+
+    from bco_gym.agents import AGENTS, resolve_agent
+    from bco_gym.provenance import code_digest
+    from bco_gym.reports import references
+
+    for name, cls in AGENTS.items():
+        spec = resolve_agent(name)
+        assert spec.identity() == f"{cls.__module__}:{cls.__qualname__}"
+        source = Path(sys.modules[cls.__module__].__file__).read_bytes()
+        body = source + b"\0" + f"bco_gym-code:{code_digest()}".encode()
+        assert spec.digest == hashlib.sha256(body).hexdigest()[:16], name
+    checked = 0
+    for scenario in references.SUITES["quick-v2"]:
+        found = references.load_scenario("quick-v2", scenario.name, check_version=False) or {}
+        for _, (_, cells) in found.items():
+            for cell, result in cells[:4]:
+                spec = resolve_agent(cell["agent"])
+                assert spec.identity(cell["agent_kwargs"]) == result.agent_spec["identity"]
+                checked += 1
+    assert checked > 20

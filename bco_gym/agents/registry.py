@@ -20,10 +20,14 @@ and never breaks the built-ins.
 Identity. Every spelling of one agent resolves to one *identity* (:meth:`AgentSpec.identity`):
 the import path of its class (or factory) and its keyword arguments, written
 ``"package.module:Class[key=value,...]"`` (keys sorted, numbers canonical); beside it
-:attr:`AgentSpec.digest`, a digest of the source of the module that defines it (plus the
-distribution's version when it is installed; for the library's own agents, the digest of
-the library's result code, :func:`bco_gym.provenance.code_digest`, instead of its version),
-which says when stored results of the agent were computed by other code. Results, sweep
+:attr:`AgentSpec.digest`, a digest of the code its results depend on
+(:func:`~bco_gym.agents.sources.agent_code`: for an agent from outside bco_gym, every
+source file of its top-level package and of the local code it imports, bco_gym's result
+code and its distribution's version; for the library's own agents, the module that
+defines it and the library's result code), which says when stored results of the agent
+were computed by other code. Where no digest can be taken (a class defined in
+``python -c`` or a notebook, made with ``type()``, a callable object),
+:attr:`AgentSpec.no_digest_reason` says why, and its stored cells are never reused. Results, sweep
 cells, tuned constants and pairing use the identity; the *label* (:attr:`AgentSpec.name`:
 the built-in, registered or entry-point name as given, else the class's own ``name`` or
 its class name) is for people only.
@@ -37,15 +41,12 @@ keywords are checked as :func:`~bco_gym.agents.make_agent` checks them.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib
 import importlib.metadata
 import inspect
 import json
 import math
-import os
 import re
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -93,9 +94,9 @@ class AgentSpec:
             the results (:meth:`labelled`), e.g. ``SB3Agent(model, problem, name=...)``.
         kwargs: the keyword arguments bound by a variant ``NAME[key=value,...]`` (sorted
             (key, value) pairs), passed to the factory under any overrides.
-        digest: a digest of the code defining it (module source, plus the distribution's
-            version when installed, or the library's result code for its own agents);
-            None when there is no source to read.
+        digest: a digest of the code its results depend on
+            (:func:`~bco_gym.agents.sources.agent_code`); None when none can be taken.
+        no_digest_reason: why no digest can be taken (None when there is one).
     """
 
     name: str
@@ -113,6 +114,7 @@ class AgentSpec:
     label_from_agent: bool = False
     kwargs: tuple[tuple[str, Any], ...] = ()
     digest: str | None = None
+    no_digest_reason: str | None = None
 
     def identity(self, overrides: Mapping[str, Any] | None = None) -> str:
         """``"module:Class[key=value,...]"``: the import path and the keyword arguments
@@ -696,10 +698,12 @@ def _spec(
     version: str | None = None,
 ) -> AgentSpec:
     from bco_gym.agents.batch import BatchAgent
+    from bco_gym.agents.sources import agent_code
 
     is_class = isinstance(factory, type)
     exponent = getattr(factory, "regret_exponent", None)
     version = version if version is not None else _distribution_version(factory)
+    code = agent_code(factory, version)
     return AgentSpec(
         name=name,
         import_path=_import_path_of(factory),
@@ -713,7 +717,8 @@ def _spec(
         theory_defaults=_theory_defaults(factory),
         batched=is_class and issubclass(factory, BatchAgent),
         options=_options_of(factory) if is_class else None,
-        digest=code_digest(factory, version),
+        digest=code.digest,
+        no_digest_reason=code.reason,
     )
 
 
@@ -827,44 +832,13 @@ def _distribution_version(factory: Any) -> str | None:
     return None
 
 
-_DIGESTS: dict[tuple[str, int, int, str | None], str] = {}
-
-
 def code_digest(factory: Any, version: str | None = None) -> str | None:
-    """16 hex digits of SHA-256 over the source of the module defining ``factory`` and
-    the installed distribution's ``version``; None when the module has no source file.
+    """16 hex digits of SHA-256 over the code ``factory``'s results depend on, with the
+    installed distribution's ``version`` (:func:`~bco_gym.agents.sources.agent_code`);
+    None when no digest can be taken."""
+    from bco_gym.agents.sources import agent_code
 
-    For the library's own agents the digest of the library's result code
-    (:func:`bco_gym.provenance.code_digest`) takes the version's place: a change to any
-    code that determines results makes their stored cells stale, a new version number
-    alone does not (the versioning policy, docs/versions.md).
-    """
-    name = getattr(factory, "__module__", None) or ""
-    if name.split(".", 1)[0] == "bco_gym":
-        from bco_gym.provenance import code_digest as library_code
-
-        version = "bco_gym-code:" + library_code()
-    module = sys.modules.get(name)
-    try:
-        path = inspect.getsourcefile(module) if module is not None else None
-    except TypeError:
-        path = None
-    if path is None:
-        return None
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    key = (path, status.st_mtime_ns, status.st_size, version)
-    if key not in _DIGESTS:
-        try:
-            with open(path, "rb") as stream:
-                source = stream.read()
-        except OSError:
-            return None
-        body = source + b"\0" + (version or "").encode()
-        _DIGESTS[key] = hashlib.sha256(body).hexdigest()[:16]
-    return _DIGESTS[key]
+    return agent_code(factory, version).digest
 
 
 def _shown(overrides: Mapping[str, Any]) -> str:

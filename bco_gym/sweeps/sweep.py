@@ -391,10 +391,14 @@ def run_cells(
 
     Cells are found by their agent's identity, whatever spelling computed them; a
     result found is returned under the label asked for now. A finished cell computed by
-    other code than the agent's current one (its code digest differs: the module was
-    edited, the name re-registered) is *stale*: it is recomputed, with a
-    :class:`StaleCellWarning` naming the agent and the cells, unless ``reuse_stale``,
-    which keeps it and records so in its ``warnings``.
+    other code than the agent's current one (its code digest differs: the module or a
+    helper of its package was edited, the name re-registered) is *stale*: it is
+    recomputed, with a :class:`StaleCellWarning` naming the agent and the cells, unless
+    ``reuse_stale``, which keeps it and records so in its ``warnings``. So is a cell
+    whose agent has no digest now or had none then (defined in ``python -c`` or a
+    notebook, made with ``type()``:
+    :attr:`~bco_gym.agents.registry.AgentSpec.no_digest_reason`): nothing proves its
+    code unchanged, and the warning says why.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
@@ -580,7 +584,8 @@ def _load_finished(
 ) -> dict[str, RunResult]:
     results: dict[str, RunResult] = {}
     stale: dict[str, list[tuple[Cell, str, str]]] = {}
-    digests: dict[str, str | None] = {}
+    unproven: dict[str, tuple[str, list[Cell]]] = {}
+    digests: dict[str, tuple[str | None, str | None]] = {}
     for cell in grid:
         try:
             found = store.load(cell.key, documents[cell.key])
@@ -599,8 +604,15 @@ def _load_finished(
             continue
         if cell.agent not in digests:
             digests[cell.agent] = _current_digest(cell.agent)
-        before, now = found.agent_spec.get("digest"), digests[cell.agent]
-        if before is not None and now is not None and before != now:
+        before, (now, why) = found.agent_spec.get("digest"), digests[cell.agent]
+        if now is None or before is None:  # nothing proves the code is the same
+            why = why or f"its stored result records no code digest (agent {cell.agent!r})"
+            unproven.setdefault(cell.label or cell.agent, (why, []))[1].append(cell)
+            if not reuse_stale:
+                continue
+            note = f"StaleCellWarning: kept (reuse_stale) although unproven: {why}"
+            found = replace(found, warnings=[*found.warnings, note])
+        elif before != now:
             stale.setdefault(cell.label or cell.agent, []).append((cell, before, now))
             if not reuse_stale:
                 continue
@@ -610,18 +622,30 @@ def _load_finished(
             )
             found = replace(found, warnings=[*found.warnings, note])
         results[cell.key] = _labelled(found, cell.label)
+    what = "kept as asked (reuse_stale)" if reuse_stale else "recomputed"
     for agent, cells_found in stale.items():
         before, now = cells_found[0][1], cells_found[0][2]
-        shown = ", ".join(f"seed {c.seed} T={c.horizon}" for c, _, _ in cells_found[:8])
-        more = f" and {len(cells_found) - 8} more" if len(cells_found) > 8 else ""
-        what = "kept as asked (reuse_stale)" if reuse_stale else "recomputed"
+        shown = _cells_shown([c for c, _, _ in cells_found])
         warnings.warn(
             f"agent {agent!r}: {len(cells_found)} stored cell(s) of {str(store.directory)!r} "
-            f"were computed by other code (digest {before}, now {now}): {shown}{more}; {what}",
+            f"were computed by other code (digest {before}, now {now}): {shown}; {what}",
+            StaleCellWarning,
+            stacklevel=3,
+        )
+    for agent, (why, cells_found) in unproven.items():
+        warnings.warn(
+            f"agent {agent!r}: {len(cells_found)} stored cell(s) of {str(store.directory)!r} "
+            f"cannot be shown to come from its current code: no code digest can be taken "
+            f"({why}): {_cells_shown(cells_found)}; {what}",
             StaleCellWarning,
             stacklevel=3,
         )
     return results
+
+
+def _cells_shown(cells_found: Sequence[Cell]) -> str:
+    shown = ", ".join(f"seed {c.seed} T={c.horizon}" for c in cells_found[:8])
+    return shown + (f" and {len(cells_found) - 8} more" if len(cells_found) > 8 else "")
 
 
 def _another_agent(found: RunResult, cell: Cell) -> bool:
@@ -634,11 +658,14 @@ def _another_agent(found: RunResult, cell: Cell) -> bool:
     return cell.identity is None and recorded is None and found.agent != cell.agent
 
 
-def _current_digest(agent: str) -> str | None:
+def _current_digest(agent: str) -> tuple[str | None, str | None]:
+    """(the agent's code digest, why none can be taken)."""
     from bco_gym.agents import find_agent
 
     spec = find_agent(agent)
-    return None if spec is None else spec.digest
+    if spec is None:
+        return None, f"{agent!r} no longer resolves here"
+    return spec.digest, spec.no_digest_reason
 
 
 def _labelled(result: RunResult, label: str | None) -> RunResult:
