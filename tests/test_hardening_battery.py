@@ -1768,6 +1768,7 @@ env_kwargs = {n = 3}
             "nope",
         ),
         ("env_kwargs = {n = 3}", 'env_kwargs = {n = 3, loss = "nope"}', "'nope'"),
+        ("seeds = [0, 1]", "seeds = [0, 1]\nzzz = 1", "unknown key(s) ['zzz']"),
     ],
 )
 def test_a_suite_file_is_held_to_the_cli_s_limits_naming_file_and_scenario(

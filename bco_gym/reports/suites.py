@@ -1163,8 +1163,10 @@ def load_suite_file(path: str | os.PathLike) -> tuple[str, tuple[Scenario, ...]]
     where = f"suite file {str(path)!r}"
     scenarios = []
     for index, table in enumerate(tables, start=1):
+        named = table.get("name") if isinstance(table, Mapping) else None
+        shown = f"scenario {index}" + (f" ({named!r})" if isinstance(named, str) else "")
         try:
-            scenarios.append(scenario_from_table(table, f"scenario {index}"))
+            scenarios.append(scenario_from_table(table, shown))
         except ValueError as error:
             raise ValueError(f"{where}: {error}") from None
     names = [scenario.name for scenario in scenarios]
