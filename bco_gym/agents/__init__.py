@@ -26,6 +26,7 @@ from bco_gym.agents.fkm2 import FlaxmanTwoPoint
 from bco_gym.agents.loo_bbgd import LOOBlockBanditGD
 from bco_gym.agents.ofw import OnlineFrankWolfe
 from bco_gym.agents.ogd import OnlineGradientDescent
+from bco_gym.agents.pbgd import PBGD, PBGD2
 from bco_gym.agents.random import RandomAgent
 from bco_gym.agents.registry import (
     AgentSpec,
@@ -58,6 +59,8 @@ AGENTS: dict[str, type[Agent]] = {
         LOOBlockBanditGD,
         SahaTewari,
         SeparationOracleBanditGD,
+        PBGD,
+        PBGD2,
     )
 }
 #: The class of "fejer-bgd" under its name until issue 32 (old import paths resolve).
@@ -134,6 +137,8 @@ def problem_of(env_or_problem: Any) -> Problem:
 __all__ = [
     "AGENTS",
     "BLOCK_BUDGET_FLOATS",
+    "PBGD",
+    "PBGD2",
     "Agent",
     "AgentSpec",
     "BanditFrankWolfe",

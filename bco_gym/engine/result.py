@@ -30,6 +30,8 @@ THEORY_EXPONENTS: dict[str, float] = {
     "loo-bbgd": 3 / 4,
     "saha-tewari": 2 / 3,
     "fejer-bgd": 3 / 4,
+    "pbgd": 3 / 4,
+    "pbgd2": 1 / 2,
 }
 
 

@@ -135,6 +135,34 @@ and :math:`\tilde y_{t+1}` is the output of Algorithm 6: project :math:`y_{t+1}`
 \in K_{\delta'/r}` is an infeasible projection of :math:`y_{t+1}` onto
 :math:`K_{\delta,\delta'/r}` (Garber & Kretzu 2022, Algorithm 10, Theorem 15).
 """,
+    "pbgd": r"""
+Experts :math:`i = 1, \dots, N` run projected gradient descent with step sizes
+:math:`\eta_i = \eta_{\min} 2^{i-1}` on :math:`K_\delta = c + (1 - \delta/r)(K - c)`,
+all from :math:`x_{1,i} = c`; Hedge with prior :math:`w_i = \frac{N+1}{N i (i+1)}` and a
+fixed rate :math:`\varepsilon` combines them. With :math:`u_t` uniform on the unit
+sphere of :math:`V`:
+
+.. math::
+
+   x_t = \sum_i p_{t,i}\, x_{t,i}, \qquad
+   y_t = x_t + \delta u_t \quad\text{(played)}, \qquad
+   g_t = \frac{d}{\delta} f_t(y_t)\, u_t,
+
+   p_{t+1,i} \propto w_i \exp\Big(-\varepsilon \sum_{s \le t}
+   \langle g_s, x_{s,i} - x_s \rangle\Big), \qquad
+   x_{t+1,i} = \Pi_{K_\delta}(x_{t,i} - \eta_i g_t)
+
+(Zhao, Wang, Zhang & Zhou 2021; dynamic regret against every comparator path, whose
+length the agent does not know).
+""",
+    "pbgd2": r"""
+As ``pbgd``, playing the pair :math:`x_t \pm \delta u_t` and estimating
+
+.. math::
+
+   g_t = \frac{d}{2\delta} \big(f_t(x_t + \delta u_t) - f_t(x_t - \delta u_t)\big)\, u_t,
+   \qquad \|g_t\| \le d G .
+""",
     "random": r"""
 .. math::
 

@@ -36,6 +36,8 @@ CORE = [
     "loo-bbgd",
     "saha-tewari",
     "so-bgd",
+    "pbgd",
+    "pbgd2",
 ]  # the sb3-* agents are tested in tests/rl
 
 
@@ -64,6 +66,8 @@ def test_registry_names_and_classes():
         "loo-bbgd": 0.75,
         "saha-tewari": 2 / 3,
         "so-bgd": 0.75,
+        "pbgd": 0.75,
+        "pbgd2": 0.5,
     }
 
 

@@ -39,6 +39,8 @@ AGENTS = {
     "fkm2": {"feedback": "two-point"},
     "bbcg2": {"feedback": "two-point"},
     "loo-bbgd": {},
+    "pbgd": {},
+    "pbgd2": {"feedback": "two-point"},
 }
 
 
