@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bco_gym.agents.bandit_newton import BanditNewton
 from bco_gym.agents.base import Agent
 from bco_gym.agents.batch import BLOCK_BUDGET_FLOATS, BatchAgent, check_batch_size
 from bco_gym.agents.bbcg import BlockBanditCG
@@ -61,6 +62,7 @@ AGENTS: dict[str, type[Agent]] = {
         SeparationOracleBanditGD,
         PBGD,
         PBGD2,
+        BanditNewton,
     )
 }
 #: The class of "fejer-bgd" under its name until issue 32 (old import paths resolve).
@@ -142,6 +144,7 @@ __all__ = [
     "Agent",
     "AgentSpec",
     "BanditFrankWolfe",
+    "BanditNewton",
     "BatchAgent",
     "BlockBanditCG",
     "BlockBanditCG2",

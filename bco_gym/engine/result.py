@@ -32,6 +32,7 @@ THEORY_EXPONENTS: dict[str, float] = {
     "fejer-bgd": 3 / 4,
     "pbgd": 3 / 4,
     "pbgd2": 1 / 2,
+    "bandit-newton": 1 / 2,
 }
 
 

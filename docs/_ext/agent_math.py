@@ -135,6 +135,32 @@ and :math:`\tilde y_{t+1}` is the output of Algorithm 6: project :math:`y_{t+1}`
 \in K_{\delta'/r}` is an infeasible projection of :math:`y_{t+1}` onto
 :math:`K_{\delta,\delta'/r}` (Garber & Kretzu 2022, Algorithm 10, Theorem 15).
 """,
+    "bandit-newton": r"""
+With :math:`\mathcal{R}` a :math:`\nu`-self-concordant barrier of :math:`K`,
+:math:`x_1 = \arg\min_K \mathcal{R}`, :math:`F_1 = K_\xi = \xi x_1 + (1 - \xi) K`,
+:math:`\xi = T^{-4}`, and :math:`v_{1,t}, v_{2,t}` uniform on the unit sphere of
+:math:`V` (Algorithm 1 of Suggala, Ravikumar & Netrapalli 2021):
+
+.. math::
+
+   M_t = \nabla^2 \mathcal{R}(x_t) + \sum_{s<t} \eta_s \hat H_s, \qquad
+   y_t = x_t + \lambda M_t^{-1/2} (v_{1,t} + v_{2,t}) \quad\text{(played if in } K\text{)},
+
+   \hat g_t = \frac{d}{\lambda} f_t(y_t) M_t^{1/2} v_{1,t}, \qquad
+   \hat H_t = \frac{d^2}{2\lambda^2} f_t(y_t) M_t^{1/2}
+   (v_{1,t} v_{2,t}^\top + v_{2,t} v_{1,t}^\top) M_t^{1/2},
+
+   x_{t+1} = \arg\min_{x \in F_t}\ \eta_t \langle \hat g_t, x \rangle
+   + \Phi_{\mathcal{R}_{t+1}}(x, x_t), \qquad
+   \mathcal{R}_{t+1}(x) = \mathcal{R}(x) + \sum_{s \le t} \frac{\eta_s}{2}
+   (x - x_s)^\top \hat H_s (x - x_s),
+
+a restart when :math:`\sum_s \hat f_s(x_s) - \min_{F_t} \sum_s \hat f_s \le -\beta/\eta_1`
+(:math:`\hat f_s` the quadratic model of :math:`f_s` at :math:`x_s`), and
+:math:`F_{t+1} = F_t \cap \{y : \|y - x_{t+1}\|_{M_{t+1}} \le \alpha\}`,
+:math:`\eta_{t+1} = (1 + \gamma)\eta_t` when that ellipsoid holds at most half of
+:math:`F_t`'s volume.
+""",
     "pbgd": r"""
 Experts :math:`i = 1, \dots, N` run projected gradient descent with step sizes
 :math:`\eta_i = \eta_{\min} 2^{i-1}` on :math:`K_\delta = c + (1 - \delta/r)(K - c)`,

@@ -38,6 +38,7 @@ CORE = [
     "so-bgd",
     "pbgd",
     "pbgd2",
+    "bandit-newton",
 ]  # the sb3-* agents are tested in tests/rl
 
 
@@ -68,6 +69,7 @@ def test_registry_names_and_classes():
         "so-bgd": 0.75,
         "pbgd": 0.75,
         "pbgd2": 0.5,
+        "bandit-newton": 0.5,
     }
 
 

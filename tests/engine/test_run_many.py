@@ -41,6 +41,7 @@ AGENTS = {
     "loo-bbgd": {},
     "pbgd": {},
     "pbgd2": {"feedback": "two-point"},
+    "bandit-newton": {"loss": "quadratic"},
 }
 
 
