@@ -281,6 +281,18 @@ class BatchAgent(Agent):
         """S copies of ``point``, shape (S, *shape), float64."""
         return np.repeat(np.asarray(point, dtype=float)[np.newaxis], self.rows, axis=0)
 
+    def _add(self, row: int, key: str, count: int = 1) -> None:
+        """Add ``count`` to one row's counter ``key`` (an int while every row counts the
+        same, an int64 array (S,) once rows differ)."""
+        current = self._counters[key]
+        if self.rows == 1 and isinstance(current, int):
+            self._counters[key] = current + count
+            return
+        if isinstance(current, int):
+            current = np.full(self.rows, current, dtype=np.int64)
+        current[row] += count
+        self._counters[key] = current
+
     def _per_row(self, values: float | np.ndarray) -> float | np.ndarray:
         """Values (S,) reshaped to broadcast against points (S, *shape); a float as is."""
         return values if isinstance(values, float) else values.reshape(self._column_shape)

@@ -367,17 +367,6 @@ class SahaTewari(BatchAgent):
             self._add(row, "newton_unconverged", 1)
         self._add(row, "newton_steps", int(self._state[0]))
 
-    def _add(self, row: int, key: str, count: int) -> None:
-        """Add to one row's counter (an int64 array (S,) once rows differ)."""
-        current = self._counters[key]
-        if self.rows == 1 and isinstance(current, int):
-            self._counters[key] = current + count
-            return
-        if isinstance(current, int):
-            current = np.full(self.rows, current, dtype=np.int64)
-        current[row] += count
-        self._counters[key] = current
-
     def _row_extra_stats(self, row: int) -> dict[str, Any]:
         rounds = max(self._round, 1)
         steps = self._counters.get("newton_steps", 0)

@@ -468,17 +468,6 @@ class BanditNewton(BatchAgent):
         starts = survivors[np.arange(len(run.samples)) % len(survivors)]
         run.samples = region.walk(starts, self.params["walk_steps"], self.rngs[row])
 
-    def _add(self, row: int, key: str, count: int = 1) -> None:
-        """Add to one row's counter (an int64 array (S,) once rows differ)."""
-        current = self._counters[key]
-        if self.rows == 1 and isinstance(current, int):
-            self._counters[key] = current + count
-            return
-        if isinstance(current, int):
-            current = np.full(self.rows, current, dtype=np.int64)
-        current[row] += count
-        self._counters[key] = current
-
 
 class _Run:
     """One row's state within a run of Algorithm 1 (an epoch between restarts)."""
