@@ -57,7 +57,8 @@ class BanditNewton(BatchAgent):
     pseudocode's lines, and the code that carries each out:
 
     * lines 2-4 (``_new_epoch``): xi = T^(-4); x_1 = argmin R (damped Newton from c);
-      F_1 = X_xi = xi x_1 + (1 - xi) X (:class:`~.region.FocusRegion`), with N uniform
+      F_1 = X_xi = xi x_1 + (1 - xi) X
+      (:class:`~bco_gym.agents.bandit_newton.region.FocusRegion`), with N uniform
       samples of F_1 for the volume test.
     * line 6 (``_act_row``): M_t = hess R(x_t) + sum_{s<t} eta_s H^_s.
     * lines 7-9: v_1, v_2 uniform on S^(d-1); y_t = x_t + lambda M_t^(-1/2) (v_1 + v_2),
@@ -76,7 +77,8 @@ class BanditNewton(BatchAgent):
       x_t) with R_(t+1)(x) = R(x) + sum_{s<=t} (eta_s/2)(x - x_s)^T H^_s (x - x_s), whose
       Bregman divergence is that of R plus (x - x_t)^T S (x - x_t)/2, S = sum_{s<=t}
       eta_s H^_s: damped Newton over int X, and when its minimiser leaves F_t the barrier
-      method over F_t (:func:`~.region.minimize_over`, the paper's "IPM").
+      method over F_t (the paper's "IPM":
+      :func:`~bco_gym.agents.bandit_newton.region.minimize_over`).
     * lines 21-25 (``_focus_step``): with M_(t+1) = hess R(x_(t+1)) + S, if Vol(F_t
       intersected with B_{alpha, M_(t+1)}(x_(t+1))) <= Vol(F_t)/2 then F_(t+1) is that
       intersection and eta_(t+1) = (1 + gamma) eta_t, else nothing changes.
@@ -89,17 +91,18 @@ class BanditNewton(BatchAgent):
     sum_s f^_s(y) + (y - x_t)^T hess R(x_t) (y - x_t)/(d^2 alpha^2 eta_1) of Remark 24 and
     evaluates sum_s f^_s at its minimiser.
 
-    Parameters: Theorem 7's (:mod:`~.bounds`), lambda = 1/4, alpha = c_1 (nu + d) d
-    log^2(dT), beta = d log(dT), gamma = c_2/(d log T), eta_1 = c_3/(d^7 (B + eps)
-    alpha^4 sqrt(T) log T), B = ``problem.bound``, eps = ``misspecification`` (0: exactly
-    quadratic losses), with c_1 = 1600 and c_2 = ln(10)/12 (the values the proofs of
-    Lemmas 18 and 22 need) and c_3 = 1 (``SCALE_PARAM``). log T is read as log max(T, 2).
+    Parameters: Theorem 7's (:mod:`~bco_gym.agents.bandit_newton.bounds`), lambda =
+    1/4, alpha = c_1 (nu + d) d log^2(dT), beta = d log(dT), gamma = c_2/(d log T),
+    eta_1 = c_3/(d^7 (B + eps) alpha^4 sqrt(T) log T), B = ``problem.bound``, eps =
+    ``misspecification`` (0: exactly quadratic losses), with c_1 = 1600 and c_2 =
+    ln(10)/12 (the values the proofs of Lemmas 18 and 22 need) and c_3 = 1
+    (``SCALE_PARAM``). log T is read as log max(T, 2).
 
     Deviations, each named and tested (tests/agents/test_agents_bandit_newton.py):
 
     * **No regret bound.** Theorem 7's bound is O~(...) with unstated universal constants
-      (:mod:`~.bounds`), so :meth:`regret_bound` returns None, not a number the paper
-      does not prove.
+      (:mod:`~bco_gym.agents.bandit_newton.bounds`), so :meth:`regret_bound` returns
+      None, not a number the paper does not prove.
     * **The universal constants** c_1, c_2, c_3 are unstated in the theorem; c_1 and c_2
       are read from the proofs as above, c_3 = 1 is a choice.
     * **Uniform samples** of F_t come from hit-and-run chains (``walk_steps`` steps each;

@@ -245,19 +245,22 @@ class PBGD(BatchAgent):
 
 class PBGD2(TwoPointFeedback, PBGD):
     r"""PBGD with two-point feedback (``pbgd2``): the same experts and meta as
-    :class:`PBGD`, each round playing the pair x_t + delta u_t, x_t - delta u_t and
-    estimating g_t = (d/(2 delta)) (f_t(x_t + delta u_t) - f_t(x_t - delta u_t)) u_t,
+    :class:`~bco_gym.agents.PBGD`, each round playing the pair x_t + delta u_t,
+    x_t - delta u_t and estimating
+    g_t = (d/(2 delta)) (f_t(x_t + delta u_t) - f_t(x_t - delta u_t)) u_t,
     whose norm is at most L = dG whatever delta (Agarwal, Dekel & Xiao 2010). Needs
     ``feedback="two-point"`` (regret on the mean of the pair, as the env counts it).
 
     Parameters, as PyNOL sets them (unchecked against the paper, whose text was not
-    reachable; :class:`PBGD`'s notes apply): delta = min(r/2, d R/sqrt(T)),
-    eta_min = sqrt(7R^2/(2 G^2 d^2 T)), eta_max = sqrt((7R^2 + 2R^2 T)/(2 G^2 d^2 T)),
-    epsilon = sqrt(8/T)/(L D); :meth:`regret_bound` is :class:`PBGD`'s with L = dG,
-    which gives O(sqrt(T (1 + P))) (the abstract's rate) up to the grid's factor.
+    reachable; :class:`~bco_gym.agents.PBGD`'s notes apply): delta = min(r/2, d R /
+    sqrt(T)), eta_min = sqrt(7R^2/(2 G^2 d^2 T)), eta_max = sqrt((7R^2 + 2R^2 T)/(2 G^2
+    d^2 T)), epsilon = sqrt(8/T)/(L D); :meth:`regret_bound` is
+    :class:`~bco_gym.agents.PBGD`'s with L = dG, which gives O(sqrt(T (1 + P))) (the
+    abstract's rate) up to the grid's factor.
 
-    References: as :class:`PBGD`'s; A. Agarwal, O. Dekel and L. Xiao, "Optimal algorithms
-    for online convex optimization with multi-point bandit feedback", COLT 2010.
+    References: as :class:`~bco_gym.agents.PBGD`'s; A. Agarwal, O. Dekel and L. Xiao,
+    "Optimal algorithms for online convex optimization with multi-point bandit feedback",
+    COLT 2010.
     """
 
     name = "pbgd2"
