@@ -5,21 +5,28 @@ with the scenario's reference agents plus the given agents, on the scenario's se
 seeds 0..K-1), as one resumable sweep per scenario under ``<out>/runs/<scenario>``: a
 re-run with more agents computes only the new cells. Then it writes, in ``<out>``:
 
-* ``scores.csv`` -- one row per run: ``suite, scenario, agent, seed, horizon, regret,
-  score, adaptive_regret, dynamic_regret`` with score = final regret / random's on the
-  same scenario and seed (:mod:`~bco_gym.reports.scores`); the last two empty where the
-  loss family has no exact interval comparators (:mod:`bco_gym.losses.intervals`);
-* ``report.md`` (:mod:`~bco_gym.reports.bench_report`) -- a verdict per given agent
-  (the scenarios where it is separated from bbcg and from fkm, better or worse, by the
-  all-pairs ranking of :mod:`~bco_gym.reports.ranking`: paired t-tests, Holm's
-  correction per scenario; against each reference's tuned row where the scenario has
-  one, else its theory row, then against its theory row); the IQM and mean score of
-  every agent with
-  stratified-bootstrap 95% intervals, the probability of improvement of every agent
-  over every other (a matrix, table and figure), the performance profiles with their
-  95% bands; the failed cells; and per
-  scenario the ordered groups, the pairwise matrix and the paired tables against the
-  scenario's references.
+* ``scores.csv`` -- one row per run: ``suite, scenario, agent, feedback, seed, horizon,
+  regret, score, adaptive_regret, dynamic_regret, version, computed_at`` with score =
+  final regret / random's on the same scenario and seed (:mod:`~bco_gym.reports.scores`);
+  ``feedback`` what the row learned from (bandit, two-point, full); the regrets of
+  changing environments empty where the loss family has no exact interval comparators
+  (:mod:`bco_gym.losses.intervals`); the suite column says ``subset: k of n scenarios``
+  when the directory covers only some of the suite;
+* ``report.md`` (:mod:`~bco_gym.reports.bench_report`) -- the suite, the reference
+  archive's digest, the library version and the evaluation seeds; a verdict per agent
+  (the scenarios where it is separated from bbcg and from fkm, better or worse, tested
+  within a fixed family: the agent against the scenario's reference rows, Holm-corrected
+  within those tests; against each reference's tuned row where the scenario has one,
+  else its theory row, then against its theory row); the IQM and mean score of every
+  agent with stratified-bootstrap 95% intervals, the probability of improvement of every
+  agent over every other (a matrix, table and figure), the performance profiles with
+  their 95% bands; the failed cells; and per scenario the ordered groups (the all-pairs
+  ranking of its bandit rows), the pairwise matrix and the paired tables against the
+  scenario's references. Full-information and two-point rows are marked everywhere and
+  ranked apart.
+
+The directory accumulates: report.md and scores.csv cover every agent and every scenario
+computed into it for the suite (:func:`stored_results`), unless ``agents_only``.
 
 An agent is given by name or by anything :func:`~bco_gym.agents.registry.resolve_agent`
 accepts as a string (a registered name, an entry point, ``"package.module:Class"``).
@@ -43,7 +50,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bco_gym.engine.result import RunResult
-from bco_gym.reports.bench_report import ScenarioRun, write_bench_report
+from bco_gym.reports.bench_report import BASELINE, Coverage, ScenarioRun, write_bench_report
 from bco_gym.reports.references import ARCHIVED
 from bco_gym.reports.scores import (
     COLUMNS,
@@ -55,16 +62,15 @@ from bco_gym.reports.suites import (
     Scenario,
     resolve_suite,
     select_scenarios,
-    suite_label,
 )
 from bco_gym.sweeps.failures import CellFailure
 from bco_gym.sweeps.results import atomic_write
+from bco_gym.sweeps.store import SweepStore
 
 T = TypeVar("T")
 MARKER = "bench.json"
 OWNER_FILE = ".bco-gym-owner.json"  # the CLI's mark of a command's directory (cli_checks)
 FORMAT = 1
-BASELINE = "random"
 
 
 @dataclass(frozen=True)
@@ -211,15 +217,14 @@ def _run_scenario(
 ) -> tuple[list[RunResult], list[CellFailure]]:
     """The scenario's results: its agents' now, and unless ``agents_only`` every other
     agent's finished cells in its directory on the same seeds and horizon."""
-    from bco_gym.reports.demo import own_horizon
     from bco_gym.sweeps.sweep import sweep
 
     directory = out / "runs" / scenario.name
-    horizon = scenario.horizon if scenario.horizon is not None else own_horizon(scenario)
+    horizon = scenario_horizon(scenario)
     if scenario.tuning is not None:
         from bco_gym.reports.scale import play_scenario
 
-        results, _ = play_scenario(
+        played, _ = play_scenario(
             scenario.as_benched(agents),
             out,
             [horizon],
@@ -227,30 +232,56 @@ def _run_scenario(
             progress=progress,
             failures="record",
         )
-        at_horizon = [result for result in results if result.horizon == horizon]
-        return at_horizon, _sweep_failures(directory, scenario, agents)
-    kwargs = {a: dict(kw) for a, kw in scenario.agent_kwargs.items() if a in agents}
-    given = {a: dict(kw) for a, kw in (agent_kwargs or {}).items() if a in agents}
-    results = sweep(
-        scenario.env_id,
-        list(agents),
-        [horizon],
-        list(scenario.seeds),
-        out=directory,
-        backend=backend,
-        env_kwargs=dict(scenario.env_kwargs),
-        agent_kwargs={**kwargs, **given} or None,
-        constants=dict.fromkeys(kwargs, "theory") or None,
-        progress=progress,
-        batch_size=batch_size,
-        failures="record",
-        labels={a: label for a, label in (labels or {}).items() if a in agents},
-        reuse_stale=reuse_stale,
-    )
+        results = [result for result in played if result.horizon == horizon]
+    else:
+        kwargs = {a: dict(kw) for a, kw in scenario.agent_kwargs.items() if a in agents}
+        given = {a: dict(kw) for a, kw in (agent_kwargs or {}).items() if a in agents}
+        results = sweep(
+            scenario.env_id,
+            list(agents),
+            [horizon],
+            list(scenario.seeds),
+            out=directory,
+            backend=backend,
+            env_kwargs=dict(scenario.env_kwargs),
+            agent_kwargs={**kwargs, **given} or None,
+            constants=dict.fromkeys(kwargs, "theory") or None,
+            progress=progress,
+            batch_size=batch_size,
+            failures="record",
+            labels={a: label for a, label in (labels or {}).items() if a in agents},
+            reuse_stale=reuse_stale,
+        )
     if agents_only:
         return list(results), _sweep_failures(directory, scenario, agents)
-    earlier = _earlier_results(directory, scenario, horizon, results)
-    return [*results, *earlier], _sweep_failures(directory, scenario, None)
+    return stored_results(out, scenario, results), _sweep_failures(directory, scenario, None)
+
+
+def scenario_horizon(scenario: Scenario) -> int:
+    """The horizon the bench scores ``scenario`` at: its own, or its env's (data sets)."""
+    from bco_gym.reports.demo import own_horizon
+
+    return scenario.horizon if scenario.horizon is not None else own_horizon(scenario)
+
+
+def stored_results(
+    out: Path, scenario: Scenario, current: Sequence[RunResult] = ()
+) -> list[RunResult]:
+    """``current`` and every earlier agent's finished cells of ``scenario`` in ``out``, on
+    its seeds and horizon: its sweep (``runs/<name>``) and, for a scenario with tuned
+    rows, the tuned sweep (``runs/<name>-tuned``), where a tuned row run now replaces the
+    same agent's earlier ones."""
+    horizon = scenario_horizon(scenario)
+    tuned = [result for result in current if result.constants == "tuned"]
+    plain = [result for result in current if result.constants != "tuned"]
+    found = [*plain, *_earlier_results(out / "runs" / scenario.name, scenario, horizon, plain)]
+    if scenario.tuning is not None:
+        again = {result.agent for result in tuned}
+        earlier = _earlier_results(
+            out / "runs" / f"{scenario.name}-tuned", scenario, horizon, tuned
+        )
+        found += [*tuned, *(result for result in earlier if result.agent not in again)]
+    return found
 
 
 def _earlier_results(
@@ -262,6 +293,8 @@ def _earlier_results(
     from bco_gym.agents.registry import identity_of_result
     from bco_gym.sweeps import load_sweep
 
+    if not SweepStore(directory).manifest_path.is_file():
+        return []
     ours = {identity_of_result(result) for result in current}
     taken = {result.agent for result in current}
     found = [
@@ -289,6 +322,13 @@ def _use_archive(
 ) -> int:
     """Write the shipped reference cells of ``scenario`` into ``out`` (the number written);
     with another version's archive, say so and write nothing (they are recomputed)."""
+    return _read_archive(suite, scenario, out, announce)[0]
+
+
+def _read_archive(
+    suite: str, scenario: Scenario, out: Path, announce: Callable[[str], None] | None
+) -> tuple[int, str | None]:
+    """(cells written, None) as :func:`_use_archive`, or (0, why the archive was refused)."""
     from bco_gym.reports.references import (
         ArchiveCorruptError,
         ArchiveVersionError,
@@ -297,12 +337,12 @@ def _use_archive(
     )
 
     try:
-        return materialise(suite, scenario, out)
+        return materialise(suite, scenario, out), None
     except (ArchiveVersionError, ArchiveCorruptError) as error:
         warnings.warn(str(error), ReferenceArchiveWarning, stacklevel=3)
         if announce is not None:
             announce(f"note: {error}")
-        return 0
+        return 0, str(error)
 
 
 def run_bench(
@@ -348,7 +388,7 @@ def run_bench(
     given = check_agents(agents)
     agent_kwargs, labels = dict(agent_kwargs or {}), dict(labels or {})
     steps = plan(suite, given, seeds, scenarios, agent_kwargs)
-    name = resolve_suite(suite)[0]
+    name, every = resolve_suite(suite)
     if name in SUPERSEDED:
         warnings.warn(SUPERSEDED[name], SupersededSuiteWarning, stacklevel=2)
     out = Path(out)
@@ -358,8 +398,11 @@ def run_bench(
     for index, (scenario, chosen, skipped) in enumerate(steps, start=1):
         if announce is not None:
             announce(f"scenario {index}/{len(steps)}: {scenario.name} ({', '.join(chosen)})")
-        if not recompute_references and suite in ARCHIVED:
-            _use_archive(suite, scenario, out, announce)
+        if recompute_references or suite not in ARCHIVED:
+            source = "computed here"
+        else:
+            refused = _read_archive(suite, scenario, out, announce)[1]
+            source = "archive" if refused is None else "computed here"
         (results, failed), recomputed = _noting_recomputed_cells(
             lambda scenario=scenario, chosen=chosen: _run_scenario(
                 scenario,
@@ -376,17 +419,55 @@ def run_bench(
         )
         failures = [f"{scenario.name}: {failure.describe()}" for failure in failed]
         runs.append(
-            ScenarioRun(scenario, chosen, skipped, results, failures, failed, recomputed=recomputed)
+            ScenarioRun(
+                scenario,
+                chosen,
+                skipped,
+                results,
+                failures,
+                failed,
+                recomputed=recomputed,
+                references=source,
+            )
         )
-    label = suite_label(suite)
-    rows = [row for run in runs for row in score_rows(label, run.scenario.name, run.results)]
+    if not agents_only:
+        runs = _with_earlier_scenarios(out, plan(suite, (), seeds), runs)
+    covered = Coverage(suite, [run.scenario.name for run in runs if run.results], len(every))
+    rows = [
+        row for run in runs for row in score_rows(covered.label, run.scenario.name, run.results)
+    ]
     scores = write_scores(out / "scores.csv", rows)
     command = command or f"bco-gym bench --agents {','.join(given)} --suite {suite}"
     shown = [labels.get(agent) or _label_of(agent) for agent in given]
-    report = write_bench_report(out / "report.md", suite, shown, runs, rows, command=command)
+    report = write_bench_report(
+        out / "report.md", suite, shown, runs, rows, command=command, coverage=covered
+    )
     failures = [failure for run in runs for failure in run.failures]
     recomputed = [f"{run.scenario.name}: {line}" for run in runs for line in run.recomputed]
     return BenchOutcome(report, scores, rows, failures, runs, recomputed)
+
+
+def _with_earlier_scenarios(
+    out: Path,
+    every: Sequence[tuple[Scenario, tuple[str, ...], dict[str, str]]],
+    runs: Sequence[ScenarioRun],
+) -> list[ScenarioRun]:
+    """``runs``, and in the suite's order a run read from ``out`` for every scenario of
+    the suite not run now whose cells an earlier bench computed into ``out``."""
+    ran = {run.scenario.name: run for run in runs}
+    found = []
+    for scenario, _, _ in every:
+        if scenario.name in ran:
+            found.append(ran[scenario.name])
+            continue
+        if not SweepStore(out / "runs" / scenario.name).manifest_path.is_file():
+            continue
+        results = stored_results(out, scenario)
+        failed = _sweep_failures(out / "runs" / scenario.name, scenario, None)
+        agents = tuple(dict.fromkeys(result.agent for result in results))
+        failures = [f"{scenario.name}: {failure.describe()}" for failure in failed]
+        found.append(ScenarioRun(scenario, agents, {}, results, failures, failed, earlier=True))
+    return found
 
 
 def _noting_recomputed_cells(body: Callable[[], T]) -> tuple[T, list[str]]:
@@ -425,6 +506,7 @@ def write_scores(path: Path, rows: Sequence[ScoreRow]) -> Path:
                 row.suite,
                 row.scenario,
                 row.agent,
+                row.feedback,
                 row.seed,
                 row.horizon,
                 repr(row.regret),

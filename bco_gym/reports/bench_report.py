@@ -3,12 +3,16 @@
 :func:`write_bench_report` writes ``report.md`` of ``bco-gym bench``
 (:mod:`~bco_gym.reports.bench` runs the cells) and its figures beside it:
 
-* a verdict per given agent (:func:`verdict`): the scenarios where it is separated from
-  bbcg and from fkm, better or worse, by the all-pairs ranking of
-  :mod:`~bco_gym.reports.ranking` (paired t-tests, Holm's correction per scenario);
-  against each reference's tuned row (constants tuned on seeds disjoint from the
-  evaluation seeds: as a rule the stronger version of the reference) where the scenario
-  has one, else its theory row, and then against its theory row (:func:`reference_rows`);
+* its first lines (:func:`provenance_lines`): the suite and the scenarios covered (a
+  subset says so in the title), the reference archive's digest and where the reference
+  cells came from, the library version, the evaluation seeds (:func:`seeds_line`);
+* a verdict per agent (:func:`verdict`): the scenarios where it is separated from bbcg
+  and from fkm, better or worse, tested within a fixed family (:class:`Judged`): the
+  agent against the scenario's reference rows, paired t-tests Holm-corrected within those
+  tests only, so the other agents in the directory cannot move it; against each
+  reference's tuned row (constants tuned on seeds disjoint from the evaluation seeds: as
+  a rule the stronger version of the reference) where the scenario has one, else its
+  theory row, and then against its theory row (:func:`reference_rows`);
 * the failed cells, and the agents a scenario's feedback did not suit;
 * the headline figure (``headline.png``, as the main job's report draws it): per
   scenario, each agent's final regret minus random's on the same seeds;
@@ -18,9 +22,14 @@
   every agent over every other (a matrix; :mod:`~bco_gym.reports.scores`), with their
   figures and the performance profiles with their 95% bands
   (:mod:`bco_gym.plotting.bench`);
-* per scenario: its comparator (a warning when uncertified), the ordered groups, the
-  "which method when" paragraph, the pairwise matrix and the paired tables against the
-  scenario's references (a reference's tuned row where the scenario has one).
+* per scenario: its comparator (a warning when uncertified), the ordered groups (the
+  all-pairs ranking of its bandit rows, labelled as such), the "which method when"
+  paragraph, the pairwise matrix and the paired tables against the scenario's references
+  (a reference's tuned row where the scenario has one).
+
+Full-information and two-point rows (:func:`~bco_gym.reports.paired.feedback_of`) are
+marked wherever they are shown and kept out of the bandit rankings: a scores table of
+their own, beside (not inside) a scenario's ordered groups, below a rule in the figures.
 """
 
 from __future__ import annotations
@@ -36,8 +45,9 @@ import numpy as np
 
 from bco_gym.engine.result import RunResult
 from bco_gym.reports.page import contents_lines, figure_lines, untitled, write_page
-from bco_gym.reports.ranking import Ranking, rank
-from bco_gym.reports.report import HEADLINE_READING, matplotlib_missing
+from bco_gym.reports.paired import FEEDBACK_MARKS, feedback_of, group_series
+from bco_gym.reports.ranking import Family, Ranking, compare_family
+from bco_gym.reports.report import HEADLINE_READING, bandit_ranking, matplotlib_missing
 from bco_gym.reports.scores import (
     BOOTSTRAP_REPS,
     Estimate,
@@ -53,6 +63,8 @@ from bco_gym.reports.suites import SMOKE_TESTS, SUPERSEDED, Scenario, centre_pla
 from bco_gym.sweeps.results import atomic_write
 
 VERDICT_REFERENCES = ("bbcg", "fkm")
+#: Random play: a reference row of every scenario (the score's baseline).
+BASELINE = "random"
 #: The sentence under each figure of the scores: what to read in it.
 READINGS = {
     "scores-aggregate": "Read the rows top down, best first: a lower score is a lower regret "
@@ -80,18 +92,96 @@ class ScenarioRun:
     failed: list[Any] = field(default_factory=list)  # the CellFailure records
     #: Cells whose files were damaged or tampered with, computed again (one line each).
     recomputed: list[str] = field(default_factory=list)
+    #: Read from the directory (an earlier bench's cells), not run by this command.
+    earlier: bool = False
+    #: Where the reference agents' cells came from: "archive" (the shipped one),
+    #: "computed here", or "" (not known: a scenario of an earlier bench).
+    references: str = ""
+
+    @property
+    def reference_agents(self) -> tuple[str, ...]:
+        """The scenario's reference agents: its own and random play (the score's baseline)."""
+        return tuple(dict.fromkeys([*self.scenario.agents, BASELINE]))
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which scenarios of its suite a report covers (a subset says so everywhere)."""
+
+    suite: str
+    scenarios: Sequence[str]
+    total: int
+
+    @property
+    def subset(self) -> bool:
+        return len(self.scenarios) < self.total
+
+    @property
+    def note(self) -> str:
+        """``subset: 2 of 18 scenarios`` for a subset, else ``""``."""
+        return f"subset: {len(self.scenarios)} of {self.total} scenarios" if self.subset else ""
+
+    @property
+    def label(self) -> str:
+        """scores.csv's suite column: ``standard-v2``, ``quick-v2 (smoke test)``,
+        ``standard-v2 (subset: 2 of 18 scenarios)``."""
+        notes = [note for note in ("smoke test" * (self.suite in SMOKE_TESTS), self.note) if note]
+        return f"{self.suite} ({'; '.join(notes)})" if notes else self.suite
 
 
 # -- the statistics of the report -----------------------------------------------------------------
-def rankings(runs: Sequence[ScenarioRun]) -> dict[str, Ranking]:
-    """Scenario name -> the all-pairs ranking of its agents (by agent name)."""
-    return {run.scenario.name: rank(run.results) for run in runs if run.results}
+@dataclass(frozen=True)
+class Judged:
+    """One scenario's statistics behind its verdicts and its ranking.
+
+    ``means`` and ``feedback``: every series' mean final regret and feedback
+    (:func:`~bco_gym.reports.paired.feedback_of`); ``references``: the reference rows
+    (the theory and tuned rows of the scenario's reference agents, random's included);
+    ``families``: every series against those rows, Holm-corrected within that fixed
+    family only (:func:`~bco_gym.reports.ranking.compare_family`), the verdicts' tests,
+    which no other agent in the directory can move; ``ranking``: the all-pairs ranking of
+    the bandit rows (Holm over all their pairs: it changes with the rows present), or
+    None with fewer than one bandit row.
+    """
+
+    means: Mapping[str, float]
+    feedback: Mapping[str, str]
+    references: tuple[str, ...]
+    families: Mapping[str, Family]
+    ranking: Ranking | None
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Every series, by mean final regret."""
+        return tuple(sorted(self.means, key=lambda label: (self.means[label], label)))
 
 
-def _label_of(ranking: Ranking, agent: str) -> str | None:
-    """The ranking's series label of the given ``agent`` (its only series; beside tuned
-    rows of the same agent, its own row), or None."""
-    labels = [label for label in ranking.labels if label == agent or label.startswith(f"{agent} (")]
+def judge(results: Sequence[RunResult], reference_agents: Sequence[str]) -> Judged:
+    """The :class:`Judged` of one scenario's results (at one horizon)."""
+    groups = group_series(results)
+    means = {label: float(np.mean([r.final_regret for r in g])) for label, g in groups.items()}
+    feedback = {label: feedback_of(group[0]) for label, group in groups.items()}
+    references = tuple(label for label in groups if groups[label][0].agent in reference_agents)
+    families = {
+        label: compare_family(results, label, references)
+        for label in groups
+        if [row for row in references if row != label]
+    }
+    ranking = bandit_ranking(results) if "bandit" in feedback.values() else None
+    return Judged(means, feedback, references, families, ranking)
+
+
+def judgements(runs: Sequence[ScenarioRun]) -> dict[str, Judged]:
+    """Scenario name -> its :class:`Judged` (scenarios with results)."""
+    return {
+        run.scenario.name: judge(run.results, run.reference_agents) for run in runs if run.results
+    }
+
+
+def _label_of(judged: Judged | Ranking, agent: str) -> str | None:
+    """The series label of the given ``agent`` (its only series; beside tuned rows of the
+    same agent, its own row), or None."""
+    labels = [label for label in judged.labels if label == agent or label.startswith(f"{agent} (")]
     if len(labels) > 1:  # a reference agent given: its own (theory) row beside its tuned one
         labels = [label for label in labels if not _is_tuned(label, agent)]
     return labels[0] if len(labels) == 1 else None
@@ -101,7 +191,7 @@ def _is_tuned(label: str, reference: str) -> bool:
     return label.startswith(f"{reference} (tuned")
 
 
-def reference_rows(ranking: Ranking, reference: str) -> tuple[str | None, str | None]:
+def reference_rows(judged: Judged | Ranking, reference: str) -> tuple[str | None, str | None]:
     """(tuned row, theory row) of ``reference`` among one scenario's series, None where
     it has no such row.
 
@@ -111,14 +201,14 @@ def reference_rows(ranking: Ranking, reference: str) -> tuple[str | None, str | 
     so the one the verdicts are against first. Should a scenario hold several tuned rows
     of one reference, the one with the lowest mean regret is taken (the harder test).
     """
-    tuned = [label for label in ranking.labels if _is_tuned(label, reference)]
+    tuned = [label for label in judged.labels if _is_tuned(label, reference)]
     theory = [
         label
-        for label in ranking.labels
+        for label in judged.labels
         if (label == reference or label.startswith(f"{reference} ("))
         and not _is_tuned(label, reference)
     ]
-    strongest = min(tuned, key=lambda label: ranking.means[label]) if tuned else None
+    strongest = min(tuned, key=lambda label: judged.means[label]) if tuned else None
     if reference in theory:
         return strongest, reference
     return strongest, theory[0] if len(theory) == 1 else None
@@ -140,15 +230,16 @@ def _tuned_text(labels: Sequence[str], reference: str) -> str:
     return f"tuned, {names.pop()}={values[0]:.3g} to {values[-1]:.3g} by scenario"
 
 
-def _separations(agent: str, chosen: Mapping[str, str], ranked: Mapping[str, Ranking]) -> str:
+def _separations(agent: str, chosen: Mapping[str, str], judged: Mapping[str, Judged]) -> str:
     """ "better in 2 (a, b); worse in 1 (c); not separated in 4": ``agent`` against the
-    row ``chosen[scenario]`` of each scenario, by the scenario's Holm-corrected ranking."""
+    row ``chosen[scenario]`` of each scenario, within its fixed family of tests there
+    (:attr:`Judged.families`: Holm over the agent against the reference rows)."""
     better, worse, tied = [], [], []
     for name, theirs in chosen.items():
-        ours = _label_of(ranked[name], agent)
-        if ranked[name].beats(ours, theirs):
+        family = judged[name].families[_label_of(judged[name], agent) or ""]
+        if family.beats(theirs):
             better.append(name)
-        elif ranked[name].beats(theirs, ours):
+        elif family.beaten_by(theirs):
             worse.append(name)
         else:
             tied.append(name)
@@ -169,7 +260,7 @@ def _scenarios(count: int) -> str:
 
 
 def _reference_items(
-    agent: str, reference: str, ran: Sequence[str], ranked: Mapping[str, Ranking]
+    agent: str, reference: str, ran: Sequence[str], ranked: Mapping[str, Judged]
 ) -> list[str]:
     """The verdict's items against one reference: against its tuned row where the
     scenario has one (its theory row elsewhere), then against its theory row when
@@ -179,8 +270,9 @@ def _reference_items(
     for name in ran:
         ours = _label_of(ranked[name], agent)
         tuned, plain = reference_rows(ranked[name], reference)
-        plain = plain if plain != ours else None
-        tuned = tuned if tuned != ours else None
+        rows = ranked[name].references
+        plain = plain if plain != ours and plain in rows else None
+        tuned = tuned if tuned != ours and tuned in rows else None
         if tuned or plain:
             primary[name] = tuned or plain  # type: ignore[assignment]
         if plain:
@@ -205,15 +297,17 @@ def _reference_items(
     return items
 
 
-def verdict(agent: str, ranked: Mapping[str, Ranking]) -> str:
+def verdict(agent: str, ranked: Mapping[str, Judged]) -> str:
     """The scenarios where ``agent`` is separated from bbcg / fkm, and which way: a line
     naming the agent, then one item per reference row (markdown, two-space indented).
 
     Against each reference, the first item is against its tuned row where the scenario
     has one (:func:`reference_rows`; the theory row where it has none) and names that
     row; the second, when some scenario had a tuned row, against its theory row (the
-    published constants)."""
-    ran = [name for name, ranking in ranked.items() if _label_of(ranking, agent) is not None]
+    published constants). Each test is within the agent's fixed family of the scenario
+    (:attr:`Judged.families`), so the other agents in the directory never change it. A
+    full-information or two-point agent says so first: it is not a bandit result."""
+    ran = [name for name, judged in ranked.items() if _label_of(judged, agent) is not None]
     if not ran:
         return f"**{agent}**: ran in no scenario"
     items = [
@@ -222,14 +316,27 @@ def verdict(agent: str, ranked: Mapping[str, Ranking]) -> str:
         if agent != reference
         for item in _reference_items(agent, reference, ran, ranked)
     ]
-    return f"**{agent}** ({_scenarios(len(ran))}):" + "".join(f"\n  - {item}" for item in items)
+    kinds = sorted(
+        {ranked[name].feedback[_label_of(ranked[name], agent) or ""] for name in ran} - {"bandit"}
+    )
+    mark = "".join(f" ({FEEDBACK_NOTES[kind]})" for kind in kinds)
+    return f"**{agent}**{mark} ({_scenarios(len(ran))}):" + "".join(
+        f"\n  - {item}" for item in items
+    )
 
 
-def _untuned_note(ranked: Mapping[str, Ranking]) -> str:
+#: The verdict's mark of an agent with more feedback than one loss value a round.
+FEEDBACK_NOTES = {
+    "full": "full information: it sees gradients, a lower reference, not a bandit result",
+    "two-point": "two-point feedback: it sees two losses a round, not a one-point bandit result",
+}
+
+
+def _untuned_note(ranked: Mapping[str, Judged]) -> str:
     """ " No scenario here has ... : ..." when no scenario has a tuned bbcg or fkm."""
     if any(
-        reference_rows(ranking, reference)[0]
-        for ranking in ranked.values()
+        reference_rows(judged, reference)[0]
+        for judged in ranked.values()
         for reference in VERDICT_REFERENCES
     ):
         return ""
@@ -242,12 +349,17 @@ def _untuned_note(ranked: Mapping[str, Ranking]) -> str:
 #: The paragraph under the report's "Verdicts" heading.
 VERDICTS_NOTE = (
     "Each verdict counts the scenarios where the agent is separated from bbcg and from "
-    "fkm (paired t-test on the scenario's seeds, Holm-corrected over the scenario's "
-    "pairs), better or worse. It is against the reference's **tuned row** (constants "
-    "tuned on seeds disjoint from the evaluation seeds) where the scenario has one, the "
-    "real test, and the item names that row; the next item is against the reference's "
-    "theory row (the theorem's published constants), a baseline. Where a scenario has no "
-    "tuned row the verdict is against the theory row."
+    "fkm, better or worse. The tests form a **fixed family** per scenario: the agent "
+    "against each of the scenario's reference rows (its reference agents' theory and tuned "
+    "rows and random's), paired t-tests on the scenario's seeds, Holm-corrected within "
+    "those tests only, so adding or removing other agents in the directory never changes "
+    "a verdict (the per-scenario ordered groups are the all-pairs ranking, which can). "
+    "A verdict is against the reference's **tuned row** (constants tuned on seeds disjoint "
+    "from the evaluation seeds) where the scenario has one, the real test, and the item "
+    "names that row; the next item is against the reference's theory row (the theorem's "
+    "published constants), a baseline. Where a scenario has no tuned row the verdict is "
+    "against the theory row. An agent with more feedback than one loss value a round "
+    "(full information, two-point) is marked: its verdict is not a bandit result."
 )
 
 
@@ -264,11 +376,28 @@ class Aggregates:
     profiles: dict[str, ProfileEstimate]
     #: Per verdict reference (bbcg, fkm): its column of the scores table.
     against: dict[str, ReferenceColumn] = field(default_factory=dict)
+    #: Per agent: what it learned from (scores.csv's ``feedback``; absent: bandit).
+    feedback: dict[str, str] = field(default_factory=dict)
+
+    def is_bandit(self, agent: str) -> bool:
+        return self.feedback.get(agent, "bandit") == "bandit"
+
+    def shown(self, agent: str) -> str:
+        """The agent as tables and figures name it: ``ogd (full info)`` for an agent with
+        more feedback than one loss value a round."""
+        kind = self.feedback.get(agent, "bandit")
+        return agent if kind not in FEEDBACK_MARKS else f"{agent} ({FEEDBACK_MARKS[kind]})"
 
     def order(self) -> list[str]:
-        """The agents most scenarios first, then by IQM (the tables' and figures' order)."""
+        """The bandit agents, then those with more feedback (ranked apart); each most
+        scenarios first, then by IQM (the tables' and figures' order)."""
         return sorted(
-            self.agents, key=lambda a: (-self.scenarios[a], self.estimates[a]["iqm"].value)
+            self.agents,
+            key=lambda a: (
+                not self.is_bandit(a),
+                -self.scenarios[a],
+                self.estimates[a]["iqm"].value,
+            ),
         )
 
 
@@ -345,6 +474,7 @@ def aggregates(rows: Sequence[ScoreRow], agents: Sequence[str], reps: int) -> Ag
         improvements=improvements,
         profiles={agent: profile(per_agent[agent], PROFILE_TAUS, reps=reps) for agent in agents},
         against={name: column for name, column in columns.items() if column is not None},
+        feedback={row.agent: row.feedback for row in rows if row.feedback != "bandit"},
     )
 
 
@@ -360,9 +490,12 @@ READING = (
     "performance profile of an agent is the fraction of its runs with score <= tau "
     "(averaged over scenarios), its band the pointwise 95% stratified-bootstrap interval. "
     "Aggregates compare agents only over the "
-    "same scenarios: the *scenarios* column says how many each has. Verdicts and the "
-    "per-scenario groups rest on every pair's paired t-test on its common seeds with "
-    "Holm's correction across the pairs of the scenario (separated: adjusted p <= 0.05)."
+    "same scenarios: the *scenarios* column says how many each has. Verdicts rest on the "
+    "agent's paired t-tests against the scenario's reference rows, Holm-corrected within "
+    "that fixed family; the per-scenario ordered groups on every pair of bandit rows' "
+    "paired t-test with Holm's correction across all the pairs of the scenario "
+    "(separated: adjusted p <= 0.05). Rows with more feedback than one loss value a round "
+    "(full info, two-point) are marked and ranked apart from the bandit rows."
 )
 
 
@@ -383,12 +516,14 @@ def _aggregate_table(stats: Aggregates, total: int) -> list[str]:
     order = stats.order()
     body = []
     for agent in order:
-        cells = [agent, f"{stats.scenarios[agent]}/{total}", str(stats.runs[agent])]
+        cells = [stats.shown(agent), f"{stats.scenarios[agent]}/{total}", str(stats.runs[agent])]
         cells += [_interval(stats.estimates[agent][name]) for name in ("iqm", "mean")]
         for column in columns:
             found = column.estimates.get(agent)
             cells.append("-" if found is None else _interval(found))
         body.append(cells)
+    bandit = [cells for agent, cells in zip(order, body, strict=True) if stats.is_bandit(agent)]
+    more = [cells for agent, cells in zip(order, body, strict=True) if not stats.is_bandit(agent)]
     by_method: dict[str, list[str]] = {}
     for agent in order:
         by_method.setdefault(stats.estimates[agent]["iqm"].method, []).append(agent)
@@ -414,7 +549,17 @@ def _aggregate_table(stats: Aggregates, total: int) -> list[str]:
         + "; ".join(profile_parts)
         + ". P(<): bco_gym's own."
     )
-    return [render_markdown(header, body), "", note, "", *_column_notes(columns)]
+    tables = [render_markdown(header, bandit), ""] if bandit else []
+    if more:
+        tables += [
+            "Agents with more feedback than one loss value a round (full information: "
+            "gradients; two-point: two losses a round), **not ranked with the bandit "
+            "agents** above: a lower reference, not a bandit result.",
+            "",
+            render_markdown(header, more),
+            "",
+        ]
+    return [*tables, note, "", *_column_notes(columns)]
 
 
 def _column_notes(columns: Sequence[ReferenceColumn]) -> list[str]:
@@ -456,7 +601,7 @@ def _improvement_table(stats: Aggregates) -> list[str]:
     order = stats.order()
     body = []
     for first in order:
-        cells = [first]
+        cells = [stats.shown(first)]
         for second in order:
             found = stats.improvements.get((first, second))
             if first == second or found is None:
@@ -478,7 +623,7 @@ def _improvement_table(stats: Aggregates) -> list[str]:
         "scenario has too few seeds for its own paired test to pass Holm's correction; the "
         "verdicts are per scenario, this is pooled over scenarios.",
         "",
-        render_markdown(["P(row < column)", *order], body),
+        render_markdown(["P(row < column)", *map(stats.shown, order)], body),
         "",
     ]
 
@@ -492,17 +637,23 @@ def write_bench_report(
     *,
     command: str,
     reps: int = BOOTSTRAP_REPS,
+    coverage: Coverage | None = None,
 ) -> Path:
     """``report.md`` and its figures beside it (module docstring), each written atomically
     and never through a symlink; without matplotlib, the report without its figures and a
-    line saying why."""
+    line saying why.
+
+    ``given``: the agents this command benched (their verdicts first, then those of the
+    other agents in ``runs``); ``coverage``: the scenarios of the suite the report
+    covers (None: all of them)."""
     directory = path.parent
-    ranked = rankings(runs)
+    ranked = judgements(runs)
     agents = list(dict.fromkeys(row.agent for row in rows))
     stats = aggregates(rows, agents, reps)
-    head = [*_first_lines(suite, runs), f"Generated by `{command}`.", ""]
+    head = [*_first_lines(suite, runs, coverage), f"Generated by `{command}`.", ""]
     head += ["## Verdicts", "", VERDICTS_NOTE + _untuned_note(ranked), ""]
-    head += [f"- {verdict(agent, ranked)}" for agent in given] + [""]
+    judged = list(dict.fromkeys([*given, *_user_agents(runs)]))
+    head += [f"- {verdict(agent, ranked)}" for agent in judged] + [""]
     lines = ["## How to read", "", untitled(READING), ""]
     lines += ["## Failed cells", ""]
     lines += _failure_lines(runs)
@@ -533,6 +684,18 @@ def write_bench_report(
     atomic_write(path, lambda stream: stream.write(text.encode("utf-8")))
     write_page(path)
     return path
+
+
+def _user_agents(runs: Sequence[ScenarioRun]) -> list[str]:
+    """The agents of ``runs`` that are not their scenario's reference agents, in order."""
+    return list(
+        dict.fromkeys(
+            result.agent
+            for run in runs
+            for result in run.results
+            if result.agent not in run.reference_agents
+        )
+    )
 
 
 def _figure_lines(directory: Path, stats: Any, suite: str) -> list[str]:
@@ -596,10 +759,16 @@ def centre_rows(runs: Sequence[ScenarioRun]) -> dict[str, dict[str, float]]:
     return found
 
 
-def _first_lines(suite: str, runs: Sequence[ScenarioRun]) -> list[str]:
-    """The report's title, the smoke-test and superseded notes, the centre-playing rows."""
+def _first_lines(
+    suite: str, runs: Sequence[ScenarioRun], coverage: Coverage | None = None
+) -> list[str]:
+    """The report's title, what a reviewer asks first (:func:`provenance_lines`), the
+    smoke-test and superseded notes, the centre-playing rows."""
     title = f"bco-gym bench: suite {suite}"
+    if coverage is not None and coverage.subset:
+        title += f", {coverage.note}"
     lines = [f"# {SMOKE_TESTS[suite]} ({title})" if suite in SMOKE_TESTS else f"# {title}", ""]
+    lines += [*provenance_lines(suite, runs, coverage), ""]
     if suite in SUPERSEDED:
         lines += [f"**Superseded.** {SUPERSEDED[suite]}.", ""]
     centred = centre_rows(runs)
@@ -613,6 +782,92 @@ def _first_lines(suite: str, runs: Sequence[ScenarioRun]) -> list[str]:
         lines += [f"- {name}: {', '.join(agents)}" for name, agents in centred.items()]
         lines += [""]
     return lines
+
+
+def provenance_lines(
+    suite: str, runs: Sequence[ScenarioRun], coverage: Coverage | None = None
+) -> list[str]:
+    """The suite and the scenarios covered, the reference archive's digest and where the
+    reference cells came from, the library version, the evaluation seeds."""
+    from bco_gym.reports.references import library_version
+
+    names = [run.scenario.name for run in runs if run.results]
+    covered = (
+        f"; this report covers {len(names)} of its {coverage.total} scenarios: " + ", ".join(names)
+        if coverage is not None and coverage.subset
+        else f", {'all ' if coverage is not None else ''}{_scenarios(len(names))}"
+    )
+    return [
+        f"- **Suite**: {suite}{covered}.",
+        f"- **Reference archive**: {archive_line(suite, runs)}.",
+        f"- **Library**: bco_gym {library_version()} wrote this report (the version that "
+        "computed each agent's cells is in the Agents table).",
+        f"- **Evaluation seeds**: {seeds_line(runs)}.",
+    ]
+
+
+def archive_line(suite: str, runs: Sequence[ScenarioRun]) -> str:
+    """The shipped archive's digest (:func:`~bco_gym.reports.references.archive_digest`)
+    and in how many scenarios its cells were read or the references computed here."""
+    from bco_gym.reports.references import ARCHIVED, INDEX, archive_digest, read_index
+
+    digest = archive_digest(suite) if suite in ARCHIVED else None
+    if digest is None:
+        return f"none ships for {suite}; the reference agents' cells were computed here"
+    index = read_index(suite) or {}
+    text = (
+        f"`sha256:{digest}` (bco_gym/data/references/{suite}/{INDEX}: cells of bco_gym "
+        f"{index.get('library_version', '?')}, code digest "
+        f"`{str(index.get('code_digest', '?'))[:12]}`)"
+    )
+    counts = {
+        source: sum(run.references == source for run in runs if run.results)
+        for source in ("archive", "computed here", "")
+    }
+    parts = [
+        f"{what} in {_scenarios(counts[source])}"
+        for source, what in (
+            ("archive", "its cells read"),
+            ("computed here", "not used, the reference cells computed here"),
+            ("", "from an earlier bench into this directory"),
+        )
+        if counts[source]
+    ]
+    return text + ("; " + "; ".join(parts) if parts else "")
+
+
+def seeds_line(runs: Sequence[ScenarioRun]) -> str:
+    """The evaluation seeds of every scenario (and the tuning seeds of the reference
+    constants, disjoint from them): e.g. ``0-7 in every scenario; the references'
+    constants tuned on seeds 100-101``."""
+    evaluation: dict[str, list[str]] = {}
+    tuning: dict[str, list[str]] = {}
+    for run in runs:
+        if not run.results:
+            continue
+        evaluation.setdefault(seed_text(run.scenario.seeds), []).append(run.scenario.name)
+        if run.scenario.tuning is not None:
+            tuning.setdefault(seed_text(run.scenario.tuning.seeds), []).append(run.scenario.name)
+    count = sum(len(names) for names in evaluation.values())
+    text = _grouped(evaluation, count)
+    if tuning:
+        text += f"; the references' constants tuned on seeds {_grouped(tuning, count)}"
+    return text
+
+
+def seed_text(seeds: Sequence[int]) -> str:
+    """``0-7`` for a run of consecutive seeds, else the seeds listed."""
+    ordered = sorted(seeds)
+    if len(ordered) > 1 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return f"{ordered[0]}-{ordered[-1]}"
+    return ", ".join(str(seed) for seed in ordered)
+
+
+def _grouped(found: Mapping[str, Sequence[str]], total: int) -> str:
+    if len(found) == 1:
+        ((text, names),) = found.items()
+        return f"{text} in {'every scenario' if len(names) == total else ', '.join(names)}"
+    return "; ".join(f"{text} in {', '.join(names)}" for text, names in found.items())
 
 
 def _failure_lines(runs: Sequence[ScenarioRun]) -> list[str]:
@@ -704,7 +959,7 @@ def _headline_lines(directory: Path, runs: Sequence[ScenarioRun]) -> list[str]:
 
 
 def _scenario_lines(
-    directory: Path, index: int, run: ScenarioRun, ranking: Ranking | None
+    directory: Path, index: int, run: ScenarioRun, judged: Judged | None
 ) -> list[str]:
     from bco_gym.plotting.style import loss_text, run_text, set_text
     from bco_gym.reports.report import _pairs_part, _table_part, comparator_lines, slug
@@ -719,22 +974,23 @@ def _scenario_lines(
     centred = centre_rows([run]).get(scenario.name, {})
     for agent in centred:
         lines += [f"**{agent}** {CENTRE_NOTE}.", ""]
-    if ranking is not None:
-        lines += _verdict_rows_lines(ranking)
-        stem = f"{index:02d}-{slug(scenario.name)}"
-        lines += _pairs_part(directory, ranking, stem, scenario.title, results)
+    if judged is not None:
+        lines += _verdict_rows_lines(judged)
+        if judged.ranking is not None:
+            stem = f"{index:02d}-{slug(scenario.name)}"
+            lines += _pairs_part(directory, judged.ranking, stem, scenario.title, results)
     for reference in scenario.references:
-        lines += _table_part(results, _paired_reference(ranking, reference))
+        lines += _table_part(results, _paired_reference(judged, reference))
     return lines
 
 
-def _verdict_rows_lines(ranking: Ranking) -> list[str]:
+def _verdict_rows_lines(judged: Judged) -> list[str]:
     """The rows of bbcg and fkm the verdicts are against in this scenario, e.g. "The
     verdicts are against bbcg (tuned, c=100) and fkm (tuned, c=10) here, then against
     the theory rows bbcg and fkm."."""
     primary, second = [], []
     for reference in VERDICT_REFERENCES:
-        tuned, theory = reference_rows(ranking, reference)
+        tuned, theory = reference_rows(judged, reference)
         if tuned or theory:
             primary.append(tuned or theory)
         if tuned and theory:
@@ -747,13 +1003,18 @@ def _verdict_rows_lines(ranking: Ranking) -> list[str]:
         line += f", then against the theory {rows} {' and '.join(second)}"
     elif not any(_is_tuned(row, reference) for row in primary for reference in VERDICT_REFERENCES):
         line += " (theory constants: no tuned row here)"
+    count = len(judged.references)
+    line += (
+        f"; each agent is tested against the {count} reference rows "
+        f"({', '.join(judged.references)}), Holm-corrected within those {count} tests"
+    )
     return [line + ".", ""]
 
 
-def _paired_reference(ranking: Ranking | None, reference: str) -> str:
+def _paired_reference(judged: Judged | None, reference: str) -> str:
     """The row a scenario's paired table is against: ``reference``'s tuned row where
     the scenario has one (as the verdicts), else ``reference`` itself."""
-    if ranking is None:
+    if judged is None:
         return reference
-    tuned, _ = reference_rows(ranking, reference)
+    tuned, _ = reference_rows(judged, reference)
     return tuned or reference

@@ -40,11 +40,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from bco_gym.engine.result import RunResult
 from bco_gym.losses.verification import UNCERTIFIED
 from bco_gym.reports.advice import which_method
 from bco_gym.reports.page import contents_lines, figure_lines, untitled, write_page
-from bco_gym.reports.paired import group_series, paired_columns, paired_table, series_label
+from bco_gym.reports.paired import (
+    group_series,
+    is_bandit,
+    paired_columns,
+    paired_table,
+    series_label,
+)
 from bco_gym.reports.ranking import Ranking, rank, ranking_text
 from bco_gym.reports.summary import (
     UNCERTIFIED_NOTE,
@@ -230,7 +238,7 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
         lines += [scenario.description.strip(), ""]
     lines += [f"Setting: {set_text(results)}; {loss_text(results)}; {run_text(results)}.", ""]
     lines += comparator_lines(results)
-    lines += _pairs_part(directory, rank(final), stem, scenario.title, final)
+    lines += _pairs_part(directory, bandit_ranking(final), stem, scenario.title, final)
     if len({r.horizon for r in results}) > 1:
         lines += _exponents_part(directory, results, stem, final[0].horizon)
     for reference in scenario.references:
@@ -264,8 +272,34 @@ def comparator_lines(results: Sequence[RunResult]) -> list[str]:
 def _pairs_part(
     directory: Path, ranking: Ranking, stem: str, title: str, results: Sequence[RunResult]
 ) -> list[str]:
-    """Who beats whom: the ordered groups, which method when, and the pairwise matrix."""
-    lines = ["### Who beats whom", "", f"Ordered groups: {ranking_text(ranking)}.", ""]
+    """Who beats whom: the ordered groups, which method when, and the pairwise matrix.
+
+    ``ranking``: the all-pairs ranking of the bandit rows of ``results`` (:func:`bandit_ranking`);
+    the rows with more feedback are named apart, with their means."""
+    pairs = len(ranking.labels) * (len(ranking.labels) - 1) // 2
+    lines = [
+        "### Who beats whom",
+        "",
+        f"Ordered groups, the all-pairs ranking of the {len(ranking.labels)} bandit rows "
+        f"(paired t-tests on common seeds, Holm-corrected over all {pairs} pairs, so it can "
+        f"change when rows are added or removed): {ranking_text(ranking)}.",
+        "",
+    ]
+    more = {
+        label: group
+        for label, group in group_series(results).items()
+        if label not in ranking.labels and not is_bandit(group[0])
+    }
+    if more:
+        shown = ", ".join(
+            f"{label} {np.mean([r.final_regret for r in group]):.4g}"
+            for label, group in more.items()
+        )
+        lines += [
+            "Rows with more feedback than one loss value a round, not ranked with the bandit "
+            f"rows (mean final regret): {shown}.",
+            "",
+        ]
     lines += [which_method(ranking, results), ""]
     if len(ranking.labels) < 2 or matplotlib_missing():
         return lines
@@ -274,6 +308,12 @@ def _pairs_part(
     figure = save(pairwise_figure(ranking, title=title), directory / f"{stem}-pairs.png")
     caption = "Every pair: difference, wins, Holm-adjusted p"
     return [*lines, *figure_lines(figure.name, caption, READINGS["pairs"])]
+
+
+def bandit_ranking(results: Sequence[RunResult]) -> Ranking:
+    """The all-pairs ranking of the bandit rows of ``results`` (one horizon): rows with
+    more feedback (full information, two-point) are kept out (:func:`is_bandit`)."""
+    return rank([result for result in results if is_bandit(result)])
 
 
 def _exponents_part(

@@ -15,6 +15,7 @@ from bco_gym.reports import bench_report
 from bco_gym.reports.bench_report import (
     ScenarioRun,
     aggregates,
+    judge,
     reference_rows,
     verdict,
     write_bench_report,
@@ -62,6 +63,14 @@ def _results(levels, seed=0):
     return found
 
 
+REFERENCES = ("bbcg", "fkm", "random")
+
+
+def judged(levels, seed=0):
+    """The scenario's statistics, its reference rows those of bbcg, fkm and random."""
+    return judge(_results(levels, seed), REFERENCES)
+
+
 def test_the_reference_rows_of_a_scenario_are_its_tuned_and_theory_rows():
     ranking = rank(_results(TUNED_HERE))
     assert reference_rows(ranking, "bbcg") == ("bbcg (tuned, c=100)", "bbcg")
@@ -73,7 +82,7 @@ def test_the_reference_rows_of_a_scenario_are_its_tuned_and_theory_rows():
 def test_a_middle_agent_loses_to_the_tuned_reference_though_it_beats_the_theory_row():
     ranking = rank(_results(TUNED_HERE))
     assert ranking.beats("mine", "bbcg") and ranking.beats("bbcg (tuned, c=100)", "mine")
-    line = verdict("mine", {"tuned-here": ranking})
+    line = verdict("mine", {"tuned-here": judged(TUNED_HERE)})
     assert line.splitlines() == [
         "**mine** (1 scenario):",
         "  - against bbcg (tuned, c=100): worse in 1 (tuned-here)",
@@ -84,7 +93,7 @@ def test_a_middle_agent_loses_to_the_tuned_reference_though_it_beats_the_theory_
 
 
 def test_without_tuned_rows_the_verdict_is_against_the_theory_row_and_says_so():
-    ranked = {"one": rank(_results(THEORY_ONLY)), "two": rank(_results(THEORY_ONLY, seed=1))}
+    ranked = {"one": judged(THEORY_ONLY), "two": judged(THEORY_ONLY, seed=1)}
     assert verdict("mine", ranked).splitlines() == [
         "**mine** (2 scenarios):",
         "  - against bbcg (theory constants): worse in 2 (one, two)",
@@ -93,7 +102,7 @@ def test_without_tuned_rows_the_verdict_is_against_the_theory_row_and_says_so():
 
 
 def test_a_suite_with_tuned_rows_in_some_scenarios_names_both_kinds():
-    ranked = {"tuned-here": rank(_results(TUNED_HERE)), "theory-only": rank(_results(THEORY_ONLY))}
+    ranked = {"tuned-here": judged(TUNED_HERE), "theory-only": judged(THEORY_ONLY)}
     lines = verdict("mine", ranked).splitlines()
     assert lines[1] == (
         "  - against bbcg (tuned, c=100 in 1 scenario; theory constants in 1 scenario without "
@@ -104,14 +113,14 @@ def test_a_suite_with_tuned_rows_in_some_scenarios_names_both_kinds():
     )
     # the tuned constant differs by scenario: the item gives its range
     other = _results({**TUNED_HERE, ("bbcg", "tuned", 1e4): 90.0})
-    ranked["other"] = rank([r for r in other if not (r.agent == "bbcg" and r.scale_value == 100)])
+    kept = [r for r in other if not (r.agent == "bbcg" and r.scale_value == 100)]
+    ranked["other"] = judge(kept, REFERENCES)
     first = verdict("mine", ranked).splitlines()[1]
     assert first.startswith("  - against bbcg (tuned, c=100 to 1e+04 by scenario in 2 scenarios; ")
 
 
 def test_a_reference_given_as_an_agent_is_judged_by_its_own_theory_row():
-    ranking = rank(_results(TUNED_HERE))
-    assert verdict("bbcg", {"tuned-here": ranking}).splitlines() == [
+    assert verdict("bbcg", {"tuned-here": judged(TUNED_HERE)}).splitlines() == [
         "**bbcg** (1 scenario):",
         "  - against fkm (tuned, c=10): worse in 1 (tuned-here)",
         "  - against fkm (theory constants): better in 1 (tuned-here)",
@@ -198,12 +207,12 @@ def test_the_report_gives_the_tuned_verdict_columns_and_paired_table(tmp_path, m
     theory_section = text[text.index("## 2. theory-only") :]
     assert (
         "The verdicts are against bbcg (tuned, c=100) and fkm (tuned, c=10) here, then "
-        "against the theory rows bbcg and fkm." in tuned_section
+        "against the theory rows bbcg and fkm;" in tuned_section
     )
     assert "### Paired against bbcg (tuned, c=100)" in tuned_section
     assert "### Paired against bbcg\n" not in tuned_section
     assert (
-        "The verdicts are against bbcg and fkm here (theory constants: no tuned row here)."
+        "The verdicts are against bbcg and fkm here (theory constants: no tuned row here);"
         in theory_section
     )
     assert "### Paired against bbcg\n" in theory_section
