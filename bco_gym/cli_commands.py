@@ -510,6 +510,13 @@ def command_bench(args: argparse.Namespace) -> int:
             resolve_agent(agent)
         except (ValueError, TypeError) as error:
             raise UsageError(str(error)) from None
+    if args.tune:
+        from bco_gym.reports.bench_tuning import check_tunable
+
+        try:
+            check_tunable(args.agents)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
     agent_kwargs = agent_kwargs_per_agent(args.agent_kwargs, args.agents)
     labels = agent_labels(args.label, args.agents)
     out = check_command_directory(
@@ -543,6 +550,7 @@ def command_bench(args: argparse.Namespace) -> int:
             labels=labels,
             reuse_stale=args.reuse_stale,
             agents_only=args.agents_only,
+            tune=args.tune,
         )
     print(f"wrote {outcome.report} and {outcome.scores}")
     for line in outcome.recomputed:  # said whatever --quiet and the warning filters say
@@ -564,6 +572,7 @@ def _bench_command(args: argparse.Namespace) -> str:
     if args.agent_kwargs:
         extra += f" --agent-kwargs {shlex.quote(json.dumps(args.agent_kwargs))}"
     extra += " --agents-only" if args.agents_only else ""
+    extra += " --tune" if args.tune else ""
     return (
         f"bco-gym bench --agents {shlex.quote(','.join(args.agents))} --suite {args.suite}"
         f"{chosen}{seeds} --out {args.out}{extra}"

@@ -50,7 +50,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bco_gym.engine.result import RunResult
-from bco_gym.reports.bench_report import BASELINE, Coverage, ScenarioRun, write_bench_report
+from bco_gym.reports.bench_provenance import BASELINE, Coverage, ScenarioRun
+from bco_gym.reports.bench_report import write_bench_report
 from bco_gym.reports.references import ARCHIVED
 from bco_gym.reports.scores import (
     COLUMNS,
@@ -214,18 +215,30 @@ def _run_scenario(
     labels: Mapping[str, str] | None = None,
     reuse_stale: bool = False,
     agents_only: bool = False,
+    tune: bool = False,
 ) -> tuple[list[RunResult], list[CellFailure]]:
     """The scenario's results: its agents' now, and unless ``agents_only`` every other
-    agent's finished cells in its directory on the same seeds and horizon."""
-    from bco_gym.sweeps.sweep import sweep
-
+    agent's finished cells in its directory on the same seeds and horizon. A scenario
+    with a tuning protocol plays its references by it (theory and tuned rows,
+    :func:`~bco_gym.reports.scale.play_scenario`), and with ``tune`` the given agents too
+    (:func:`~bco_gym.reports.bench_tuning.tune_given`)."""
     directory = out / "runs" / scenario.name
     horizon = scenario_horizon(scenario)
-    if scenario.tuning is not None:
+    references = [a for a in agents if a in scenario.agents or a == BASELINE]
+    given = [a for a in agents if a not in references]
+    common: dict[str, Any] = {
+        "backend": backend,
+        "batch_size": batch_size,
+        "progress": progress,
+        "reuse_stale": reuse_stale,
+    }
+    if scenario.tuning is None:
+        results = _sweep_agents(scenario, agents, directory, horizon, agent_kwargs, labels, common)
+    else:
         from bco_gym.reports.scale import play_scenario
 
         played, _ = play_scenario(
-            scenario.as_benched(agents),
+            scenario.as_benched(references),
             out,
             [horizon],
             backend=backend,
@@ -233,28 +246,61 @@ def _run_scenario(
             failures="record",
         )
         results = [result for result in played if result.horizon == horizon]
-    else:
-        kwargs = {a: dict(kw) for a, kw in scenario.agent_kwargs.items() if a in agents}
-        given = {a: dict(kw) for a, kw in (agent_kwargs or {}).items() if a in agents}
-        results = sweep(
+        if given:
+            results += _sweep_agents(
+                scenario, given, directory, horizon, agent_kwargs, labels, common
+            )
+    if tune and given:
+        from bco_gym.reports.bench_tuning import tune_given
+
+        results += tune_given(
+            scenario,
+            given,
+            out,
+            dict.fromkeys(given, horizon),
+            agent_kwargs=agent_kwargs,
+            labels=labels,
+            **common,
+        )
+    failed = [
+        *_sweep_failures(directory, scenario, agents if agents_only else None),
+        *_sweep_failures(out / "runs" / f"{scenario.name}-tuned", scenario, given),
+    ]
+    if agents_only:
+        return list(results), failed
+    return stored_results(out, scenario, results), failed
+
+
+def _sweep_agents(
+    scenario: Scenario,
+    agents: Sequence[str],
+    directory: Path,
+    horizon: int,
+    agent_kwargs: Mapping[str, Mapping[str, Any]] | None,
+    labels: Mapping[str, str] | None,
+    common: Mapping[str, Any],
+) -> list[RunResult]:
+    """``agents``' cells of the scenario at ``horizon`` (the scenario's own keyword
+    arguments under the given ones), one resumable sweep in ``directory``."""
+    from bco_gym.sweeps.sweep import sweep
+
+    kwargs = {a: dict(kw) for a, kw in scenario.agent_kwargs.items() if a in agents}
+    given = {a: dict(kw) for a, kw in (agent_kwargs or {}).items() if a in agents}
+    return list(
+        sweep(
             scenario.env_id,
             list(agents),
             [horizon],
             list(scenario.seeds),
             out=directory,
-            backend=backend,
             env_kwargs=dict(scenario.env_kwargs),
             agent_kwargs={**kwargs, **given} or None,
             constants=dict.fromkeys(kwargs, "theory") or None,
-            progress=progress,
-            batch_size=batch_size,
             failures="record",
             labels={a: label for a, label in (labels or {}).items() if a in agents},
-            reuse_stale=reuse_stale,
+            **common,
         )
-    if agents_only:
-        return list(results), _sweep_failures(directory, scenario, agents)
-    return stored_results(out, scenario, results), _sweep_failures(directory, scenario, None)
+    )
 
 
 def scenario_horizon(scenario: Scenario) -> int:
@@ -362,6 +408,7 @@ def run_bench(
     labels: Mapping[str, str] | None = None,
     reuse_stale: bool = False,
     agents_only: bool = False,
+    tune: bool = False,
 ) -> BenchOutcome:
     """Run ``agents`` on ``suite`` into ``out`` and write the scores and the report.
 
@@ -384,9 +431,18 @@ def run_bench(
     scores.csv cover every agent computed into it for this suite (on the same seeds and
     horizons), unless ``agents_only``; each agent's rows say the version of bco_gym that
     computed them and when.
+
+    ``tune``: hold each given agent to the references' protocol where a scenario has one
+    (:mod:`~bco_gym.reports.bench_tuning`): its ``SCALE_PARAM`` tuned over the references'
+    grid on their tuning seeds at their tuning horizon, then played on the evaluation
+    seeds (rows ``agent (tuned, ...)``); an agent without a scale constant is refused.
     """
     given = check_agents(agents)
     agent_kwargs, labels = dict(agent_kwargs or {}), dict(labels or {})
+    if tune:
+        from bco_gym.reports.bench_tuning import check_tunable
+
+        check_tunable(given)
     steps = plan(suite, given, seeds, scenarios, agent_kwargs)
     name, every = resolve_suite(suite)
     if name in SUPERSEDED:
@@ -415,9 +471,17 @@ def run_bench(
                 labels=labels,
                 reuse_stale=reuse_stale,
                 agents_only=agents_only,
+                tune=tune,
             )
         )
         failures = [f"{scenario.name}: {failure.describe()}" for failure in failed]
+        untuned = {}
+        if tune:
+            from bco_gym.reports.bench_tuning import untuned_reasons
+
+            mine = [a for a in chosen if a not in scenario.agents and a != BASELINE]
+            shown = {agent: labels.get(agent) or _label_of(agent) for agent in mine}
+            untuned = untuned_reasons(scenario, shown, results, out)
         runs.append(
             ScenarioRun(
                 scenario,
@@ -428,6 +492,7 @@ def run_bench(
                 failed,
                 recomputed=recomputed,
                 references=source,
+                untuned=untuned,
             )
         )
     if not agents_only:

@@ -43,11 +43,27 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.engine.result import RunResult
+from bco_gym.reports.bench_provenance import (
+    Coverage,
+    ScenarioRun,
+    provenance_lines,
+    scenario_count,
+)
+from bco_gym.reports.bench_tuning import tuned_constants_lines
+from bco_gym.reports.bench_verdicts import (
+    TUNED,
+    VERDICT_REFERENCES,
+    VERDICTS_NOTE,
+    Judged,
+    judgements,
+    paired_reference,
+    untuned_note,
+    verdict,
+    verdict_rows_lines,
+)
 from bco_gym.reports.page import contents_lines, figure_lines, untitled, write_page
-from bco_gym.reports.paired import FEEDBACK_MARKS, feedback_of, group_series
-from bco_gym.reports.ranking import Family, Ranking, compare_family
-from bco_gym.reports.report import HEADLINE_READING, bandit_ranking, matplotlib_missing
+from bco_gym.reports.paired import FEEDBACK_MARKS
+from bco_gym.reports.report import HEADLINE_READING, matplotlib_missing
 from bco_gym.reports.scores import (
     BOOTSTRAP_REPS,
     Estimate,
@@ -59,12 +75,9 @@ from bco_gym.reports.scores import (
     profile,
     scores_by_scenario,
 )
-from bco_gym.reports.suites import SMOKE_TESTS, SUPERSEDED, Scenario, centre_players
+from bco_gym.reports.suites import SMOKE_TESTS, SUPERSEDED, centre_players
 from bco_gym.sweeps.results import atomic_write
 
-VERDICT_REFERENCES = ("bbcg", "fkm")
-#: Random play: a reference row of every scenario (the score's baseline).
-BASELINE = "random"
 #: The sentence under each figure of the scores: what to read in it.
 READINGS = {
     "scores-aggregate": "Read the rows top down, best first: a lower score is a lower regret "
@@ -80,289 +93,7 @@ READINGS = {
 PROFILE_TAUS = np.linspace(0.0, 1.5, 151)
 
 
-@dataclass(frozen=True)
-class ScenarioRun:
-    """One scenario as the bench ran it: its agents, the ones left out, its results."""
-
-    scenario: Scenario
-    agents: tuple[str, ...]
-    skipped: Mapping[str, str]
-    results: list[RunResult]
-    failures: list[str] = field(default_factory=list)
-    failed: list[Any] = field(default_factory=list)  # the CellFailure records
-    #: Cells whose files were damaged or tampered with, computed again (one line each).
-    recomputed: list[str] = field(default_factory=list)
-    #: Read from the directory (an earlier bench's cells), not run by this command.
-    earlier: bool = False
-    #: Where the reference agents' cells came from: "archive" (the shipped one),
-    #: "computed here", or "" (not known: a scenario of an earlier bench).
-    references: str = ""
-
-    @property
-    def reference_agents(self) -> tuple[str, ...]:
-        """The scenario's reference agents: its own and random play (the score's baseline)."""
-        return tuple(dict.fromkeys([*self.scenario.agents, BASELINE]))
-
-
-@dataclass(frozen=True)
-class Coverage:
-    """Which scenarios of its suite a report covers (a subset says so everywhere)."""
-
-    suite: str
-    scenarios: Sequence[str]
-    total: int
-
-    @property
-    def subset(self) -> bool:
-        return len(self.scenarios) < self.total
-
-    @property
-    def note(self) -> str:
-        """``subset: 2 of 18 scenarios`` for a subset, else ``""``."""
-        return f"subset: {len(self.scenarios)} of {self.total} scenarios" if self.subset else ""
-
-    @property
-    def label(self) -> str:
-        """scores.csv's suite column: ``standard-v2``, ``quick-v2 (smoke test)``,
-        ``standard-v2 (subset: 2 of 18 scenarios)``."""
-        notes = [note for note in ("smoke test" * (self.suite in SMOKE_TESTS), self.note) if note]
-        return f"{self.suite} ({'; '.join(notes)})" if notes else self.suite
-
-
 # -- the statistics of the report -----------------------------------------------------------------
-@dataclass(frozen=True)
-class Judged:
-    """One scenario's statistics behind its verdicts and its ranking.
-
-    ``means`` and ``feedback``: every series' mean final regret and feedback
-    (:func:`~bco_gym.reports.paired.feedback_of`); ``references``: the reference rows
-    (the theory and tuned rows of the scenario's reference agents, random's included);
-    ``families``: every series against those rows, Holm-corrected within that fixed
-    family only (:func:`~bco_gym.reports.ranking.compare_family`), the verdicts' tests,
-    which no other agent in the directory can move; ``ranking``: the all-pairs ranking of
-    the bandit rows (Holm over all their pairs: it changes with the rows present), or
-    None with fewer than one bandit row.
-    """
-
-    means: Mapping[str, float]
-    feedback: Mapping[str, str]
-    references: tuple[str, ...]
-    families: Mapping[str, Family]
-    ranking: Ranking | None
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """Every series, by mean final regret."""
-        return tuple(sorted(self.means, key=lambda label: (self.means[label], label)))
-
-
-def judge(results: Sequence[RunResult], reference_agents: Sequence[str]) -> Judged:
-    """The :class:`Judged` of one scenario's results (at one horizon)."""
-    groups = group_series(results)
-    means = {label: float(np.mean([r.final_regret for r in g])) for label, g in groups.items()}
-    feedback = {label: feedback_of(group[0]) for label, group in groups.items()}
-    references = tuple(label for label in groups if groups[label][0].agent in reference_agents)
-    families = {
-        label: compare_family(results, label, references)
-        for label in groups
-        if [row for row in references if row != label]
-    }
-    ranking = bandit_ranking(results) if "bandit" in feedback.values() else None
-    return Judged(means, feedback, references, families, ranking)
-
-
-def judgements(runs: Sequence[ScenarioRun]) -> dict[str, Judged]:
-    """Scenario name -> its :class:`Judged` (scenarios with results)."""
-    return {
-        run.scenario.name: judge(run.results, run.reference_agents) for run in runs if run.results
-    }
-
-
-def _label_of(judged: Judged | Ranking, agent: str) -> str | None:
-    """The series label of the given ``agent`` (its only series; beside tuned rows of the
-    same agent, its own row), or None."""
-    labels = [label for label in judged.labels if label == agent or label.startswith(f"{agent} (")]
-    if len(labels) > 1:  # a reference agent given: its own (theory) row beside its tuned one
-        labels = [label for label in labels if not _is_tuned(label, agent)]
-    return labels[0] if len(labels) == 1 else None
-
-
-def _is_tuned(label: str, reference: str) -> bool:
-    return label.startswith(f"{reference} (tuned")
-
-
-def reference_rows(judged: Judged | Ranking, reference: str) -> tuple[str | None, str | None]:
-    """(tuned row, theory row) of ``reference`` among one scenario's series, None where
-    it has no such row.
-
-    The tuned row has constants tuned on seeds disjoint from the evaluation seeds
-    (``bbcg (tuned, c=100)``): as a rule the stronger version of the reference (not
-    always: tuned on two seeds, it can lose to the theory row on the evaluation seeds),
-    so the one the verdicts are against first. Should a scenario hold several tuned rows
-    of one reference, the one with the lowest mean regret is taken (the harder test).
-    """
-    tuned = [label for label in judged.labels if _is_tuned(label, reference)]
-    theory = [
-        label
-        for label in judged.labels
-        if (label == reference or label.startswith(f"{reference} ("))
-        and not _is_tuned(label, reference)
-    ]
-    strongest = min(tuned, key=lambda label: judged.means[label]) if tuned else None
-    if reference in theory:
-        return strongest, reference
-    return strongest, theory[0] if len(theory) == 1 else None
-
-
-def _tuned_text(labels: Sequence[str], reference: str) -> str:
-    """``tuned, c=100`` (one constant everywhere) or ``tuned, c=10 to 1e+04 by scenario``."""
-    inner = sorted({label[len(reference) + 2 :].split(")")[0] for label in labels})
-    if len(inner) == 1:
-        return inner[0]
-    constants = [text.partition(", ")[2].partition("=") for text in inner]
-    try:
-        values = sorted(float(value) for _, _, value in constants)
-    except ValueError:
-        return "tuned, constants by scenario"
-    names = {name for name, _, _ in constants}
-    if len(names) != 1:
-        return "tuned, constants by scenario"
-    return f"tuned, {names.pop()}={values[0]:.3g} to {values[-1]:.3g} by scenario"
-
-
-def _separations(agent: str, chosen: Mapping[str, str], judged: Mapping[str, Judged]) -> str:
-    """ "better in 2 (a, b); worse in 1 (c); not separated in 4": ``agent`` against the
-    row ``chosen[scenario]`` of each scenario, within its fixed family of tests there
-    (:attr:`Judged.families`: Holm over the agent against the reference rows)."""
-    better, worse, tied = [], [], []
-    for name, theirs in chosen.items():
-        family = judged[name].families[_label_of(judged[name], agent) or ""]
-        if family.beats(theirs):
-            better.append(name)
-        elif family.beaten_by(theirs):
-            worse.append(name)
-        else:
-            tied.append(name)
-    if not better and not worse:
-        return f"separated in none of {len(tied)}"
-    parts = [
-        f"{what} {len(names)} ({', '.join(names)})"
-        for what, names in (("better in", better), ("worse in", worse))
-        if names
-    ]
-    if tied:
-        parts.append(f"not separated in {len(tied)}")
-    return "; ".join(parts)
-
-
-def _scenarios(count: int) -> str:
-    return f"{count} scenario" + ("" if count == 1 else "s")
-
-
-def _reference_items(
-    agent: str, reference: str, ran: Sequence[str], ranked: Mapping[str, Judged]
-) -> list[str]:
-    """The verdict's items against one reference: against its tuned row where the
-    scenario has one (its theory row elsewhere), then against its theory row when
-    some scenario had a tuned one."""
-    primary: dict[str, str] = {}  # scenario -> the row the verdict is against
-    theory: dict[str, str] = {}
-    for name in ran:
-        ours = _label_of(ranked[name], agent)
-        tuned, plain = reference_rows(ranked[name], reference)
-        rows = ranked[name].references
-        plain = plain if plain != ours and plain in rows else None
-        tuned = tuned if tuned != ours and tuned in rows else None
-        if tuned or plain:
-            primary[name] = tuned or plain  # type: ignore[assignment]
-        if plain:
-            theory[name] = plain
-    if not primary:
-        return [f"against {reference}: no common scenario"]
-    tuned_rows = [row for name, row in primary.items() if row != theory.get(name)]
-    if not tuned_rows:
-        return [f"against {reference} (theory constants): {_separations(agent, primary, ranked)}"]
-    shown = _tuned_text(tuned_rows, reference)
-    plain_count = len(primary) - len(tuned_rows)
-    if plain_count:
-        shown += (
-            f" in {_scenarios(len(tuned_rows))}; theory constants in "
-            f"{_scenarios(plain_count)} without a tuned row"
-        )
-    items = [f"against {reference} ({shown}): {_separations(agent, primary, ranked)}"]
-    if theory:
-        items.append(
-            f"against {reference} (theory constants): {_separations(agent, theory, ranked)}"
-        )
-    return items
-
-
-def verdict(agent: str, ranked: Mapping[str, Judged]) -> str:
-    """The scenarios where ``agent`` is separated from bbcg / fkm, and which way: a line
-    naming the agent, then one item per reference row (markdown, two-space indented).
-
-    Against each reference, the first item is against its tuned row where the scenario
-    has one (:func:`reference_rows`; the theory row where it has none) and names that
-    row; the second, when some scenario had a tuned row, against its theory row (the
-    published constants). Each test is within the agent's fixed family of the scenario
-    (:attr:`Judged.families`), so the other agents in the directory never change it. A
-    full-information or two-point agent says so first: it is not a bandit result."""
-    ran = [name for name, judged in ranked.items() if _label_of(judged, agent) is not None]
-    if not ran:
-        return f"**{agent}**: ran in no scenario"
-    items = [
-        item
-        for reference in VERDICT_REFERENCES
-        if agent != reference
-        for item in _reference_items(agent, reference, ran, ranked)
-    ]
-    kinds = sorted(
-        {ranked[name].feedback[_label_of(ranked[name], agent) or ""] for name in ran} - {"bandit"}
-    )
-    mark = "".join(f" ({FEEDBACK_NOTES[kind]})" for kind in kinds)
-    return f"**{agent}**{mark} ({_scenarios(len(ran))}):" + "".join(
-        f"\n  - {item}" for item in items
-    )
-
-
-#: The verdict's mark of an agent with more feedback than one loss value a round.
-FEEDBACK_NOTES = {
-    "full": "full information: it sees gradients, a lower reference, not a bandit result",
-    "two-point": "two-point feedback: it sees two losses a round, not a one-point bandit result",
-}
-
-
-def _untuned_note(ranked: Mapping[str, Judged]) -> str:
-    """ " No scenario here has ... : ..." when no scenario has a tuned bbcg or fkm."""
-    if any(
-        reference_rows(judged, reference)[0]
-        for judged in ranked.values()
-        for reference in VERDICT_REFERENCES
-    ):
-        return ""
-    return (
-        " No scenario here has a tuned row of bbcg or fkm: every verdict below is against "
-        "the theory rows."
-    )
-
-
-#: The paragraph under the report's "Verdicts" heading.
-VERDICTS_NOTE = (
-    "Each verdict counts the scenarios where the agent is separated from bbcg and from "
-    "fkm, better or worse. The tests form a **fixed family** per scenario: the agent "
-    "against each of the scenario's reference rows (its reference agents' theory and tuned "
-    "rows and random's), paired t-tests on the scenario's seeds, Holm-corrected within "
-    "those tests only, so adding or removing other agents in the directory never changes "
-    "a verdict (the per-scenario ordered groups are the all-pairs ranking, which can). "
-    "A verdict is against the reference's **tuned row** (constants tuned on seeds disjoint "
-    "from the evaluation seeds) where the scenario has one, the real test, and the item "
-    "names that row; the next item is against the reference's theory row (the theorem's "
-    "published constants), a baseline. Where a scenario has no tuned row the verdict is "
-    "against the theory row. An agent with more feedback than one loss value a round "
-    "(full information, two-point) is marked: its verdict is not a bandit result."
-)
-
-
 @dataclass(frozen=True)
 class Aggregates:
     """Per agent: scenarios scored, IQM and mean estimates, performance profile with its
@@ -575,7 +306,7 @@ def _column_notes(columns: Sequence[ReferenceColumn]) -> list[str]:
             parts.append(f"{name}: its tuned row in every scenario ({total})")
         else:
             parts.append(
-                f"{name}: its tuned row in the {_scenarios(count)} that "
+                f"{name}: its tuned row in the {scenario_count(count)} that "
                 f"{'has' if count == 1 else 'have'} one, its theory row in the other "
                 f"{total - count}"
             )
@@ -651,7 +382,7 @@ def write_bench_report(
     agents = list(dict.fromkeys(row.agent for row in rows))
     stats = aggregates(rows, agents, reps)
     head = [*_first_lines(suite, runs, coverage), f"Generated by `{command}`.", ""]
-    head += ["## Verdicts", "", VERDICTS_NOTE + _untuned_note(ranked), ""]
+    head += ["## Verdicts", "", VERDICTS_NOTE + untuned_note(ranked), ""]
     judged = list(dict.fromkeys([*given, *_user_agents(runs)]))
     head += [f"- {verdict(agent, ranked)}" for agent in judged] + [""]
     lines = ["## How to read", "", untitled(READING), ""]
@@ -662,6 +393,9 @@ def write_bench_report(
         lines += ["## Recomputed cells", "", RECOMPUTED_NOTE, ""]
         lines += [f"- {line}" for line in recomputed] + [""]
     lines += _agents_lines(runs)
+    lines += tuned_constants_lines(
+        runs, {run.scenario.name: run.untuned for run in runs if run.untuned}
+    )
     skipped = [(run.scenario.name, a, why) for run in runs for a, why in run.skipped.items()]
     if skipped:
         lines += ["Not run (the scenario's feedback does not suit the agent):", ""]
@@ -687,14 +421,18 @@ def write_bench_report(
 
 
 def _user_agents(runs: Sequence[ScenarioRun]) -> list[str]:
-    """The agents of ``runs`` that are not their scenario's reference agents, in order."""
-    return list(
-        dict.fromkeys(
-            result.agent
-            for run in runs
-            for result in run.results
-            if result.agent not in run.reference_agents
-        )
+    """The agents of ``runs`` that are not their scenario's reference agents, in order,
+    each followed by ``agent (tuned)`` where it has tuned rows (``bench --tune``)."""
+    found = []
+    for run in runs:
+        for result in run.results:
+            if result.agent not in run.reference_agents:
+                found.append(result.agent)
+                if result.constants == "tuned":
+                    found.append(result.agent + TUNED)
+    ordered = list(dict.fromkeys(found))
+    return sorted(
+        ordered, key=lambda a: ordered.index(a.removesuffix(TUNED)) + a.endswith(TUNED) / 2
     )
 
 
@@ -782,92 +520,6 @@ def _first_lines(
         lines += [f"- {name}: {', '.join(agents)}" for name, agents in centred.items()]
         lines += [""]
     return lines
-
-
-def provenance_lines(
-    suite: str, runs: Sequence[ScenarioRun], coverage: Coverage | None = None
-) -> list[str]:
-    """The suite and the scenarios covered, the reference archive's digest and where the
-    reference cells came from, the library version, the evaluation seeds."""
-    from bco_gym.reports.references import library_version
-
-    names = [run.scenario.name for run in runs if run.results]
-    covered = (
-        f"; this report covers {len(names)} of its {coverage.total} scenarios: " + ", ".join(names)
-        if coverage is not None and coverage.subset
-        else f", {'all ' if coverage is not None else ''}{_scenarios(len(names))}"
-    )
-    return [
-        f"- **Suite**: {suite}{covered}.",
-        f"- **Reference archive**: {archive_line(suite, runs)}.",
-        f"- **Library**: bco_gym {library_version()} wrote this report (the version that "
-        "computed each agent's cells is in the Agents table).",
-        f"- **Evaluation seeds**: {seeds_line(runs)}.",
-    ]
-
-
-def archive_line(suite: str, runs: Sequence[ScenarioRun]) -> str:
-    """The shipped archive's digest (:func:`~bco_gym.reports.references.archive_digest`)
-    and in how many scenarios its cells were read or the references computed here."""
-    from bco_gym.reports.references import ARCHIVED, INDEX, archive_digest, read_index
-
-    digest = archive_digest(suite) if suite in ARCHIVED else None
-    if digest is None:
-        return f"none ships for {suite}; the reference agents' cells were computed here"
-    index = read_index(suite) or {}
-    text = (
-        f"`sha256:{digest}` (bco_gym/data/references/{suite}/{INDEX}: cells of bco_gym "
-        f"{index.get('library_version', '?')}, code digest "
-        f"`{str(index.get('code_digest', '?'))[:12]}`)"
-    )
-    counts = {
-        source: sum(run.references == source for run in runs if run.results)
-        for source in ("archive", "computed here", "")
-    }
-    parts = [
-        f"{what} in {_scenarios(counts[source])}"
-        for source, what in (
-            ("archive", "its cells read"),
-            ("computed here", "not used, the reference cells computed here"),
-            ("", "from an earlier bench into this directory"),
-        )
-        if counts[source]
-    ]
-    return text + ("; " + "; ".join(parts) if parts else "")
-
-
-def seeds_line(runs: Sequence[ScenarioRun]) -> str:
-    """The evaluation seeds of every scenario (and the tuning seeds of the reference
-    constants, disjoint from them): e.g. ``0-7 in every scenario; the references'
-    constants tuned on seeds 100-101``."""
-    evaluation: dict[str, list[str]] = {}
-    tuning: dict[str, list[str]] = {}
-    for run in runs:
-        if not run.results:
-            continue
-        evaluation.setdefault(seed_text(run.scenario.seeds), []).append(run.scenario.name)
-        if run.scenario.tuning is not None:
-            tuning.setdefault(seed_text(run.scenario.tuning.seeds), []).append(run.scenario.name)
-    count = sum(len(names) for names in evaluation.values())
-    text = _grouped(evaluation, count)
-    if tuning:
-        text += f"; the references' constants tuned on seeds {_grouped(tuning, count)}"
-    return text
-
-
-def seed_text(seeds: Sequence[int]) -> str:
-    """``0-7`` for a run of consecutive seeds, else the seeds listed."""
-    ordered = sorted(seeds)
-    if len(ordered) > 1 and ordered == list(range(ordered[0], ordered[-1] + 1)):
-        return f"{ordered[0]}-{ordered[-1]}"
-    return ", ".join(str(seed) for seed in ordered)
-
-
-def _grouped(found: Mapping[str, Sequence[str]], total: int) -> str:
-    if len(found) == 1:
-        ((text, names),) = found.items()
-        return f"{text} in {'every scenario' if len(names) == total else ', '.join(names)}"
-    return "; ".join(f"{text} in {', '.join(names)}" for text, names in found.items())
 
 
 def _failure_lines(runs: Sequence[ScenarioRun]) -> list[str]:
@@ -975,46 +627,10 @@ def _scenario_lines(
     for agent in centred:
         lines += [f"**{agent}** {CENTRE_NOTE}.", ""]
     if judged is not None:
-        lines += _verdict_rows_lines(judged)
+        lines += verdict_rows_lines(judged)
         if judged.ranking is not None:
             stem = f"{index:02d}-{slug(scenario.name)}"
             lines += _pairs_part(directory, judged.ranking, stem, scenario.title, results)
     for reference in scenario.references:
-        lines += _table_part(results, _paired_reference(judged, reference))
+        lines += _table_part(results, paired_reference(judged, reference))
     return lines
-
-
-def _verdict_rows_lines(judged: Judged) -> list[str]:
-    """The rows of bbcg and fkm the verdicts are against in this scenario, e.g. "The
-    verdicts are against bbcg (tuned, c=100) and fkm (tuned, c=10) here, then against
-    the theory rows bbcg and fkm."."""
-    primary, second = [], []
-    for reference in VERDICT_REFERENCES:
-        tuned, theory = reference_rows(judged, reference)
-        if tuned or theory:
-            primary.append(tuned or theory)
-        if tuned and theory:
-            second.append(theory)
-    if not primary:
-        return []
-    line = f"The verdicts are against {' and '.join(primary)} here"
-    if second:
-        rows = "row" if len(second) == 1 else "rows"
-        line += f", then against the theory {rows} {' and '.join(second)}"
-    elif not any(_is_tuned(row, reference) for row in primary for reference in VERDICT_REFERENCES):
-        line += " (theory constants: no tuned row here)"
-    count = len(judged.references)
-    line += (
-        f"; each agent is tested against the {count} reference rows "
-        f"({', '.join(judged.references)}), Holm-corrected within those {count} tests"
-    )
-    return [line + ".", ""]
-
-
-def _paired_reference(judged: Judged | None, reference: str) -> str:
-    """The row a scenario's paired table is against: ``reference``'s tuned row where
-    the scenario has one (as the verdicts), else ``reference`` itself."""
-    if judged is None:
-        return reference
-    tuned, _ = reference_rows(judged, reference)
-    return tuned or reference

@@ -11,7 +11,7 @@ import pytest
 
 from bco_gym.cli import main
 from bco_gym.reports import bench
-from bco_gym.reports.bench_report import verdict
+from bco_gym.reports.bench_verdicts import verdict
 from bco_gym.reports.scores import improvement, scores_by_scenario
 from bco_gym.reports.suites import SUITES, Scenario
 
@@ -161,7 +161,7 @@ def test_the_report_has_verdicts_aggregates_figures_and_scenarios(tmp_path, tiny
 def test_the_verdict_follows_the_holm_tests_against_the_reference_rows():
     from synthetic_results import synthetic_result
 
-    from bco_gym.reports.bench_report import judge
+    from bco_gym.reports.bench_verdicts import judge
 
     rng = np.random.default_rng(0)
     base = 100 + 10 * rng.standard_normal(6)

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from bco_gym.reports import references
-from bco_gym.reports.bench_report import Coverage, ScenarioRun, provenance_lines, seed_text
+from bco_gym.reports.bench_provenance import Coverage, ScenarioRun, provenance_lines, seed_text
 from bco_gym.reports.suites import SUITES
 
 BENCHMARK_DOC = Path(__file__).resolve().parents[2] / "docs" / "benchmark.md"

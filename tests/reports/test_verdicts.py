@@ -12,14 +12,9 @@ import pytest
 from synthetic_results import synthetic_result
 
 from bco_gym.reports import bench_report
-from bco_gym.reports.bench_report import (
-    ScenarioRun,
-    aggregates,
-    judge,
-    reference_rows,
-    verdict,
-    write_bench_report,
-)
+from bco_gym.reports.bench_provenance import ScenarioRun
+from bco_gym.reports.bench_report import aggregates, write_bench_report
+from bco_gym.reports.bench_verdicts import judge, reference_rows, verdict
 from bco_gym.reports.ranking import rank
 from bco_gym.reports.scores import improvement, score_rows, scores_by_scenario
 from bco_gym.reports.suites import Scenario
@@ -194,7 +189,8 @@ def test_the_report_gives_the_tuned_verdict_columns_and_paired_table(tmp_path, m
     )
     text = path.read_text()
     assert "- **mine** (2 scenarios):\n  - against bbcg (tuned, c=100 in 1 scenario; " in text
-    assert "It is against the reference's **tuned row**" in text
+    assert "A verdict is against the reference's **tuned row**" in text
+    assert "The tests form a **fixed family** per scenario" in text
     assert "No scenario here has a tuned row" not in text
     assert (
         "| P(agent < bbcg (tuned in 1/2)) [95% CI] | P(agent < fkm (tuned in 1/2)) [95% CI] |"
@@ -216,3 +212,39 @@ def test_the_report_gives_the_tuned_verdict_columns_and_paired_table(tmp_path, m
         in theory_section
     )
     assert "### Paired against bbcg\n" in theory_section
+
+
+def _noisy_results(levels, noise, seed):
+    """Each series at its level plus a shared seed effect, with its own noise (sd)."""
+    rng = np.random.default_rng(seed)
+    shared = 10 * rng.standard_normal(8)
+    found = []
+    for (agent, constants, scale), level in levels.items():
+        values = level + shared + noise.get(agent, 0.01) * rng.standard_normal(8)
+        for seed_index, value in enumerate(values):
+            found.append(
+                synthetic_result(
+                    agent, seed_index, (value / 100, value / 10, value), constants=constants,
+                    scale=scale,
+                )
+            )  # fmt: skip
+    return found
+
+
+def test_a_verdict_does_not_move_when_agents_join_the_directory():
+    """Issue 43: a verdict changed once a neighbour was added (Holm over all the pairs of
+    the scenario). Here six neighbours join; mine's cells are the same draws. The
+    all-pairs ranking loses mine's separation from tuned bbcg; the verdict keeps it."""
+    alone = {**TUNED_HERE, ("mine", "theory", 1.0): 112.0}
+    neighbours = {(f"other{i}", "theory", 1.0): 111.0 for i in range(6)}
+    noise = {"mine": 8.0, **{f"other{i}": 8.0 for i in range(6)}}
+    before = _noisy_results(alone, noise, seed=2)
+    after = _noisy_results({**alone, **neighbours}, noise, seed=2)
+    ours = sorted((r.seed, r.final_regret) for r in before if r.agent == "mine")
+    assert ours == sorted((r.seed, r.final_regret) for r in after if r.agent == "mine")
+    tuned = "bbcg (tuned, c=100)"
+    assert rank(before).separated("mine", tuned)
+    assert not rank(after).separated("mine", tuned)  # all pairs: the neighbours moved it
+    first = verdict("mine", {"s": judge(before, REFERENCES)})
+    assert first == verdict("mine", {"s": judge(after, REFERENCES)})
+    assert "against bbcg (tuned, c=100): worse in 1 (s)" in first
