@@ -551,6 +551,7 @@ def command_bench(args: argparse.Namespace) -> int:
             reuse_stale=args.reuse_stale,
             agents_only=args.agents_only,
             tune=args.tune,
+            timings=args.timings,
         )
     print(f"wrote {outcome.report} and {outcome.scores}")
     for line in outcome.recomputed:  # said whatever --quiet and the warning filters say
@@ -573,6 +574,7 @@ def _bench_command(args: argparse.Namespace) -> str:
         extra += f" --agent-kwargs {shlex.quote(json.dumps(args.agent_kwargs))}"
     extra += " --agents-only" if args.agents_only else ""
     extra += " --tune" if args.tune else ""
+    extra += " --timings" if args.timings else ""
     return (
         f"bco-gym bench --agents {shlex.quote(','.join(args.agents))} --suite {args.suite}"
         f"{chosen}{seeds} --out {args.out}{extra}"

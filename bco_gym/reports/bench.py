@@ -52,6 +52,7 @@ from typing import Any, TypeVar
 from bco_gym.engine.result import RunResult
 from bco_gym.reports.bench_provenance import BASELINE, Coverage, ScenarioRun
 from bco_gym.reports.bench_report import write_bench_report
+from bco_gym.reports.paired import series_label
 from bco_gym.reports.references import ARCHIVED
 from bco_gym.reports.scores import (
     COLUMNS,
@@ -244,6 +245,7 @@ def _run_scenario(
             backend=backend,
             progress=progress,
             failures="record",
+            reuse_stale=reuse_stale,
         )
         results = [result for result in played if result.horizon == horizon]
         if given:
@@ -368,13 +370,6 @@ def _use_archive(
 ) -> int:
     """Write the shipped reference cells of ``scenario`` into ``out`` (the number written);
     with another version's archive, say so and write nothing (they are recomputed)."""
-    return _read_archive(suite, scenario, out, announce)[0]
-
-
-def _read_archive(
-    suite: str, scenario: Scenario, out: Path, announce: Callable[[str], None] | None
-) -> tuple[int, str | None]:
-    """(cells written, None) as :func:`_use_archive`, or (0, why the archive was refused)."""
     from bco_gym.reports.references import (
         ArchiveCorruptError,
         ArchiveVersionError,
@@ -383,12 +378,12 @@ def _read_archive(
     )
 
     try:
-        return materialise(suite, scenario, out), None
+        return materialise(suite, scenario, out)
     except (ArchiveVersionError, ArchiveCorruptError) as error:
         warnings.warn(str(error), ReferenceArchiveWarning, stacklevel=3)
         if announce is not None:
             announce(f"note: {error}")
-        return 0, str(error)
+        return 0
 
 
 def run_bench(
@@ -409,6 +404,7 @@ def run_bench(
     reuse_stale: bool = False,
     agents_only: bool = False,
     tune: bool = False,
+    timings: bool = False,
 ) -> BenchOutcome:
     """Run ``agents`` on ``suite`` into ``out`` and write the scores and the report.
 
@@ -436,6 +432,8 @@ def run_bench(
     (:mod:`~bco_gym.reports.bench_tuning`): its ``SCALE_PARAM`` tuned over the references'
     grid on their tuning seeds at their tuning horizon, then played on the evaluation
     seeds (rows ``agent (tuned, ...)``); an agent without a scale constant is refused.
+    ``timings``: time every row of each scenario live, in turns, with the load average
+    (:mod:`~bco_gym.reports.bench_timing`), beside the timings its cells recorded.
     """
     given = check_agents(agents)
     agent_kwargs, labels = dict(agent_kwargs or {}), dict(labels or {})
@@ -450,54 +448,24 @@ def run_bench(
     out = Path(out)
     claim_directory(out, name)
     suite = name
+    options = _Options(
+        out, suite, backend, batch_size, progress, agent_kwargs, labels, reuse_stale,
+        agents_only, tune, timings,
+    )  # fmt: skip
     runs = []
     for index, (scenario, chosen, skipped) in enumerate(steps, start=1):
         if announce is not None:
             announce(f"scenario {index}/{len(steps)}: {scenario.name} ({', '.join(chosen)})")
-        if recompute_references or suite not in ARCHIVED:
-            source = "computed here"
-        else:
-            refused = _read_archive(suite, scenario, out, announce)[1]
-            source = "archive" if refused is None else "computed here"
-        (results, failed), recomputed = _noting_recomputed_cells(
-            lambda scenario=scenario, chosen=chosen: _run_scenario(
-                scenario,
-                chosen,
-                out,
-                backend=backend,
-                batch_size=batch_size,
-                progress=progress,
-                agent_kwargs=agent_kwargs,
-                labels=labels,
-                reuse_stale=reuse_stale,
-                agents_only=agents_only,
-                tune=tune,
-            )
-        )
-        failures = [f"{scenario.name}: {failure.describe()}" for failure in failed]
-        untuned = {}
-        if tune:
-            from bco_gym.reports.bench_tuning import untuned_reasons
-
-            mine = [a for a in chosen if a not in scenario.agents and a != BASELINE]
-            shown = {agent: labels.get(agent) or _label_of(agent) for agent in mine}
-            untuned = untuned_reasons(scenario, shown, results, out)
-        runs.append(
-            ScenarioRun(
-                scenario,
-                chosen,
-                skipped,
-                results,
-                failures,
-                failed,
-                recomputed=recomputed,
-                references=source,
-                untuned=untuned,
-            )
-        )
+        if not recompute_references and suite in ARCHIVED:
+            _use_archive(suite, scenario, out, announce)
+        runs += _bench_scenario(options, scenario, chosen, skipped)
     if not agents_only:
         runs = _with_earlier_scenarios(out, plan(suite, (), seeds), runs)
-    covered = Coverage(suite, [run.scenario.name for run in runs if run.results], len(every))
+    names = {scenario.name for scenario in every}
+    covered = Coverage(
+        suite, [run.scenario.name for run in runs if run.results and run.scenario.name in names],
+        len(every),
+    )  # fmt: skip
     rows = [
         row for run in runs for row in score_rows(covered.label, run.scenario.name, run.results)
     ]
@@ -512,27 +480,180 @@ def run_bench(
     return BenchOutcome(report, scores, rows, failures, runs, recomputed)
 
 
+@dataclass(frozen=True)
+class _Options:
+    """What one bench asks of every scenario (:func:`run_bench`'s arguments)."""
+
+    out: Path
+    suite: str
+    backend: str
+    batch_size: int | None
+    progress: bool | str | None
+    agent_kwargs: Mapping[str, Mapping[str, Any]]
+    labels: Mapping[str, str]
+    reuse_stale: bool
+    agents_only: bool
+    tune: bool
+    timings: bool
+
+    @property
+    def common(self) -> dict[str, Any]:
+        """The sweeps' own options."""
+        return {
+            "backend": self.backend,
+            "batch_size": self.batch_size,
+            "progress": self.progress,
+            "reuse_stale": self.reuse_stale,
+        }
+
+
+def _bench_scenario(
+    options: _Options, scenario: Scenario, chosen: tuple[str, ...], skipped: dict[str, str]
+) -> list[ScenarioRun]:
+    """The scenario's run, and one per affordable horizon a given agent declares below the
+    scenario's (:mod:`~bco_gym.reports.bench_horizons`): that agent plays there, beside the
+    reference rows played at its horizon, and not at the scenario's."""
+    from bco_gym.reports.bench_horizons import affordable_horizons
+
+    given = [agent for agent in chosen if agent not in scenario.agents and agent != BASELINE]
+    short = affordable_horizons(scenario, given, scenario_horizon(scenario))
+    main = tuple(agent for agent in chosen if agent not in short)
+    (results, failed), recomputed = _noting_recomputed_cells(
+        lambda: _run_scenario(
+            scenario,
+            main,
+            options.out,
+            agent_kwargs=options.agent_kwargs,
+            labels=options.labels,
+            agents_only=options.agents_only,
+            tune=options.tune,
+            **options.common,
+        )
+    )
+    runs = [_scenario_run(options, scenario, main, skipped, results, failed, recomputed)]
+    for horizon in sorted(set(short.values())):
+        agents = [agent for agent, own in short.items() if own == horizon]
+        runs.append(_short_run(options, scenario, horizon, agents))
+    return runs
+
+
+def _short_run(
+    options: _Options, scenario: Scenario, horizon: int, agents: Sequence[str]
+) -> ScenarioRun:
+    """``agents`` at their affordable ``horizon`` in ``scenario``, beside its reference
+    rows played at that horizon (:func:`~bco_gym.reports.bench_horizons.short_scenario`)."""
+    from bco_gym.reports.bench_horizons import play_references_short, short_scenario
+
+    shown = [options.labels.get(agent) or _label_of(agent) for agent in agents]
+    short = short_scenario(scenario, horizon, shown, of=scenario_horizon(scenario))
+    directory = options.out / "runs" / short.name
+
+    def body() -> tuple[list[RunResult], list[CellFailure]]:
+        results = play_references_short(scenario, short, options.out, options.common)
+        results += _sweep_agents(
+            short, agents, directory, horizon, options.agent_kwargs, options.labels,
+            options.common,
+        )  # fmt: skip
+        if options.tune:
+            from bco_gym.reports.bench_tuning import tune_given
+
+            results += tune_given(
+                replace(short, tuning=scenario.tuning),
+                agents,
+                options.out,
+                dict.fromkeys(agents, horizon),
+                agent_kwargs=options.agent_kwargs,
+                labels=options.labels,
+                **options.common,
+            )
+        failed = _sweep_failures(directory, short, None)
+        if options.agents_only:
+            return results, failed
+        return stored_results(options.out, short, results), failed
+
+    (results, failed), recomputed = _noting_recomputed_cells(body)
+    chosen = (*short.agents, BASELINE, *agents)
+    return _scenario_run(options, short, chosen, {}, results, failed, recomputed)
+
+
+def _scenario_run(
+    options: _Options,
+    scenario: Scenario,
+    chosen: tuple[str, ...],
+    skipped: dict[str, str],
+    results: list[RunResult],
+    failed: list[CellFailure],
+    recomputed: list[str],
+) -> ScenarioRun:
+    """The :class:`ScenarioRun` of a scenario just run: where its reference rows came
+    from, the given agents left untuned and why (``--tune``), its live timings."""
+    archived = archived_rows(options.suite, scenario, results)
+    untuned = {}
+    if options.tune:
+        from bco_gym.reports.bench_tuning import untuned_reasons
+
+        mine = [agent for agent in chosen if agent not in scenario.agents and agent != BASELINE]
+        shown = {agent: options.labels.get(agent) or _label_of(agent) for agent in mine}
+        untuned = untuned_reasons(scenario, shown, results, options.out)
+    timed = None
+    if options.timings and results:
+        from bco_gym.reports.bench_timing import time_rows
+
+        timed = time_rows(results, archived)
+    return ScenarioRun(
+        scenario,
+        chosen,
+        skipped,
+        results,
+        [f"{scenario.name}: {failure.describe()}" for failure in failed],
+        failed,
+        recomputed=recomputed,
+        references=_source(results, archived, (*scenario.agents, BASELINE)),
+        untuned=untuned,
+        timings=timed,
+    )
+
+
 def _with_earlier_scenarios(
     out: Path,
     every: Sequence[tuple[Scenario, tuple[str, ...], dict[str, str]]],
     runs: Sequence[ScenarioRun],
 ) -> list[ScenarioRun]:
     """``runs``, and in the suite's order a run read from ``out`` for every scenario of
-    the suite not run now whose cells an earlier bench computed into ``out``."""
+    the suite (and every affordable horizon of it, ``<scenario>-T<h>``) not run now whose
+    cells an earlier bench computed into ``out``."""
+    from bco_gym.reports.bench_horizons import SHORT, short_scenario
+
     ran = {run.scenario.name: run for run in runs}
     found = []
     for scenario, _, _ in every:
-        if scenario.name in ran:
-            found.append(ran[scenario.name])
-            continue
-        if not SweepStore(out / "runs" / scenario.name).manifest_path.is_file():
-            continue
-        results = stored_results(out, scenario)
-        failed = _sweep_failures(out / "runs" / scenario.name, scenario, None)
-        agents = tuple(dict.fromkeys(result.agent for result in results))
-        failures = [f"{scenario.name}: {failure.describe()}" for failure in failed]
-        found.append(ScenarioRun(scenario, agents, {}, results, failures, failed, earlier=True))
+        shorts = {}
+        for directory in sorted((out / "runs").glob(f"{scenario.name}-T*")):
+            match = SHORT.match(directory.name)
+            if match and match["name"] == scenario.name and directory.is_dir():
+                shorts[directory.name] = int(match["horizon"])
+        for name in (scenario.name, *sorted(shorts, key=shorts.get)):  # type: ignore[arg-type]
+            if name in ran:
+                found.append(ran[name])
+                continue
+            if not SweepStore(out / "runs" / name).manifest_path.is_file():
+                continue
+            if name == scenario.name:
+                found.append(_stored_run(out, scenario))
+                continue
+            run = _stored_run(out, short_scenario(scenario, shorts[name], []))
+            given = [a for a in run.agents if a not in run.reference_agents]
+            found.append(replace(run, scenario=short_scenario(scenario, shorts[name], given)))
     return found
+
+
+def _stored_run(out: Path, scenario: Scenario) -> ScenarioRun:
+    """A scenario not run now, as an earlier bench left it in ``out``."""
+    results = stored_results(out, scenario)
+    failed = _sweep_failures(out / "runs" / scenario.name, scenario, None)
+    agents = tuple(dict.fromkeys(result.agent for result in results))
+    failures = [f"{scenario.name}: {failure.describe()}" for failure in failed]
+    return ScenarioRun(scenario, agents, {}, results, failures, failed, earlier=True)
 
 
 def _noting_recomputed_cells(body: Callable[[], T]) -> tuple[T, list[str]]:
@@ -550,6 +671,41 @@ def _noting_recomputed_cells(body: Callable[[], T]) -> tuple[T, list[str]]:
             recomputed.append(" ".join(str(caught.message).split()))
         warnings.warn_explicit(caught.message, caught.category, caught.filename, caught.lineno)
     return value, recomputed
+
+
+def archived_rows(suite: str, scenario: Scenario, results: Sequence[RunResult]) -> set[str]:
+    """The series labels of ``results`` whose every run is the shipped archive's own cell
+    (the same agent, constants, seed and time of computation): rows read from the
+    archive, not computed here (an archive of other code is materialised, then its cells
+    are recomputed as stale: those rows are computed here)."""
+    from bco_gym.reports.references import ArchiveCorruptError, ArchiveVersionError, load_scenario
+
+    if suite not in ARCHIVED:
+        return set()
+    try:
+        found = load_scenario(suite, scenario.name, check_version=False) or {}
+    except (ArchiveCorruptError, ArchiveVersionError):
+        return set()
+    shipped = {
+        (result.agent, result.constants, result.seed, result.computed_at)
+        for _, cells in found.values()
+        for _, result in cells
+    }
+    rows: dict[str, bool] = {}
+    for result in results:
+        key = (result.agent, result.constants, result.seed, result.computed_at)
+        label = series_label(result)
+        rows[label] = rows.get(label, True) and key in shipped
+    return {label for label, every in rows.items() if every}
+
+
+def _source(results: Sequence[RunResult], archived: set[str], references: Sequence[str]) -> str:
+    """Where a scenario's reference rows come from: "archive", "computed here" or
+    "archive in part" (some of its rows)."""
+    rows = {series_label(result) for result in results if result.agent in references}
+    if rows and rows <= archived:
+        return "archive"
+    return "archive in part" if rows & archived else "computed here"
 
 
 def _label_of(agent: str) -> str:

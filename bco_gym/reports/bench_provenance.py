@@ -13,11 +13,13 @@ cover, and the report's first lines.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from bco_gym.engine.result import RunResult
+from bco_gym.reports.bench_horizons import SHORT
 from bco_gym.reports.suites import SMOKE_TESTS, Scenario
 
 #: Random play: a reference row of every scenario (the score's baseline).
@@ -38,11 +40,15 @@ class ScenarioRun:
     recomputed: list[str] = field(default_factory=list)
     #: Read from the directory (an earlier bench's cells), not run by this command.
     earlier: bool = False
-    #: Where the reference agents' cells came from: "archive" (the shipped one),
-    #: "computed here", or "" (not known: a scenario of an earlier bench).
+    #: Where the reference agents' cells came from (:data:`SOURCES`): "archive" (the
+    #: shipped one), "archive in part", "computed here", or "" (not known: a scenario of
+    #: an earlier bench).
     references: str = ""
     #: ``--tune``: the given agents (labels) left without a tuned row here, and why.
     untuned: Mapping[str, str] = field(default_factory=dict)
+    #: ``--timings``: every row timed live here, in turns
+    #: (:class:`~bco_gym.reports.bench_timing.ScenarioTimings`), or None.
+    timings: Any = None
 
     @property
     def reference_agents(self) -> tuple[str, ...]:
@@ -94,6 +100,8 @@ def provenance_lines(
         f"- **Library**: bco_gym {library_version()} wrote this report (the version that "
         "computed each agent's cells is in the Agents table).",
         f"- **Evaluation seeds**: {seeds_line(runs)}.",
+        *filter(None, [recorded_timings_line(runs)]),
+        *short_lines(runs),
     ]
 
 
@@ -112,19 +120,25 @@ def archive_line(suite: str, runs: Sequence[ScenarioRun]) -> str:
         f"`{str(index.get('code_digest', '?'))[:12]}`)"
     )
     counts = {
-        source: sum(run.references == source for run in runs if run.results)
-        for source in ("archive", "computed here", "")
+        source: sum(run.references == source for run in runs if run.results) for source in SOURCES
     }
     parts = [
         f"{what} in {scenario_count(counts[source])}"
-        for source, what in (
-            ("archive", "its cells read"),
-            ("computed here", "not used, the reference cells computed here"),
-            ("", "from an earlier bench into this directory"),
-        )
+        for source, what in SOURCES.items()
         if counts[source]
     ]
     return text + ("; " + "; ".join(parts) if parts else "")
+
+
+#: Where a scenario's reference rows came from (``ScenarioRun.references``) -> what the
+#: archive's line says of them.
+SOURCES = {
+    "archive": "its cells read",
+    "archive in part": "its cells read for some reference rows, the others computed here",
+    "computed here": "not used (refused, or its cells of other code), the reference cells "
+    "computed here",
+    "": "from an earlier bench into this directory",
+}
 
 
 def seeds_line(runs: Sequence[ScenarioRun]) -> str:
@@ -164,3 +178,47 @@ def _grouped(found: Mapping[str, Sequence[str]], total: int) -> str:
 def scenario_count(count: int) -> str:
     """``1 scenario``, ``2 scenarios``."""
     return f"{count} scenario" + ("" if count == 1 else "s")
+
+
+def recorded_timings_line(runs: Sequence[ScenarioRun]) -> str | None:
+    """Where the recorded timings of the rows were measured, when some reference rows were
+    read from the archive and not timed live (``--timings``); None otherwise."""
+    from bco_gym.reports.bench_timing import load_average
+
+    archived = [
+        result.computed_at[:10]
+        for run in runs
+        if run.references == "archive" and run.timings is None
+        for result in run.results
+        if result.agent in run.reference_agents and result.computed_at
+    ]
+    if not archived:
+        return None
+    dates = sorted(set(archived))
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    return (
+        "- **Timings**: the µs per round of the reference rows read from the shipped archive "
+        f"were measured when it was built ({when}, on the machine that built it), not here; "
+        f"the given agents' here, now (load average {load_average():.2f} on "
+        f"{os.cpu_count() or 1} cores). They are not like with like: `--timings` times every "
+        "row here, in turns, side by side."
+    )
+
+
+def short_lines(runs: Sequence[ScenarioRun]) -> list[str]:
+    """The report's line saying where given agents played fewer rounds than the scenario."""
+    found = []
+    for run in runs:
+        match = SHORT.match(run.scenario.name)
+        if match is None or not run.results:
+            continue
+        given = sorted({r.agent for r in run.results if r.agent not in run.reference_agents})
+        if given:
+            found.append(
+                f"{', '.join(given)} played {run.scenario.horizon:,} rounds of "
+                f"{match['name']} (the rounds it can afford), beside the references at the "
+                f"same horizon: {run.scenario.name}"
+            )
+    if not found:
+        return []
+    return [f"- **Fewer rounds**: {'; '.join(found)}."]

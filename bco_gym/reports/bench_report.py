@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from bco_gym.reports.bench_provenance import (
+    BASELINE,
     Coverage,
     ScenarioRun,
     provenance_lines,
@@ -626,11 +627,50 @@ def _scenario_lines(
     centred = centre_rows([run]).get(scenario.name, {})
     for agent in centred:
         lines += [f"**{agent}** {CENTRE_NOTE}.", ""]
+    stem = f"{index:02d}-{slug(scenario.name)}"
     if judged is not None:
         lines += verdict_rows_lines(judged)
+        if not matplotlib_missing():
+            lines += _curves_lines(directory, stem, run, judged)
         if judged.ranking is not None:
-            stem = f"{index:02d}-{slug(scenario.name)}"
             lines += _pairs_part(directory, judged.ranking, stem, scenario.title, results)
     for reference in scenario.references:
         lines += _table_part(results, paired_reference(judged, reference))
+    if run.timings is not None:
+        from bco_gym.reports.bench_timing import timing_lines
+
+        lines += timing_lines(run.timings)
     return lines
+
+
+#: The sentence under a scenario's curves of the given agents against the references.
+CURVES_READING = (
+    "Read the left panel for the shape of each run's regret (mean over seeds, 95% band), "
+    "the right one for the given agent's lead or lag on the verdicts' reference rows: the "
+    "difference on the same seed, with its paired 95% band; a band clear of 0 at t = T is "
+    "a separation before the verdict's multiplicity correction."
+)
+
+
+def _curves_lines(directory: Path, stem: str, run: ScenarioRun, judged: Judged) -> list[str]:
+    """The given agents' regret curves against the references' verdict rows (their tuned
+    rows where the scenario has them) and random's, with the paired differences."""
+    from bco_gym.plotting import save
+    from bco_gym.plotting.curves import against_references_figure
+    from bco_gym.reports.paired import group_series
+
+    groups = group_series(run.results)
+    given = [label for label, g in groups.items() if g[0].agent not in run.reference_agents]
+    rows = [paired_reference(judged, reference) for reference in VERDICT_REFERENCES]
+    references = [row for row in dict.fromkeys(rows) if row in groups]
+    if not given or not references:
+        return []
+    chosen = {*given, *references, *(label for label in groups if label == BASELINE)}
+    results = [result for label in chosen for result in groups[label]]
+    title = f"{run.scenario.name}: given agents against {' and '.join(references)}"
+    figure = save(
+        against_references_figure(results, given, references, title=title),
+        directory / f"{stem}-curves.png",
+    )
+    caption = f"Regret against t: {', '.join(given)} against {', '.join(references)}"
+    return ["### Regret curves", "", *figure_lines(figure.name, caption, CURVES_READING)]

@@ -41,6 +41,7 @@ def play_scenario(
     backend: str = "serial",
     progress: bool | str | None = None,
     failures: str = "raise",
+    reuse_stale: bool = False,
 ) -> tuple[list[RunResult], list[Tuning]]:
     """The scenario's results (theory, then tuned if ``spec.tuning``) and its tunings.
 
@@ -50,10 +51,11 @@ def play_scenario(
     :class:`~bco_gym.sweeps.tuning.Tuning` per horizon: ``tuning/<name>.json`` for the
     plan's own horizon, ``tuning/<name>-T<horizon>.json`` for the others.
     ``failures`` ("raise" or "record", as for :func:`~bco_gym.sweeps.sweep.run_cells`)
-    applies to the theory sweep, where user agents run (``bco-gym bench``).
+    applies to the theory sweep, where user agents run (``bco-gym bench``);
+    ``reuse_stale`` to every sweep (:func:`~bco_gym.sweeps.sweep.run_cells`).
     """
     out = Path(out)
-    common: dict[str, Any] = {"backend": backend, "progress": progress}
+    common: dict[str, Any] = {"backend": backend, "progress": progress, "reuse_stale": reuse_stale}
     env_kwargs = dict(spec.env_kwargs)
     grid = _cells(spec, spec.agents, horizons, env_kwargs)
     results = run_cells(grid, out=out / "runs" / spec.name, failures=failures, **common)

@@ -6,11 +6,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from synthetic_results import synthetic_result
+
 from bco_gym.reports import references
 from bco_gym.reports.bench_provenance import Coverage, ScenarioRun, provenance_lines, seed_text
 from bco_gym.reports.suites import SUITES
 
 BENCHMARK_DOC = Path(__file__).resolve().parents[2] / "docs" / "benchmark.md"
+#: A run of no stated time: the first lines are tested, not the rows.
+RESULT = synthetic_result("random", 0, (1.0, 2.0, 3.0))
 
 
 def test_the_docs_cite_the_shipped_archive_digest():
@@ -27,7 +31,7 @@ def test_the_docs_cite_the_shipped_archive_digest():
 def test_the_first_lines_name_suite_archive_library_and_seeds():
     scenarios = SUITES["standard-v2"]
     runs = [
-        ScenarioRun(scenario, scenario.agents, {}, [object()], references=source)  # type: ignore[list-item]
+        ScenarioRun(scenario, scenario.agents, {}, [RESULT], references=source)
         for scenario, source in zip(scenarios[:2], ("archive", "computed here"), strict=True)
     ]
     lines = provenance_lines("standard-v2", runs, Coverage("standard-v2", ["a", "b"], 18))
@@ -38,14 +42,15 @@ def test_the_first_lines_name_suite_archive_library_and_seeds():
     digest = references.archive_digest("standard-v2")
     assert lines[1].startswith(f"- **Reference archive**: `sha256:{digest}` (bco_gym/data/")
     assert lines[1].endswith(
-        "its cells read in 1 scenario; not used, the reference cells computed here in 1 scenario."
+        "its cells read in 1 scenario; not used (refused, or its cells of other code), the "
+        "reference cells computed here in 1 scenario."
     )
     assert lines[2].startswith(f"- **Library**: bco_gym {references.library_version()} ")
     assert lines[3] == (
         "- **Evaluation seeds**: 0-7 in every scenario; the references' constants tuned on "
         "seeds 100-101 in every scenario."
     )
-    plain = [ScenarioRun(SUITES["quick-v1"][0], (), {}, [object()])]  # type: ignore[list-item]
+    plain = [ScenarioRun(SUITES["quick-v1"][0], (), {}, [RESULT])]
     assert "none ships for quick-v1" in provenance_lines("quick-v1", plain)[1]
 
 

@@ -151,3 +151,54 @@ def test_an_agent_whose_every_grid_value_fails_gets_no_tuned_row_and_a_reason(
     assert (
         "- jitter on tuned-ball: no tuned row, its tuning failed (4 failed cell(s), e.g. " in text
     )
+
+
+def test_an_agent_plays_its_affordable_horizon_beside_references_at_the_same(tmp_path, monkeypatch):
+    """ShortOnePointFW affords 100 rounds on these sets (T = 300): it plays 100, tuned as
+    the references' protocol says, and the references play 100 too (theory and tuned
+    rows, the tuned constants the scenario's); the report says where it played fewer."""
+    monkeypatch.setitem(SUITES, "tiny-tuned", TUNED[:1])
+    monkeypatch.setattr("bco_gym.reports.scores.rliable_available", lambda: False)
+    monkeypatch.setattr("bco_gym.reports.report.matplotlib_missing", lambda: "no figures")
+    monkeypatch.setattr("bco_gym.reports.bench_report.matplotlib_missing", lambda: "no figures")
+    out = tmp_path / "b"
+    outcome = bench.run_bench(
+        ["one_point_fw:ShortOnePointFW"], out, suite="tiny-tuned", tune=True, progress=False
+    )
+    main, short = outcome.runs
+    assert main.scenario.name == "tuned-ball" and short.scenario.name == "tuned-ball-T100"
+    assert "short-one-point-fw" not in {r.agent for r in main.results}
+    assert {r.horizon for r in short.results} == {100}
+    series = {(r.agent, r.constants) for r in short.results}
+    assert series == {
+        ("bbcg", "theory"),
+        ("bbcg", "tuned"),
+        ("random", "default"),
+        ("short-one-point-fw", "default"),
+        ("short-one-point-fw", "tuned"),
+    }
+    tuned_bbcg = {
+        r.params["c"] for r in main.results if (r.agent, r.constants) == ("bbcg", "tuned")
+    }
+    assert {
+        r.params["c"] for r in short.results if (r.agent, r.constants) == ("bbcg", "tuned")
+    } == (tuned_bbcg)  # the scenario's tuned constant, not tuned again
+    with (out / "scores.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert {(r["scenario"], r["horizon"]) for r in rows if r["agent"] == "short-one-point-fw"} == {
+        ("tuned-ball-T100", "100")
+    }
+    text = (out / "report.md").read_text()
+    assert (
+        "- **Fewer rounds**: short-one-point-fw played 100 rounds of tuned-ball (the rounds it "
+        "can afford), beside the references at the same horizon: tuned-ball-T100." in text
+    )
+    assert "- **short-one-point-fw** (1 scenario):" in text
+    assert "against bbcg (tuned, c=" in text
+    assert "## 2. tuned-ball-T100: 3-ball, i.i.d. linear, at T = 100 (of 300): the rounds " in text
+    # a second bench into the directory reads the short scenario back
+    again = bench.run_bench(["random"], out, suite="tiny-tuned", progress=False)
+    assert [run.scenario.name for run in again.runs] == ["tuned-ball", "tuned-ball-T100"]
+    assert "- **Fewer rounds**: short-one-point-fw played 100 rounds" in (
+        (out / "report.md").read_text()
+    )

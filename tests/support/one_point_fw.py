@@ -54,3 +54,14 @@ class OnePointFW(Agent):
         self.stats["lmo_calls"] += 1
         step = 1.0 / np.sqrt(self.stats["rounds"] + 1)
         self.point = self.point + step * (vertex - self.point)
+
+
+class ShortOnePointFW(OnePointFW):
+    """OnePointFW declaring that it affords at most 100 rounds on a set of dimension >= 3
+    (as an agent whose rounds cost milliseconds on large sets would)."""
+
+    name = "short-one-point-fw"
+
+    @classmethod
+    def affordable_horizon(cls, problem: Any) -> int | None:
+        return 100 if problem.set.dim >= 3 else None
