@@ -442,7 +442,7 @@ def run_bench(
 
         check_tunable(given)
     steps = plan(suite, given, seeds, scenarios, agent_kwargs)
-    name, every = resolve_suite(suite)
+    definition, (name, every) = suite, resolve_suite(suite)  # a built-in's name or a file
     if name in SUPERSEDED:
         warnings.warn(SUPERSEDED[name], SupersededSuiteWarning, stacklevel=2)
     out = Path(out)
@@ -460,7 +460,7 @@ def run_bench(
             _use_archive(suite, scenario, out, announce)
         runs += _bench_scenario(options, scenario, chosen, skipped)
     if not agents_only:
-        runs = _with_earlier_scenarios(out, plan(suite, (), seeds), runs)
+        runs = _with_earlier_scenarios(out, plan(definition, (), seeds), runs)
     names = {scenario.name for scenario in every}
     covered = Coverage(
         suite, [run.scenario.name for run in runs if run.results and run.scenario.name in names],
