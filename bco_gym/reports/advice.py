@@ -109,7 +109,7 @@ def _more_feedback_sentences(
     values = ", ".join(_number(means[label]) for label in stronger)
     verb = "does" if len(stronger) == 1 else "do"
     return [
-        f"With more feedback than one loss a round (not ranked with the bandit agents), "
+        f"With more feedback than one loss a round (a lower reference, not a bandit agent), "
         f"{_listing(stronger)} {verb} better still ({values})."
     ]
 

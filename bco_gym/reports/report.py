@@ -238,7 +238,7 @@ def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str
         lines += [scenario.description.strip(), ""]
     lines += [f"Setting: {set_text(results)}; {loss_text(results)}; {run_text(results)}.", ""]
     lines += comparator_lines(results)
-    lines += _pairs_part(directory, bandit_ranking(final), stem, scenario.title, final)
+    lines += _pairs_part(directory, rank(final), stem, scenario.title, final)
     if len({r.horizon for r in results}) > 1:
         lines += _exponents_part(directory, results, stem, final[0].horizon)
     for reference in scenario.references:
@@ -274,21 +274,25 @@ def _pairs_part(
 ) -> list[str]:
     """Who beats whom: the ordered groups, which method when, and the pairwise matrix.
 
-    ``ranking``: the all-pairs ranking of the bandit rows of ``results`` (:func:`bandit_ranking`);
-    the rows with more feedback are named apart, with their means."""
-    pairs = len(ranking.labels) * (len(ranking.labels) - 1) // 2
+    ``ranking``: the all-pairs ranking of the rows of ``results`` it holds (the bench's
+    holds the bandit rows only, :func:`bandit_ranking`); rows with more feedback left out
+    of it are named apart, with their means."""
+    groups = group_series(results)
+    labels = ranking.labels
+    pairs = len(labels) * (len(labels) - 1) // 2
+    which = "bandit rows" if all(is_bandit(groups[label][0]) for label in labels) else "rows"
     lines = [
         "### Who beats whom",
         "",
-        f"Ordered groups, the all-pairs ranking of the {len(ranking.labels)} bandit rows "
-        f"(paired t-tests on common seeds, Holm-corrected over all {pairs} pairs, so it can "
-        f"change when rows are added or removed): {ranking_text(ranking)}.",
+        f"Ordered groups, the all-pairs ranking of the {len(labels)} {which} (paired t-tests "
+        f"on common seeds, Holm-corrected over all {pairs} pairs, so it can change when rows "
+        f"are added or removed): {ranking_text(ranking)}.",
         "",
     ]
     more = {
         label: group
-        for label, group in group_series(results).items()
-        if label not in ranking.labels and not is_bandit(group[0])
+        for label, group in groups.items()
+        if label not in labels and not is_bandit(group[0])
     }
     if more:
         shown = ", ".join(

@@ -43,7 +43,7 @@ def test_a_clear_winner_is_chosen_and_the_full_information_agent_named():
     )
     assert "µs per round: bbcg 3, fkm 20, bfw 21)" in text
     assert (
-        "With more feedback than one loss a round (not ranked with the bandit agents), "
+        "With more feedback than one loss a round (a lower reference, not a bandit agent), "
         "ofw (full info) does better still" in text
     )
     assert text.endswith("Here, choose bbcg.")

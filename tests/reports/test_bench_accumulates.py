@@ -18,22 +18,13 @@ import shutil
 import pytest
 from test_bench import TINY
 
-from bco_gym.reports import bench, bench_report, references
+from bco_gym.reports import bench, references
 from bco_gym.reports.suites import SUITES
 
 #: Two standard-v2 scenarios, each with tuned reference rows.
 CHOSEN = ("ball-iid-10", "box-iid-10")
 #: scores.csv's label of the variant Jitter[spread=0.9] (its constants are not its defaults).
 VARIANT = "jitter[spread=0.9] (custom)"
-
-
-@pytest.fixture
-def no_figures(monkeypatch):
-    """The report without its figures, its intervals by bco_gym's vectorised bootstrap
-    (rliable's takes a minute here): what is tested is its rows."""
-    monkeypatch.setattr(bench_report, "matplotlib_missing", lambda: "no figures in this test")
-    monkeypatch.setattr("bco_gym.reports.report.matplotlib_missing", lambda: "no figures")
-    monkeypatch.setattr("bco_gym.reports.scores.rliable_available", lambda: False)
 
 
 @pytest.fixture
@@ -70,7 +61,7 @@ def rows_of(out, agent):
 
 
 def test_a_second_bench_into_a_standard_v2_directory_keeps_every_earlier_row(
-    tmp_path, archive, no_figures
+    tmp_path, archive, plain
 ):
     out = tmp_path / "bench"
     # reuse_stale: the archive's cells are kept though this round's code changed their
@@ -111,7 +102,7 @@ def test_a_second_bench_into_a_standard_v2_directory_keeps_every_earlier_row(
     assert "its cells read in 1 scenario; from an earlier bench into this directory in 1" in third
 
 
-def test_a_scenario_subset_keeps_the_other_scenarios_rows(tmp_path, monkeypatch, no_figures):
+def test_a_scenario_subset_keeps_the_other_scenarios_rows(tmp_path, monkeypatch, plain):
     """Issue 40's case: a two-scenario bench, then ``--scenarios`` one of them."""
     monkeypatch.setitem(SUITES, "tiny", TINY)
     out = tmp_path / "o"

@@ -28,11 +28,8 @@ TINY = (
 )
 
 
-def test_every_row_is_timed_here_in_turns_with_the_load(tmp_path, monkeypatch):
+def test_every_row_is_timed_here_in_turns_with_the_load(tmp_path, monkeypatch, plain):
     monkeypatch.setitem(SUITES, "tiny-timed", TINY)
-    monkeypatch.setattr("bco_gym.reports.scores.rliable_available", lambda: False)
-    monkeypatch.setattr("bco_gym.reports.report.matplotlib_missing", lambda: "no figures")
-    monkeypatch.setattr("bco_gym.reports.bench_report.matplotlib_missing", lambda: "no figures")
     out = tmp_path / "b"
     outcome = bench.run_bench(["user_agents:Jitter"], out, suite="tiny-timed", timings=True)
     (run,) = outcome.runs

@@ -12,6 +12,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from bench_fixtures import plain_report
 
 from bco_gym.experiment import run
 from bco_gym.reports import bench
@@ -59,9 +60,7 @@ def tuned(tmp_path_factory):
     out = tmp_path_factory.mktemp("tune") / "bench"
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(SUITES, "tiny-tuned", TUNED)
-        patch.setattr("bco_gym.reports.scores.rliable_available", lambda: False)
-        patch.setattr("bco_gym.reports.report.matplotlib_missing", lambda: "no figures")
-        patch.setattr("bco_gym.reports.bench_report.matplotlib_missing", lambda: "no figures")
+        plain_report(patch)
         outcome = bench.run_bench([AGENT], out, suite="tiny-tuned", tune=True, progress=False)
     with (out / "scores.csv").open() as handle:
         rows = list(csv.DictReader(handle))
@@ -140,9 +139,7 @@ def test_an_agent_whose_every_grid_value_fails_gets_no_tuned_row_and_a_reason(
     """Jitter's spread must lie in (0, 1]: every value of the grid fails to build. Its own
     cells fail; the bench goes on and says why it has no tuned row."""
     monkeypatch.setitem(SUITES, "tiny-tuned", TUNED[:1])
-    monkeypatch.setattr("bco_gym.reports.scores.rliable_available", lambda: False)
-    monkeypatch.setattr("bco_gym.reports.report.matplotlib_missing", lambda: "no figures")
-    monkeypatch.setattr("bco_gym.reports.bench_report.matplotlib_missing", lambda: "no figures")
+    plain_report(monkeypatch)
     out = tmp_path / "b"
     outcome = bench.run_bench(["user_agents:Jitter"], out, suite="tiny-tuned", tune=True)
     assert not [r for r in outcome.rows if r.agent == "jitter (tuned)"]
@@ -158,9 +155,7 @@ def test_an_agent_plays_its_affordable_horizon_beside_references_at_the_same(tmp
     the references' protocol says, and the references play 100 too (theory and tuned
     rows, the tuned constants the scenario's); the report says where it played fewer."""
     monkeypatch.setitem(SUITES, "tiny-tuned", TUNED[:1])
-    monkeypatch.setattr("bco_gym.reports.scores.rliable_available", lambda: False)
-    monkeypatch.setattr("bco_gym.reports.report.matplotlib_missing", lambda: "no figures")
-    monkeypatch.setattr("bco_gym.reports.bench_report.matplotlib_missing", lambda: "no figures")
+    plain_report(monkeypatch)
     out = tmp_path / "b"
     outcome = bench.run_bench(
         ["one_point_fw:ShortOnePointFW"], out, suite="tiny-tuned", tune=True, progress=False
