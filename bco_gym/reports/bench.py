@@ -673,7 +673,7 @@ def _noting_recomputed_cells(body: Callable[[], T]) -> tuple[T, list[str]]:
     return value, recomputed
 
 
-def archived_rows(suite: str, scenario: Scenario, results: Sequence[RunResult]) -> set[str]:
+def archived_rows(suite: str, scenario: Scenario, results: Sequence[RunResult]) -> frozenset[str]:
     """The series labels of ``results`` whose every run is the shipped archive's own cell
     (the same agent, constants, seed and time of computation): rows read from the
     archive, not computed here (an archive of other code is materialised, then its cells
@@ -681,11 +681,11 @@ def archived_rows(suite: str, scenario: Scenario, results: Sequence[RunResult]) 
     from bco_gym.reports.references import ArchiveCorruptError, ArchiveVersionError, load_scenario
 
     if suite not in ARCHIVED:
-        return set()
+        return frozenset()
     try:
         found = load_scenario(suite, scenario.name, check_version=False) or {}
     except (ArchiveCorruptError, ArchiveVersionError):
-        return set()
+        return frozenset()
     shipped = {
         (result.agent, result.constants, result.seed, result.computed_at)
         for _, cells in found.values()
@@ -696,10 +696,12 @@ def archived_rows(suite: str, scenario: Scenario, results: Sequence[RunResult]) 
         key = (result.agent, result.constants, result.seed, result.computed_at)
         label = series_label(result)
         rows[label] = rows.get(label, True) and key in shipped
-    return {label for label, every in rows.items() if every}
+    return frozenset(label for label, every in rows.items() if every)
 
 
-def _source(results: Sequence[RunResult], archived: set[str], references: Sequence[str]) -> str:
+def _source(
+    results: Sequence[RunResult], archived: frozenset[str], references: Sequence[str]
+) -> str:
     """Where a scenario's reference rows come from: "archive", "computed here" or
     "archive in part" (some of its rows)."""
     rows = {series_label(result) for result in results if result.agent in references}

@@ -3,16 +3,16 @@
 :func:`write_bench_report` writes ``report.md`` of ``bco-gym bench``
 (:mod:`~bco_gym.reports.bench` runs the cells) and its figures beside it:
 
-* its first lines (:func:`provenance_lines`): the suite and the scenarios covered (a
-  subset says so in the title), the reference archive's digest and where the reference
-  cells came from, the library version, the evaluation seeds (:func:`seeds_line`);
-* a verdict per agent (:func:`verdict`): the scenarios where it is separated from bbcg
-  and from fkm, better or worse, tested within a fixed family (:class:`Judged`): the
+* its first lines (:mod:`~bco_gym.reports.bench_provenance`): the suite and the
+  scenarios covered (a subset says so in the title), the reference archive's digest and
+  where the reference cells came from, the library version, the evaluation seeds;
+* a verdict per agent (:mod:`~bco_gym.reports.bench_verdicts`): the scenarios where it
+  is separated from bbcg and from fkm, better or worse, tested within a fixed family: the
   agent against the scenario's reference rows, paired t-tests Holm-corrected within those
   tests only, so the other agents in the directory cannot move it; against each
   reference's tuned row (constants tuned on seeds disjoint from the evaluation seeds: as
   a rule the stronger version of the reference) where the scenario has one, else its
-  theory row, and then against its theory row (:func:`reference_rows`);
+  theory row, and then against its theory row;
 * the failed cells, and the agents a scenario's feedback did not suit;
 * the headline figure (``headline.png``, as the main job's report draws it): per
   scenario, each agent's final regret minus random's on the same seeds;
@@ -501,8 +501,9 @@ def centre_rows(runs: Sequence[ScenarioRun]) -> dict[str, dict[str, float]]:
 def _first_lines(
     suite: str, runs: Sequence[ScenarioRun], coverage: Coverage | None = None
 ) -> list[str]:
-    """The report's title, what a reviewer asks first (:func:`provenance_lines`), the
-    smoke-test and superseded notes, the centre-playing rows."""
+    """The report's title, what a reviewer asks first
+    (:func:`~bco_gym.reports.bench_provenance.provenance_lines`), the smoke-test and
+    superseded notes, the centre-playing rows."""
     title = f"bco-gym bench: suite {suite}"
     if coverage is not None and coverage.subset:
         title += f", {coverage.note}"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from bco_gym.engine.result import RunResult
@@ -90,7 +90,7 @@ def _per_round(result: RunResult) -> float:
 
 def time_rows(
     results: Sequence[RunResult],
-    archived: set[str] | frozenset[str] = frozenset(),
+    archived: Collection[str] = (),
     *,
     rounds: int = TIMING_ROUNDS,
     passes: int = PASSES,

@@ -135,7 +135,7 @@ def _tuned_text(labels: Sequence[str], reference: str) -> str:
 def _separations(agent: str, chosen: Mapping[str, str], judged: Mapping[str, Judged]) -> str:
     """ "better in 2 (a, b); worse in 1 (c); not separated in 4": ``agent`` against the
     row ``chosen[scenario]`` of each scenario, within its fixed family of tests there
-    (:attr:`Judged.families`: Holm over the agent against the reference rows)."""
+    (the families of :class:`Judged`: Holm over the agent against the reference rows)."""
     better, worse, tied = [], [], []
     for name, theirs in chosen.items():
         family = judged[name].families[_label_of(judged[name], agent) or ""]
@@ -203,7 +203,7 @@ def verdict(agent: str, ranked: Mapping[str, Judged]) -> str:
     has one (:func:`reference_rows`; the theory row where it has none) and names that
     row; the second, when some scenario had a tuned row, against its theory row (the
     published constants). Each test is within the agent's fixed family of the scenario
-    (:attr:`Judged.families`), so the other agents in the directory never change it. A
+    (the families of :class:`Judged`), so the other agents in the directory never change it. A
     full-information or two-point agent says so first: it is not a bandit result."""
     ran = [name for name, judged in ranked.items() if _label_of(judged, agent) is not None]
     if not ran:
