@@ -538,6 +538,22 @@ def _add_bench(commands: Any) -> None:
     )
     _add_identity_flags(command)
     command.add_argument(
+        "--tune",
+        action="store_true",
+        help="hold each given agent to the references' protocol where a scenario has one: "
+        "its scale constant (SCALE_PARAM) tuned over the references' grid on their tuning "
+        "seeds at their tuning horizon, then played on the evaluation seeds beside its "
+        "untuned rows (the report shows the constant chosen in each scenario)",
+    )
+    command.add_argument(
+        "--timings",
+        action="store_true",
+        help="time every row of each scenario here (the references' and the given agents'), "
+        "in turns, on one seed for at most 2,000 rounds, with the load average: like-with-like "
+        "µs per round beside those their cells recorded (the archive's were measured when "
+        "it was built, elsewhere)",
+    )
+    command.add_argument(
         "--agents-only",
         action="store_true",
         help="report.md and scores.csv cover only --agents and the references (default: every "

@@ -517,6 +517,13 @@ def command_bench(args: argparse.Namespace) -> int:
             resolve_agent(agent)
         except (ValueError, TypeError) as error:
             raise UsageError(str(error)) from None
+    if args.tune:
+        from bco_gym.reports.bench_tuning import check_tunable
+
+        try:
+            check_tunable(args.agents)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
     agent_kwargs = agent_kwargs_per_agent(args.agent_kwargs, args.agents)
     labels = agent_labels(args.label, args.agents)
     out = check_command_directory(
@@ -553,6 +560,8 @@ def command_bench(args: argparse.Namespace) -> int:
             agents_only=args.agents_only,
             isolate=args.isolate,
             fresh_seeds=args.fresh_seeds,
+            tune=args.tune,
+            timings=args.timings,
         )
     print(f"wrote {outcome.report} and {outcome.scores}")
     if args.fresh_seeds is not None:
@@ -581,6 +590,8 @@ def _bench_command(args: argparse.Namespace) -> str:
     extra += " --agents-only" if args.agents_only else ""
     extra += " --isolate" if args.isolate else ""
     extra += f" --fresh-seeds {args.fresh_seeds}" if args.fresh_seeds is not None else ""
+    extra += " --tune" if args.tune else ""
+    extra += " --timings" if args.timings else ""
     return (
         f"bco-gym bench --agents {shlex.quote(','.join(args.agents))} --suite {args.suite}"
         f"{chosen}{seeds} --out {args.out}{extra}"

@@ -1420,24 +1420,27 @@ def test_isolation_and_fresh_seeds_undo_every_attack(tmp_path, capsys, ball_benc
     code, stdout, err = _cli([*argv, "--out", out], capsys)
     assert code == 0, err
     scores, fresh = _scores(out / "scores.csv"), _scores(out / "fresh-scores.csv")
+    inverted = "seed-inverter (custom)"  # its row's label: a variant (env_id given)
     honest = scores["honest-jitter"]
     assert scores["stack-walker"] == scores["gc-searcher"] == honest  # bit for bit
     assert min(honest.values()) > 0.5
-    assert max(abs(score) for score in scores["seed-inverter"].values()) < 1e-9
-    assert fresh["seed-inverter"] == fresh["honest-jitter"]  # found no public seed: honest
+    assert max(abs(score) for score in scores[inverted].values()) < 1e-9
+    assert fresh[inverted] == fresh["honest-jitter"]  # found no public seed: honest
     document = json.loads((out / "fresh-seeds.json").read_text())
     seeds = [int(seed) for seed in document["seeds"]]
     assert len(set(seeds)) == 6 and all(2**127 <= seed < 2**128 for seed in seeds)
     assert set(fresh["fkm"]) == set(fresh["random"]) == set(seeds)  # references on them too
-    assert document["agreement"]["seed-inverter"]["disagree"] is True
+    assert document["agreement"][inverted]["disagree"] is True
     assert document["agreement"]["honest-jitter"]["disagree"] is False
     report = (out / "report.md").read_text()
     first = _first_lines(report)
-    assert "**Fresh seeds disagree with the public seeds for `seed-inverter`**" in first
+    assert f"**Fresh seeds disagree with the public seeds for `{inverted}`**" in first
     assert "Suspect" not in first and "honest-jitter" not in first
     assert all(f"`{seed}`" in report for seed in seeds)
     assert "--isolate --fresh-seeds 6" in report and "fresh-seeds.json" in stdout
     assert "Played in their own process" in report
+
+
 # -- fifth pass (issue 40): a subprocess held to a memory ceiling ---------------------------------
 def _limited_python(code: str, address_space: int = 2_500_000_000, timeout: float = 120):
     """(exit code, stdout, stderr) of ``python -c code`` whose address space is capped at

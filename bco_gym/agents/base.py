@@ -258,6 +258,18 @@ class Agent(abc.ABC):
         """The expected-regret bound of the agent's theorem for this problem (None if none)."""
         return None
 
+    @classmethod
+    def affordable_horizon(cls, problem: Problem) -> int | None:
+        """The most rounds this agent can afford on ``problem``, or None (any horizon).
+
+        An agent whose rounds are costly on some problems (a projection that takes
+        milliseconds on a large polytope, as FKM's at scale) may say so: ``bco-gym bench``
+        then plays it that many rounds where a scenario asks for more, beside the
+        reference agents played at the same horizon on the same seeds, and its report
+        says where it played fewer rounds. ``problem`` is the scenario's, at its horizon.
+        """
+        return None
+
     def close(self) -> None:
         """Release resources (worker threads); the agent stays usable after ``reset``."""
         return None

@@ -22,7 +22,13 @@ from typing import Any
 import numpy as np
 
 from bco_gym.plotting.pairs import BETTER, NOT_SEPARATED, WORSE, draw_matrix
-from bco_gym.plotting.style import agent_color, legend_outside, lighter, new_figure
+from bco_gym.plotting.style import (
+    FULL_INFO_LINESTYLE,
+    agent_color,
+    legend_outside,
+    lighter,
+    new_figure,
+)
 
 
 def _color(agent: str, agents: list[str]) -> Any:
@@ -51,12 +57,13 @@ def aggregate_figure(stats: Any, suite: str) -> Any:
                 )
             axes.plot([estimate.value], [row], marker="|", markersize=14, color="black")
         axes.axvline(1.0, color="0.4", linestyle=":", linewidth=1)
+        _mark_more_feedback(axes, stats, agents)
         axes.set_xlabel(
             f"{heading} of normalised score (final regret / random's)", fontsize="small"
         )
         axes.grid(True, axis="x", alpha=0.3)
         axes.set_xlim(left=0)
-    labels = [f"{a} ({stats.scenarios[a]} scen.)" for a in agents]
+    labels = [f"{stats.shown(a)} ({stats.scenarios[a]} scen.)" for a in agents]
     panels[0].set_yticks(range(len(agents)), labels, fontsize="small")
     panels[0].set_ylim(len(agents) - 0.5, -0.5)
     figure.suptitle(
@@ -65,6 +72,25 @@ def aggregate_figure(stats: Any, suite: str) -> Any:
         fontsize="medium",
     )
     return figure
+
+
+def _mark_more_feedback(axes: Any, stats: Any, agents: list[str]) -> None:
+    """A rule above the agents with more feedback than one loss a round (listed last, ranked
+    apart), with a note saying so."""
+    first = next((row for row, agent in enumerate(agents) if not stats.is_bandit(agent)), None)
+    if first is None:
+        return
+    axes.axhline(first - 0.5, color="0.3", linestyle="--", linewidth=1)
+    axes.text(
+        0.99,
+        first - 0.45,
+        "below: more feedback (full info / two-point), not ranked with the bandit agents",
+        transform=axes.get_yaxis_transform(),
+        ha="right",
+        va="top",
+        fontsize="x-small",
+        color="0.3",
+    )
 
 
 def profile_figure(stats: Any, taus: np.ndarray, suite: str) -> Any:
@@ -77,8 +103,11 @@ def profile_figure(stats: Any, taus: np.ndarray, suite: str) -> Any:
             continue
         color = _color(agent, stats.agents)
         style = {"linestyle": ":"} if agent == "random" else {}
+        if not stats.is_bandit(agent):
+            style = {"linestyle": FULL_INFO_LINESTYLE}
         axes.fill_between(taus, estimate.low, estimate.high, color=color, alpha=0.18, linewidth=0)
-        axes.plot(taus, estimate.value, color=color, label=agent, linewidth=1.6, **style)
+        label = stats.shown(agent)
+        axes.plot(taus, estimate.value, color=color, label=label, linewidth=1.6, **style)
     axes.axvline(1.0, color="0.4", linestyle=":", linewidth=1)
     axes.set_xlabel("tau (normalised score: final regret / random's)")
     axes.set_ylabel("fraction of runs with score <= tau")
@@ -115,6 +144,9 @@ def improvement_figure(stats: Any, suite: str) -> Any:
         return _improvement_color(estimate), text
 
     draw_matrix(axes, agents, cell, row_label="row agent X", column_label="column agent Y")
+    shown = [stats.shown(agent) for agent in agents]
+    axes.set_xticks(range(count), shown, rotation=30, ha="right", fontsize="small")
+    axes.set_yticks(range(count), shown, fontsize="small")
     figure.suptitle(
         f"Suite {suite}: probability of improvement P(X < Y), 95% CI\n"
         "a run of X scores lower than a run of Y, averaged over the scenarios both ran\n"

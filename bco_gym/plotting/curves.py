@@ -18,6 +18,10 @@ Every band is the 95% Student-t interval over seeds of the quantity drawn
   R_s(t) - R^ref_s(t) against t, the reference (random by default) on the same seed.
   The per-round panel's y range holds the mean curves and, from t = T/100 on, their
   bands (the first rounds' bands are wide and uninformative, and would fill it).
+* :func:`against_references_figure` -- the bench's curves of one scenario: left, the
+  given agents' mean regret against t beside the references' rows (their tuned rows) and
+  random's; right, each given agent minus each of those reference rows on the same seed,
+  with its paired 95% band (below 0: the given agent is ahead at t).
 """
 
 from __future__ import annotations
@@ -260,4 +264,67 @@ def paired_difference_figure(
     what = f"Paired regret difference to {found}"
     figure.suptitle(title or title_of(what, results), fontsize="medium")
     legend_outside(figure, total)
+    return figure
+
+
+# -- the bench: given agents against the references -----------------------------------------------
+def against_references_figure(
+    results: Sequence[RunResult],
+    given: Sequence[str],
+    references: Sequence[str],
+    *,
+    title: str | None = None,
+) -> Any:
+    """Given agents against reference rows (module docstring): ``given`` and
+    ``references`` are series labels of ``results`` (:func:`series_label`); the left
+    panel draws both (and random's, where it ran), the right one each given series minus
+    each reference series, paired by seed, dashed for the second reference and beyond."""
+    series = _nonempty_series(results, "against_references_figure")
+    by_label = {series_label(one.results[0]): one for one in series}
+    missing = [label for label in (*given, *references) if label not in by_label]
+    if missing or not given or not references:
+        raise ValueError(
+            f"against_references_figure: given {list(given)} and references "
+            f"{list(references)} must be series of the results ({list(by_label)})"
+        )
+    figure = new_figure(12.0, 5.4)
+    curves, paired = figure.subplots(1, 2)
+    shown = [*given, *references, *(label for label in by_label if label == "random")]
+    for one in series:
+        if series_label(one.results[0]) in shown:
+            t, regrets = _curves(one)
+            _draw_band(curves, one, t, regrets)
+    paired.axhline(0, color="black", linewidth=1, zorder=0.5)
+    styles = ("-", "--", ":", "-.")
+    for label in given:
+        ours = by_label[label]
+        for index, reference in enumerate(references):
+            seeds, differences = paired_differences(ours.results, by_label[reference].results)
+            if not seeds:
+                continue
+            t = ours.results[0].checkpoints.astype(float)
+            line = Series(
+                label=f"{label} minus {reference}",
+                agent=ours.agent,
+                results=ours.results,
+                color=ours.color,
+                linestyle=styles[index % len(styles)],
+                zorder=ours.zorder,
+                full_information=ours.full_information,
+            )
+            _draw_band(paired, line, t, differences)
+    curves.axhline(0, color="black", linewidth=0.6, zorder=0)
+    curves.set_ylabel("regret R(t) (mean over seeds, 95% CI)")
+    curves.set_title("regret against t", fontsize="small")
+    paired.set_ylabel("regret minus the reference's, same seed (mean, paired 95% CI)")
+    paired.set_title("paired difference (below 0: ahead of the reference)", fontsize="small")
+    for axes in (curves, paired):
+        axes.set_xlabel("round t")
+        axes.grid(True, which="major", alpha=0.3)
+    what = "Given agents against the reference rows"
+    figure.suptitle(title or title_of(what, results), fontsize="medium")
+    legend_outside(figure, curves)
+    handles, labels = paired.get_legend_handles_labels()
+    if handles:
+        paired.legend(handles, labels, fontsize="x-small", loc="best", frameon=False)
     return figure

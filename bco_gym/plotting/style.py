@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from bco_gym.engine.result import RunResult
-from bco_gym.reports.paired import group_series, is_full_information
+from bco_gym.reports.paired import group_series, is_bandit
 
 AGENT_COLORS: dict[str, str] = {
     "random": "0.55",
@@ -262,7 +262,7 @@ def series_of(results: Iterable[RunResult], seen: Sequence[str] = ()) -> list[Se
     for index, label in enumerate(labels):
         group = groups[label]
         agent = group[0].agent
-        full = is_full_information(group[0])
+        full = not is_bandit(group[0])  # full information or two-point
         shade = MAX_SHADE * agents[:index].count(agent) / max(1, agents.count(agent) - 1)
         series.append(
             Series(

@@ -5,21 +5,28 @@ with the scenario's reference agents plus the given agents, on the scenario's se
 seeds 0..K-1), as one resumable sweep per scenario under ``<out>/runs/<scenario>``: a
 re-run with more agents computes only the new cells. Then it writes, in ``<out>``:
 
-* ``scores.csv`` -- one row per run: ``suite, scenario, agent, seed, horizon, regret,
-  score, adaptive_regret, dynamic_regret`` with score = final regret / random's on the
-  same scenario and seed (:mod:`~bco_gym.reports.scores`); the last two empty where the
-  loss family has no exact interval comparators (:mod:`bco_gym.losses.intervals`);
-* ``report.md`` (:mod:`~bco_gym.reports.bench_report`) -- a verdict per given agent
-  (the scenarios where it is separated from bbcg and from fkm, better or worse, by the
-  all-pairs ranking of :mod:`~bco_gym.reports.ranking`: paired t-tests, Holm's
-  correction per scenario; against each reference's tuned row where the scenario has
-  one, else its theory row, then against its theory row); the IQM and mean score of
-  every agent with
-  stratified-bootstrap 95% intervals, the probability of improvement of every agent
-  over every other (a matrix, table and figure), the performance profiles with their
-  95% bands; the failed cells; and per
-  scenario the ordered groups, the pairwise matrix and the paired tables against the
-  scenario's references.
+* ``scores.csv`` -- one row per run: ``suite, scenario, agent, feedback, seed, horizon,
+  regret, score, adaptive_regret, dynamic_regret, version, computed_at`` with score =
+  final regret / random's on the same scenario and seed (:mod:`~bco_gym.reports.scores`);
+  ``feedback`` what the row learned from (bandit, two-point, full); the regrets of
+  changing environments empty where the loss family has no exact interval comparators
+  (:mod:`bco_gym.losses.intervals`); the suite column says ``subset: k of n scenarios``
+  when the directory covers only some of the suite;
+* ``report.md`` (:mod:`~bco_gym.reports.bench_report`) -- the suite, the reference
+  archive's digest, the library version and the evaluation seeds; a verdict per agent
+  (the scenarios where it is separated from bbcg and from fkm, better or worse, tested
+  within a fixed family: the agent against the scenario's reference rows, Holm-corrected
+  within those tests; against each reference's tuned row where the scenario has one,
+  else its theory row, then against its theory row); the IQM and mean score of every
+  agent with stratified-bootstrap 95% intervals, the probability of improvement of every
+  agent over every other (a matrix, table and figure), the performance profiles with
+  their 95% bands; the failed cells; and per scenario the ordered groups (the all-pairs
+  ranking of its bandit rows), the pairwise matrix and the paired tables against the
+  scenario's references. Full-information and two-point rows are marked everywhere and
+  ranked apart.
+
+The directory accumulates: report.md and scores.csv cover every agent and every scenario
+computed into it for the suite (:func:`stored_results`), unless ``agents_only``.
 
 An agent is given by name or by anything :func:`~bco_gym.agents.registry.resolve_agent`
 accepts as a string (a registered name, an entry point, ``"package.module:Class"``).
@@ -43,8 +50,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bco_gym.engine.result import RunResult, computed_now
-from bco_gym.reports.bench_report import ScenarioRun, write_bench_report
+from bco_gym.reports.bench_provenance import BASELINE, Coverage, ScenarioRun
+from bco_gym.reports.bench_report import write_bench_report
 from bco_gym.reports.integrity import FreshSeeds, agreements, draw_fresh_seeds
+from bco_gym.reports.paired import series_label
 from bco_gym.reports.references import ARCHIVED
 from bco_gym.reports.scores import (
     COLUMNS,
@@ -57,16 +66,15 @@ from bco_gym.reports.suites import (
     check_scenario,
     resolve_suite,
     select_scenarios,
-    suite_label,
 )
 from bco_gym.sweeps.failures import CellFailure
 from bco_gym.sweeps.results import atomic_write
+from bco_gym.sweeps.store import SweepStore
 
 T = TypeVar("T")
 MARKER = "bench.json"
 OWNER_FILE = ".bco-gym-owner.json"  # the CLI's mark of a command's directory (cli_checks)
 FORMAT = 1
-BASELINE = "random"
 FRESH_SEEDS = "fresh-seeds.json"
 FRESH_SCORES = "fresh-scores.csv"
 
@@ -214,53 +222,121 @@ def _run_scenario(
     labels: Mapping[str, str] | None = None,
     reuse_stale: bool = False,
     agents_only: bool = False,
+    tune: bool = False,
     isolate: Sequence[str] = (),
 ) -> tuple[list[RunResult], list[CellFailure]]:
     """The scenario's results: its agents' now, and unless ``agents_only`` every other
-    agent's finished cells in its directory on the same seeds and horizon; the agents
-    of ``isolate`` play in their own process (:mod:`bco_gym.engine.isolation`)."""
-    from bco_gym.sweeps.sweep import sweep
-
+    agent's finished cells in its directory on the same seeds and horizon. A scenario
+    with a tuning protocol plays its references by it (theory and tuned rows,
+    :func:`~bco_gym.reports.scale.play_scenario`), and with ``tune`` the given agents too
+    (:func:`~bco_gym.reports.bench_tuning.tune_given`); the agents of ``isolate`` play in
+    their own process (:mod:`bco_gym.engine.isolation`)."""
     directory = out / "runs" / scenario.name
-    horizon = horizon_of(scenario)
-    if scenario.tuning is not None:
+    horizon = scenario_horizon(scenario)
+    references = [a for a in agents if a in scenario.agents or a == BASELINE]
+    given = [a for a in agents if a not in references]
+    common: dict[str, Any] = {
+        "backend": backend,
+        "batch_size": batch_size,
+        "progress": progress,
+        "reuse_stale": reuse_stale,
+    }
+    if scenario.tuning is None:
+        results = _sweep_agents(
+            scenario, agents, directory, horizon, (agent_kwargs, labels, isolate), common
+        )
+    else:
         from bco_gym.reports.scale import play_scenario
 
-        results, _ = play_scenario(
-            scenario.as_benched(agents),
+        played, _ = play_scenario(
+            scenario.as_benched(references),
             out,
             [horizon],
             backend=backend,
             progress=progress,
             failures="record",
             isolate=isolate,
+            reuse_stale=reuse_stale,
         )
-        at_horizon = [result for result in results if result.horizon == horizon]
-        return at_horizon, _sweep_failures(directory, scenario, agents)
-    results = sweep(
-        scenario.env_id,
-        list(agents),
-        [horizon],
-        list(scenario.seeds),
-        out=directory,
-        backend=backend,
-        progress=progress,
-        batch_size=batch_size,
-        failures="record",
-        reuse_stale=reuse_stale,
-        **_sweep_options(scenario, agents, agent_kwargs, labels, isolate),
-    )
+        results = [result for result in played if result.horizon == horizon]
+        if given:
+            results += _sweep_agents(
+                scenario, given, directory, horizon, (agent_kwargs, labels, isolate), common
+            )
+    if tune and given:
+        from bco_gym.reports.bench_tuning import tune_given
+
+        results += tune_given(
+            scenario,
+            given,
+            out,
+            dict.fromkeys(given, horizon),
+            agent_kwargs=agent_kwargs,
+            labels=labels,
+            **common,
+        )
+    failed = [
+        *_sweep_failures(directory, scenario, agents if agents_only else None),
+        *_sweep_failures(out / "runs" / f"{scenario.name}-tuned", scenario, given),
+    ]
     if agents_only:
-        return list(results), _sweep_failures(directory, scenario, agents)
-    earlier = _earlier_results(directory, scenario, horizon, results)
-    return [*results, *earlier], _sweep_failures(directory, scenario, None)
+        return list(results), failed
+    return stored_results(out, scenario, results), failed
 
 
-def horizon_of(scenario: Scenario) -> int:
-    """The horizon the bench plays ``scenario`` at (its own, else its plan's)."""
+def _sweep_agents(
+    scenario: Scenario,
+    agents: Sequence[str],
+    directory: Path,
+    horizon: int,
+    given: tuple[Mapping[str, Mapping[str, Any]] | None, Mapping[str, str] | None, Sequence[str]],
+    common: Mapping[str, Any],
+) -> list[RunResult]:
+    """``agents``' cells of the scenario at ``horizon``, one resumable sweep in
+    ``directory``; ``given`` (agent keyword arguments, labels, agents to isolate) as
+    :func:`_sweep_options` reads them."""
+    from bco_gym.sweeps.sweep import sweep
+
+    options = _sweep_options(scenario, agents, *given)
+    return list(
+        sweep(
+            scenario.env_id,
+            list(agents),
+            [horizon],
+            list(scenario.seeds),
+            out=directory,
+            failures="record",
+            **options,
+            **common,
+        )
+    )
+
+
+def scenario_horizon(scenario: Scenario) -> int:
+    """The horizon the bench scores ``scenario`` at: its own, or its env's (data sets)."""
     from bco_gym.reports.demo import own_horizon
 
     return scenario.horizon if scenario.horizon is not None else own_horizon(scenario)
+
+
+def stored_results(
+    out: Path, scenario: Scenario, current: Sequence[RunResult] = ()
+) -> list[RunResult]:
+    """``current`` and every earlier agent's finished cells of ``scenario`` in ``out``, on
+    its seeds and horizon: its sweep (``runs/<name>``) and, for a scenario with tuned
+    rows, the tuned sweep (``runs/<name>-tuned``), where a tuned row run now replaces the
+    same agent's earlier ones."""
+    horizon = scenario_horizon(scenario)
+    tuned = [result for result in current if result.constants == "tuned"]
+    plain = [result for result in current if result.constants != "tuned"]
+    found = [*plain, *_earlier_results(out / "runs" / scenario.name, scenario, horizon, plain)]
+    if scenario.tuning is not None:
+        again = {result.agent for result in tuned}
+        earlier = _earlier_results(
+            out / "runs" / f"{scenario.name}-tuned", scenario, horizon, tuned
+        )
+        found += [*tuned, *(result for result in earlier if result.agent not in again)]
+    return found
 
 
 def _sweep_options(
@@ -303,12 +379,16 @@ def _fresh_scenario(
     from bco_gym.sweeps.sweep import cells, run_in_memory
 
     fresh = replace(scenario, seeds=tuple(seeds))
-    horizon = horizon_of(scenario)
-    if scenario.tuning is not None:
+    horizon = scenario_horizon(scenario)
+    played = list(agents)
+    grid = []
+    if scenario.tuning is not None:  # the references by their protocol, as in public
         from bco_gym.reports.scale import scenario_cells
 
+        played = [a for a in agents if a not in scenario.agents and a != BASELINE]
+        references = [a for a in agents if a not in played]
         grid = scenario_cells(
-            fresh.as_benched(agents),
+            fresh.as_benched(references),
             out,
             [horizon],
             backend=backend,
@@ -316,9 +396,9 @@ def _fresh_scenario(
             isolate=isolate,
         )
         grid = [cell for cell in grid if cell.horizon == horizon]
-    else:
-        options = _sweep_options(scenario, agents, agent_kwargs, labels, isolate)
-        grid = cells(scenario.env_id, list(agents), [horizon], list(seeds), **options)
+    if played:
+        options = _sweep_options(scenario, played, agent_kwargs, labels, isolate)
+        grid += cells(scenario.env_id, played, [horizon], list(seeds), **options)
     return run_in_memory(grid, backend=backend, progress=progress, batch_size=batch_size)
 
 
@@ -331,6 +411,8 @@ def _earlier_results(
     from bco_gym.agents.registry import identity_of_result
     from bco_gym.sweeps import load_sweep
 
+    if not SweepStore(directory).manifest_path.is_file():
+        return []
     ours = {identity_of_result(result) for result in current}
     taken = {result.agent for result in current}
     found = [
@@ -408,6 +490,8 @@ def run_bench(
     agents_only: bool = False,
     isolate: bool = False,
     fresh_seeds: int | None = None,
+    tune: bool = False,
+    timings: bool = False,
 ) -> BenchOutcome:
     """Run ``agents`` on ``suite`` into ``out`` and write the scores and the report.
 
@@ -436,6 +520,13 @@ def run_bench(
     horizons), unless ``agents_only``; each agent's rows say the version of bco_gym that
     computed them and when.
 
+    ``tune``: hold each given agent to the references' protocol where a scenario has one
+    (:mod:`~bco_gym.reports.bench_tuning`): its ``SCALE_PARAM`` tuned over the references'
+    grid on their tuning seeds at their tuning horizon, then played on the evaluation
+    seeds (rows ``agent (tuned, ...)``); an agent without a scale constant is refused.
+    ``timings``: time every row of each scenario live, in turns, with the load average
+    (:mod:`~bco_gym.reports.bench_timing`), beside the timings its cells recorded.
+
     Integrity (:mod:`~bco_gym.reports.integrity`, docs/benchmark.md "Threat model"):
     ``isolate`` plays each given agent in its own process, which receives only what its
     feedback entitles it to and sends back only its plays (:mod:`bco_gym.engine.isolation`);
@@ -453,8 +544,12 @@ def run_bench(
     fresh = (draw_fresh_seeds(fresh_seeds), computed_now()) if fresh_seeds is not None else None
     isolated = tuple(given) if isolate else ()
     agent_kwargs, labels = dict(agent_kwargs or {}), dict(labels or {})
+    if tune:
+        from bco_gym.reports.bench_tuning import check_tunable
+
+        check_tunable(given)
     steps = plan(suite, given, seeds, scenarios, agent_kwargs)
-    name = resolve_suite(suite)[0]
+    definition, (name, every) = suite, resolve_suite(suite)  # a built-in's name or a file
     where = f"suite {name!r}" if name == suite else f"suite file {str(suite)!r}"
     for scenario, chosen, _ in steps:  # before any cell: every agent builds on every env
         check_scenario(scenario, where, chosen, agent_kwargs)
@@ -463,6 +558,10 @@ def run_bench(
     out = Path(out)
     claim_directory(out, name)
     suite = name
+    options = _Options(
+        out, suite, backend, batch_size, progress, agent_kwargs, labels, reuse_stale,
+        agents_only, tune, timings, isolated,
+    )  # fmt: skip
     runs = []
     for index, (scenario, chosen, skipped) in enumerate(steps, start=1):
         if announce is not None:
@@ -470,42 +569,24 @@ def run_bench(
         archive_notes: list[str] = []
         if not recompute_references and suite in ARCHIVED:
             _use_archive(suite, scenario, out, announce, archive_notes)
-        (results, failed), recomputed = _noting_recomputed_cells(
-            lambda scenario=scenario, chosen=chosen: _run_scenario(
-                scenario,
-                chosen,
-                out,
-                backend=backend,
-                batch_size=batch_size,
-                progress=progress,
-                agent_kwargs=agent_kwargs,
-                labels=labels,
-                reuse_stale=reuse_stale,
-                agents_only=agents_only,
-                isolate=isolated,
-            )
-        )
-        failures = [f"{scenario.name}: {failure.describe()}" for failure in failed]
-        runs.append(
-            ScenarioRun(
-                scenario,
-                chosen,
-                skipped,
-                results,
-                failures,
-                failed,
-                recomputed=recomputed,
-                archive_notes=archive_notes,
-            )
-        )
-    label = suite_label(suite)
-    rows = [row for run in runs for row in score_rows(label, run.scenario.name, run.results)]
+        found = _bench_scenario(options, scenario, chosen, skipped)
+        runs += [replace(found[0], archive_notes=archive_notes), *found[1:]]
+    if not agents_only:
+        runs = _with_earlier_scenarios(out, plan(definition, (), seeds), runs)
+    names = {scenario.name for scenario in every}
+    covered = Coverage(
+        suite, [run.scenario.name for run in runs if run.results and run.scenario.name in names],
+        len(every),
+    )  # fmt: skip
+    rows = [
+        row for run in runs for row in score_rows(covered.label, run.scenario.name, run.results)
+    ]
     scores = write_scores(out / "scores.csv", rows)
     command = command or f"bco-gym bench --agents {','.join(given)} --suite {suite}"
     shown = [labels.get(agent) or _label_of(agent) for agent in given]
     verified = None
     if fresh is not None:
-        options = {
+        fresh_options = {
             "backend": backend,
             "batch_size": batch_size,
             "progress": progress,
@@ -513,10 +594,20 @@ def run_bench(
             "labels": labels,
             "isolate": isolated,
         }
-        verified = _fresh_pass(steps, out, fresh, shown, rows, announce, options, label)
+        scored = _scored_labels(shown, runs)
+        verified = _fresh_pass(
+            steps, out, fresh, scored, rows, announce, fresh_options, covered.label
+        )
         write_fresh(out, verified, command)
     report = write_bench_report(
-        out / "report.md", suite, shown, runs, rows, command=command, fresh=verified
+        out / "report.md",
+        suite,
+        shown,
+        runs,
+        rows,
+        command=command,
+        coverage=covered,
+        fresh=verified,
     )
     failures = [failure for run in runs for failure in run.failures]
     if verified is not None:
@@ -524,6 +615,17 @@ def run_bench(
     recomputed = [f"{run.scenario.name}: {line}" for run in runs for line in run.recomputed]
     archive = [f"{run.scenario.name}: {line}" for run in runs for line in run.archive_notes]
     return BenchOutcome(report, scores, rows, failures, runs, recomputed, archive)
+
+
+def _scored_labels(shown: Sequence[str], runs: Sequence[ScenarioRun]) -> list[str]:
+    """Each given agent's label in scores.csv (:func:`~bco_gym.reports.paired.series_label`:
+    ``agent (custom)`` for one given keyword arguments), its untuned row's."""
+    found: dict[str, str] = {}
+    for run in runs:
+        for result in run.results:
+            if result.agent in shown and result.constants != "tuned":
+                found.setdefault(result.agent, series_label(result))
+    return [found.get(agent, agent) for agent in shown]
 
 
 def _fresh_pass(
@@ -568,6 +670,182 @@ def write_fresh(out: Path, fresh: FreshSeeds, command: str) -> None:
     atomic_write(out / FRESH_SEEDS, lambda stream: stream.write(text.encode("utf-8")))
 
 
+@dataclass(frozen=True)
+class _Options:
+    """What one bench asks of every scenario (:func:`run_bench`'s arguments)."""
+
+    out: Path
+    suite: str
+    backend: str
+    batch_size: int | None
+    progress: bool | str | None
+    agent_kwargs: Mapping[str, Mapping[str, Any]]
+    labels: Mapping[str, str]
+    reuse_stale: bool
+    agents_only: bool
+    tune: bool
+    timings: bool
+    isolate: tuple[str, ...]
+
+    @property
+    def common(self) -> dict[str, Any]:
+        """The sweeps' own options."""
+        return {
+            "backend": self.backend,
+            "batch_size": self.batch_size,
+            "progress": self.progress,
+            "reuse_stale": self.reuse_stale,
+        }
+
+
+def _bench_scenario(
+    options: _Options, scenario: Scenario, chosen: tuple[str, ...], skipped: dict[str, str]
+) -> list[ScenarioRun]:
+    """The scenario's run, and one per affordable horizon a given agent declares below the
+    scenario's (:mod:`~bco_gym.reports.bench_horizons`): that agent plays there, beside the
+    reference rows played at its horizon, and not at the scenario's."""
+    from bco_gym.reports.bench_horizons import affordable_horizons
+
+    given = [agent for agent in chosen if agent not in scenario.agents and agent != BASELINE]
+    short = affordable_horizons(scenario, given, scenario_horizon(scenario))
+    main = tuple(agent for agent in chosen if agent not in short)
+    (results, failed), recomputed = _noting_recomputed_cells(
+        lambda: _run_scenario(
+            scenario,
+            main,
+            options.out,
+            agent_kwargs=options.agent_kwargs,
+            labels=options.labels,
+            agents_only=options.agents_only,
+            tune=options.tune,
+            isolate=options.isolate,
+            **options.common,
+        )
+    )
+    runs = [_scenario_run(options, scenario, main, skipped, results, failed, recomputed)]
+    for horizon in sorted(set(short.values())):
+        agents = [agent for agent, own in short.items() if own == horizon]
+        runs.append(_short_run(options, scenario, horizon, agents))
+    return runs
+
+
+def _short_run(
+    options: _Options, scenario: Scenario, horizon: int, agents: Sequence[str]
+) -> ScenarioRun:
+    """``agents`` at their affordable ``horizon`` in ``scenario``, beside its reference
+    rows played at that horizon (:func:`~bco_gym.reports.bench_horizons.short_scenario`)."""
+    from bco_gym.reports.bench_horizons import play_references_short, short_scenario
+
+    shown = [options.labels.get(agent) or _label_of(agent) for agent in agents]
+    short = short_scenario(scenario, horizon, shown, of=scenario_horizon(scenario))
+    directory = options.out / "runs" / short.name
+
+    def body() -> tuple[list[RunResult], list[CellFailure]]:
+        results = play_references_short(scenario, short, options.out, options.common)
+        given = (options.agent_kwargs, options.labels, options.isolate)
+        results += _sweep_agents(short, agents, directory, horizon, given, options.common)
+        if options.tune:
+            from bco_gym.reports.bench_tuning import tune_given
+
+            results += tune_given(
+                replace(short, tuning=scenario.tuning),
+                agents,
+                options.out,
+                dict.fromkeys(agents, horizon),
+                agent_kwargs=options.agent_kwargs,
+                labels=options.labels,
+                **options.common,
+            )
+        failed = _sweep_failures(directory, short, None)
+        if options.agents_only:
+            return results, failed
+        return stored_results(options.out, short, results), failed
+
+    (results, failed), recomputed = _noting_recomputed_cells(body)
+    chosen = (*short.agents, BASELINE, *agents)
+    return _scenario_run(options, short, chosen, {}, results, failed, recomputed)
+
+
+def _scenario_run(
+    options: _Options,
+    scenario: Scenario,
+    chosen: tuple[str, ...],
+    skipped: dict[str, str],
+    results: list[RunResult],
+    failed: list[CellFailure],
+    recomputed: list[str],
+) -> ScenarioRun:
+    """The :class:`ScenarioRun` of a scenario just run: where its reference rows came
+    from, the given agents left untuned and why (``--tune``), its live timings."""
+    archived = archived_rows(options.suite, scenario, results)
+    untuned = {}
+    if options.tune:
+        from bco_gym.reports.bench_tuning import untuned_reasons
+
+        mine = [agent for agent in chosen if agent not in scenario.agents and agent != BASELINE]
+        shown = {agent: options.labels.get(agent) or _label_of(agent) for agent in mine}
+        untuned = untuned_reasons(scenario, shown, results, options.out)
+    timed = None
+    if options.timings and results:
+        from bco_gym.reports.bench_timing import time_rows
+
+        timed = time_rows(results, archived)
+    return ScenarioRun(
+        scenario,
+        chosen,
+        skipped,
+        results,
+        [f"{scenario.name}: {failure.describe()}" for failure in failed],
+        failed,
+        recomputed=recomputed,
+        references=_source(results, archived, (*scenario.agents, BASELINE)),
+        untuned=untuned,
+        timings=timed,
+    )
+
+
+def _with_earlier_scenarios(
+    out: Path,
+    every: Sequence[tuple[Scenario, tuple[str, ...], dict[str, str]]],
+    runs: Sequence[ScenarioRun],
+) -> list[ScenarioRun]:
+    """``runs``, and in the suite's order a run read from ``out`` for every scenario of
+    the suite (and every affordable horizon of it, ``<scenario>-T<h>``) not run now whose
+    cells an earlier bench computed into ``out``."""
+    from bco_gym.reports.bench_horizons import SHORT, short_scenario
+
+    ran = {run.scenario.name: run for run in runs}
+    found = []
+    for scenario, _, _ in every:
+        shorts = {}
+        for directory in sorted((out / "runs").glob(f"{scenario.name}-T*")):
+            match = SHORT.match(directory.name)
+            if match and match["name"] == scenario.name and directory.is_dir():
+                shorts[directory.name] = int(match["horizon"])
+        for name in (scenario.name, *sorted(shorts, key=shorts.get)):  # type: ignore[arg-type]
+            if name in ran:
+                found.append(ran[name])
+                continue
+            if not SweepStore(out / "runs" / name).manifest_path.is_file():
+                continue
+            if name == scenario.name:
+                found.append(_stored_run(out, scenario))
+                continue
+            run = _stored_run(out, short_scenario(scenario, shorts[name], []))
+            given = [a for a in run.agents if a not in run.reference_agents]
+            found.append(replace(run, scenario=short_scenario(scenario, shorts[name], given)))
+    return found
+
+
+def _stored_run(out: Path, scenario: Scenario) -> ScenarioRun:
+    """A scenario not run now, as an earlier bench left it in ``out``."""
+    results = stored_results(out, scenario)
+    failed = _sweep_failures(out / "runs" / scenario.name, scenario, None)
+    agents = tuple(dict.fromkeys(result.agent for result in results))
+    failures = [f"{scenario.name}: {failure.describe()}" for failure in failed]
+    return ScenarioRun(scenario, agents, {}, results, failures, failed, earlier=True)
+
+
 def _noting_recomputed_cells(body: Callable[[], T]) -> tuple[T, list[str]]:
     """``body()`` and the cells its sweep found damaged or tampered with and computed
     again (its :class:`~bco_gym.sweeps.sweep.CorruptCellWarning` messages); every
@@ -583,6 +861,43 @@ def _noting_recomputed_cells(body: Callable[[], T]) -> tuple[T, list[str]]:
             recomputed.append(" ".join(str(caught.message).split()))
         warnings.warn_explicit(caught.message, caught.category, caught.filename, caught.lineno)
     return value, recomputed
+
+
+def archived_rows(suite: str, scenario: Scenario, results: Sequence[RunResult]) -> frozenset[str]:
+    """The series labels of ``results`` whose every run is the shipped archive's own cell
+    (the same agent, constants, seed and time of computation): rows read from the
+    archive, not computed here (an archive of other code is materialised, then its cells
+    are recomputed as stale: those rows are computed here)."""
+    from bco_gym.reports.references import ArchiveCorruptError, ArchiveVersionError, load_scenario
+
+    if suite not in ARCHIVED:
+        return frozenset()
+    try:
+        found = load_scenario(suite, scenario.name, check_version=False) or {}
+    except (ArchiveCorruptError, ArchiveVersionError):
+        return frozenset()
+    shipped = {
+        (result.agent, result.constants, result.seed, result.computed_at)
+        for _, cells in found.values()
+        for _, result in cells
+    }
+    rows: dict[str, bool] = {}
+    for result in results:
+        key = (result.agent, result.constants, result.seed, result.computed_at)
+        label = series_label(result)
+        rows[label] = rows.get(label, True) and key in shipped
+    return frozenset(label for label, every in rows.items() if every)
+
+
+def _source(
+    results: Sequence[RunResult], archived: frozenset[str], references: Sequence[str]
+) -> str:
+    """Where a scenario's reference rows come from: "archive", "computed here" or
+    "archive in part" (some of its rows)."""
+    rows = {series_label(result) for result in results if result.agent in references}
+    if rows and rows <= archived:
+        return "archive"
+    return "archive in part" if rows & archived else "computed here"
 
 
 def _label_of(agent: str) -> str:
@@ -604,6 +919,7 @@ def write_scores(path: Path, rows: Sequence[ScoreRow]) -> Path:
                 row.suite,
                 row.scenario,
                 row.agent,
+                row.feedback,
                 row.seed,
                 row.horizon,
                 repr(row.regret),

@@ -7,12 +7,16 @@
   of a stationary scenario) and those whose fresh and public scores disagree; an
   Integrity section on how each agent played, the regret floor and the fresh seeds
   (:mod:`~bco_gym.reports.integrity`);
-* a verdict per given agent (:func:`verdict`): the scenarios where it is separated from
-  bbcg and from fkm, better or worse, by the all-pairs ranking of
-  :mod:`~bco_gym.reports.ranking` (paired t-tests, Holm's correction per scenario);
-  against each reference's tuned row (constants tuned on seeds disjoint from the
-  evaluation seeds: as a rule the stronger version of the reference) where the scenario
-  has one, else its theory row, and then against its theory row (:func:`reference_rows`);
+* its first lines (:mod:`~bco_gym.reports.bench_provenance`): the suite and the
+  scenarios covered (a subset says so in the title), the reference archive's digest and
+  where the reference cells came from, the library version, the evaluation seeds;
+* a verdict per agent (:mod:`~bco_gym.reports.bench_verdicts`): the scenarios where it
+  is separated from bbcg and from fkm, better or worse, tested within a fixed family: the
+  agent against the scenario's reference rows, paired t-tests Holm-corrected within those
+  tests only, so the other agents in the directory cannot move it; against each
+  reference's tuned row (constants tuned on seeds disjoint from the evaluation seeds: as
+  a rule the stronger version of the reference) where the scenario has one, else its
+  theory row, and then against its theory row;
 * the failed cells, and the agents a scenario's feedback did not suit;
 * the headline figure (``headline.png``, as the main job's report draws it): per
   scenario, each agent's final regret minus random's on the same seeds;
@@ -22,9 +26,14 @@
   every agent over every other (a matrix; :mod:`~bco_gym.reports.scores`), with their
   figures and the performance profiles with their 95% bands
   (:mod:`bco_gym.plotting.bench`);
-* per scenario: its comparator (a warning when uncertified), the ordered groups, the
-  "which method when" paragraph, the pairwise matrix and the paired tables against the
-  scenario's references (a reference's tuned row where the scenario has one).
+* per scenario: its comparator (a warning when uncertified), the ordered groups (the
+  all-pairs ranking of its bandit rows, labelled as such), the "which method when"
+  paragraph, the pairwise matrix and the paired tables against the scenario's references
+  (a reference's tuned row where the scenario has one).
+
+Full-information and two-point rows (:func:`~bco_gym.reports.paired.feedback_of`) are
+marked wherever they are shown and kept out of the bandit rankings: a scores table of
+their own, beside (not inside) a scenario's ordered groups, below a rule in the figures.
 """
 
 from __future__ import annotations
@@ -38,7 +47,25 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.engine.result import RunResult
+from bco_gym.reports.bench_provenance import (
+    BASELINE,
+    Coverage,
+    ScenarioRun,
+    provenance_lines,
+    scenario_count,
+)
+from bco_gym.reports.bench_tuning import tuned_constants_lines
+from bco_gym.reports.bench_verdicts import (
+    TUNED,
+    VERDICT_REFERENCES,
+    VERDICTS_NOTE,
+    Judged,
+    judgements,
+    paired_reference,
+    untuned_note,
+    verdict,
+    verdict_rows_lines,
+)
 from bco_gym.reports.integrity import FreshSeeds, flag_lines, integrity_lines
 from bco_gym.reports.page import (
     Markdown,
@@ -49,7 +76,7 @@ from bco_gym.reports.page import (
     untitled,
     write_page,
 )
-from bco_gym.reports.ranking import Ranking, rank
+from bco_gym.reports.paired import FEEDBACK_MARKS
 from bco_gym.reports.report import HEADLINE_READING, matplotlib_missing
 from bco_gym.reports.scores import (
     BOOTSTRAP_REPS,
@@ -62,10 +89,9 @@ from bco_gym.reports.scores import (
     profile,
     scores_by_scenario,
 )
-from bco_gym.reports.suites import SMOKE_TESTS, SUPERSEDED, Scenario, centre_players
+from bco_gym.reports.suites import SMOKE_TESTS, SUPERSEDED, centre_players
 from bco_gym.sweeps.results import atomic_write
 
-VERDICT_REFERENCES = ("bbcg", "fkm")
 #: The sentence under each figure of the scores: what to read in it.
 READINGS = {
     "scores-aggregate": "Read the rows top down, best first: a lower score is a lower regret "
@@ -81,193 +107,7 @@ READINGS = {
 PROFILE_TAUS = np.linspace(0.0, 1.5, 151)
 
 
-@dataclass(frozen=True)
-class ScenarioRun:
-    """One scenario as the bench ran it: its agents, the ones left out, its results."""
-
-    scenario: Scenario
-    agents: tuple[str, ...]
-    skipped: Mapping[str, str]
-    results: list[RunResult]
-    failures: list[str] = field(default_factory=list)
-    failed: list[Any] = field(default_factory=list)  # the CellFailure records
-    #: Cells whose files were damaged or tampered with, computed again (one line each).
-    recomputed: list[str] = field(default_factory=list)
-    #: Why the shipped reference cells were not used (another version, a damaged file).
-    archive_notes: list[str] = field(default_factory=list)
-
-
 # -- the statistics of the report -----------------------------------------------------------------
-def rankings(runs: Sequence[ScenarioRun]) -> dict[str, Ranking]:
-    """Scenario name -> the all-pairs ranking of its agents (by agent name)."""
-    return {run.scenario.name: rank(run.results) for run in runs if run.results}
-
-
-def _label_of(ranking: Ranking, agent: str) -> str | None:
-    """The ranking's series label of the given ``agent`` (its only series; beside tuned
-    rows of the same agent, its own row), or None."""
-    labels = [label for label in ranking.labels if label == agent or label.startswith(f"{agent} (")]
-    if len(labels) > 1:  # a reference agent given: its own (theory) row beside its tuned one
-        labels = [label for label in labels if not _is_tuned(label, agent)]
-    return labels[0] if len(labels) == 1 else None
-
-
-def _is_tuned(label: str, reference: str) -> bool:
-    return label.startswith(f"{reference} (tuned")
-
-
-def reference_rows(ranking: Ranking, reference: str) -> tuple[str | None, str | None]:
-    """(tuned row, theory row) of ``reference`` among one scenario's series, None where
-    it has no such row.
-
-    The tuned row has constants tuned on seeds disjoint from the evaluation seeds
-    (``bbcg (tuned, c=100)``): as a rule the stronger version of the reference (not
-    always: tuned on two seeds, it can lose to the theory row on the evaluation seeds),
-    so the one the verdicts are against first. Should a scenario hold several tuned rows
-    of one reference, the one with the lowest mean regret is taken (the harder test).
-    """
-    tuned = [label for label in ranking.labels if _is_tuned(label, reference)]
-    theory = [
-        label
-        for label in ranking.labels
-        if (label == reference or label.startswith(f"{reference} ("))
-        and not _is_tuned(label, reference)
-    ]
-    strongest = min(tuned, key=lambda label: ranking.means[label]) if tuned else None
-    if reference in theory:
-        return strongest, reference
-    return strongest, theory[0] if len(theory) == 1 else None
-
-
-def _tuned_text(labels: Sequence[str], reference: str) -> str:
-    """``tuned, c=100`` (one constant everywhere) or ``tuned, c=10 to 1e+04 by scenario``."""
-    inner = sorted({label[len(reference) + 2 :].split(")")[0] for label in labels})
-    if len(inner) == 1:
-        return inner[0]
-    constants = [text.partition(", ")[2].partition("=") for text in inner]
-    try:
-        values = sorted(float(value) for _, _, value in constants)
-    except ValueError:
-        return "tuned, constants by scenario"
-    names = {name for name, _, _ in constants}
-    if len(names) != 1:
-        return "tuned, constants by scenario"
-    return f"tuned, {names.pop()}={values[0]:.3g} to {values[-1]:.3g} by scenario"
-
-
-def _separations(agent: str, chosen: Mapping[str, str], ranked: Mapping[str, Ranking]) -> str:
-    """ "better in 2 (a, b); worse in 1 (c); not separated in 4": ``agent`` against the
-    row ``chosen[scenario]`` of each scenario, by the scenario's Holm-corrected ranking."""
-    better, worse, tied = [], [], []
-    for name, theirs in chosen.items():
-        ours = _label_of(ranked[name], agent)
-        if ranked[name].beats(ours, theirs):
-            better.append(name)
-        elif ranked[name].beats(theirs, ours):
-            worse.append(name)
-        else:
-            tied.append(name)
-    if not better and not worse:
-        return f"separated in none of {len(tied)}"
-    parts = [
-        f"{what} {len(names)} ({', '.join(names)})"
-        for what, names in (("better in", better), ("worse in", worse))
-        if names
-    ]
-    if tied:
-        parts.append(f"not separated in {len(tied)}")
-    return "; ".join(parts)
-
-
-def _scenarios(count: int) -> str:
-    return f"{count} scenario" + ("" if count == 1 else "s")
-
-
-def _reference_items(
-    agent: str, reference: str, ran: Sequence[str], ranked: Mapping[str, Ranking]
-) -> list[str]:
-    """The verdict's items against one reference: against its tuned row where the
-    scenario has one (its theory row elsewhere), then against its theory row when
-    some scenario had a tuned one."""
-    primary: dict[str, str] = {}  # scenario -> the row the verdict is against
-    theory: dict[str, str] = {}
-    for name in ran:
-        ours = _label_of(ranked[name], agent)
-        tuned, plain = reference_rows(ranked[name], reference)
-        plain = plain if plain != ours else None
-        tuned = tuned if tuned != ours else None
-        if tuned or plain:
-            primary[name] = tuned or plain  # type: ignore[assignment]
-        if plain:
-            theory[name] = plain
-    if not primary:
-        return [f"against {reference}: no common scenario"]
-    tuned_rows = [row for name, row in primary.items() if row != theory.get(name)]
-    if not tuned_rows:
-        return [f"against {reference} (theory constants): {_separations(agent, primary, ranked)}"]
-    shown = _tuned_text(tuned_rows, reference)
-    plain_count = len(primary) - len(tuned_rows)
-    if plain_count:
-        shown += (
-            f" in {_scenarios(len(tuned_rows))}; theory constants in "
-            f"{_scenarios(plain_count)} without a tuned row"
-        )
-    items = [f"against {reference} ({shown}): {_separations(agent, primary, ranked)}"]
-    if theory:
-        items.append(
-            f"against {reference} (theory constants): {_separations(agent, theory, ranked)}"
-        )
-    return items
-
-
-def verdict(agent: str, ranked: Mapping[str, Ranking]) -> str:
-    """The scenarios where ``agent`` is separated from bbcg / fkm, and which way: a line
-    naming the agent, then one item per reference row (markdown, two-space indented).
-
-    Against each reference, the first item is against its tuned row where the scenario
-    has one (:func:`reference_rows`; the theory row where it has none) and names that
-    row; the second, when some scenario had a tuned row, against its theory row (the
-    published constants)."""
-    ran = [name for name, ranking in ranked.items() if _label_of(ranking, agent) is not None]
-    if not ran:
-        return f"**{md_text(agent)}**: ran in no scenario"
-    items = [
-        item
-        for reference in VERDICT_REFERENCES
-        if agent != reference
-        for item in _reference_items(agent, reference, ran, ranked)
-    ]
-    return f"**{md_text(agent)}** ({_scenarios(len(ran))}):" + "".join(
-        f"\n  - {md_text(item)}" for item in items
-    )
-
-
-def _untuned_note(ranked: Mapping[str, Ranking]) -> str:
-    """ " No scenario here has ... : ..." when no scenario has a tuned bbcg or fkm."""
-    if any(
-        reference_rows(ranking, reference)[0]
-        for ranking in ranked.values()
-        for reference in VERDICT_REFERENCES
-    ):
-        return ""
-    return (
-        " No scenario here has a tuned row of bbcg or fkm: every verdict below is against "
-        "the theory rows."
-    )
-
-
-#: The paragraph under the report's "Verdicts" heading.
-VERDICTS_NOTE = (
-    "Each verdict counts the scenarios where the agent is separated from bbcg and from "
-    "fkm (paired t-test on the scenario's seeds, Holm-corrected over the scenario's "
-    "pairs), better or worse. It is against the reference's **tuned row** (constants "
-    "tuned on seeds disjoint from the evaluation seeds) where the scenario has one, the "
-    "real test, and the item names that row; the next item is against the reference's "
-    "theory row (the theorem's published constants), a baseline. Where a scenario has no "
-    "tuned row the verdict is against the theory row."
-)
-
-
 @dataclass(frozen=True)
 class Aggregates:
     """Per agent: scenarios scored, IQM and mean estimates, performance profile with its
@@ -281,11 +121,28 @@ class Aggregates:
     profiles: dict[str, ProfileEstimate]
     #: Per verdict reference (bbcg, fkm): its column of the scores table.
     against: dict[str, ReferenceColumn] = field(default_factory=dict)
+    #: Per agent: what it learned from (scores.csv's ``feedback``; absent: bandit).
+    feedback: dict[str, str] = field(default_factory=dict)
+
+    def is_bandit(self, agent: str) -> bool:
+        return self.feedback.get(agent, "bandit") == "bandit"
+
+    def shown(self, agent: str) -> str:
+        """The agent as tables and figures name it: ``ogd (full info)`` for an agent with
+        more feedback than one loss value a round."""
+        kind = self.feedback.get(agent, "bandit")
+        return agent if kind not in FEEDBACK_MARKS else f"{agent} ({FEEDBACK_MARKS[kind]})"
 
     def order(self) -> list[str]:
-        """The agents most scenarios first, then by IQM (the tables' and figures' order)."""
+        """The bandit agents, then those with more feedback (ranked apart); each most
+        scenarios first, then by IQM (the tables' and figures' order)."""
         return sorted(
-            self.agents, key=lambda a: (-self.scenarios[a], self.estimates[a]["iqm"].value)
+            self.agents,
+            key=lambda a: (
+                not self.is_bandit(a),
+                -self.scenarios[a],
+                self.estimates[a]["iqm"].value,
+            ),
         )
 
 
@@ -362,6 +219,7 @@ def aggregates(rows: Sequence[ScoreRow], agents: Sequence[str], reps: int) -> Ag
         improvements=improvements,
         profiles={agent: profile(per_agent[agent], PROFILE_TAUS, reps=reps) for agent in agents},
         against={name: column for name, column in columns.items() if column is not None},
+        feedback={row.agent: row.feedback for row in rows if row.feedback != "bandit"},
     )
 
 
@@ -377,9 +235,12 @@ READING = (
     "performance profile of an agent is the fraction of its runs with score <= tau "
     "(averaged over scenarios), its band the pointwise 95% stratified-bootstrap interval. "
     "Aggregates compare agents only over the "
-    "same scenarios: the *scenarios* column says how many each has. Verdicts and the "
-    "per-scenario groups rest on every pair's paired t-test on its common seeds with "
-    "Holm's correction across the pairs of the scenario (separated: adjusted p <= 0.05)."
+    "same scenarios: the *scenarios* column says how many each has. Verdicts rest on the "
+    "agent's paired t-tests against the scenario's reference rows, Holm-corrected within "
+    "that fixed family; the per-scenario ordered groups on every pair of bandit rows' "
+    "paired t-test with Holm's correction across all the pairs of the scenario "
+    "(separated: adjusted p <= 0.05). Rows with more feedback than one loss value a round "
+    "(full info, two-point) are marked and ranked apart from the bandit rows."
 )
 
 
@@ -400,12 +261,14 @@ def _aggregate_table(stats: Aggregates, total: int) -> list[str]:
     order = stats.order()
     body = []
     for agent in order:
-        cells = [agent, f"{stats.scenarios[agent]}/{total}", str(stats.runs[agent])]
+        cells = [stats.shown(agent), f"{stats.scenarios[agent]}/{total}", str(stats.runs[agent])]
         cells += [_interval(stats.estimates[agent][name]) for name in ("iqm", "mean")]
         for column in columns:
             found = column.estimates.get(agent)
             cells.append("-" if found is None else _interval(found))
         body.append(cells)
+    bandit = [cells for agent, cells in zip(order, body, strict=True) if stats.is_bandit(agent)]
+    more = [cells for agent, cells in zip(order, body, strict=True) if not stats.is_bandit(agent)]
     by_method: dict[str, list[str]] = {}
     for agent in order:
         by_method.setdefault(stats.estimates[agent]["iqm"].method, []).append(agent)
@@ -431,7 +294,17 @@ def _aggregate_table(stats: Aggregates, total: int) -> list[str]:
         + "; ".join(profile_parts)
         + ". P(<): bco_gym's own."
     )
-    return [render_markdown(header, body), "", note, "", *_column_notes(columns)]
+    tables = [render_markdown(header, bandit), ""] if bandit else []
+    if more:
+        tables += [
+            "Agents with more feedback than one loss value a round (full information: "
+            "gradients; two-point: two losses a round), **not ranked with the bandit "
+            "agents** above: a lower reference, not a bandit result.",
+            "",
+            render_markdown(header, more),
+            "",
+        ]
+    return [*tables, note, "", *_column_notes(columns)]
 
 
 def _column_notes(columns: Sequence[ReferenceColumn]) -> list[str]:
@@ -447,7 +320,7 @@ def _column_notes(columns: Sequence[ReferenceColumn]) -> list[str]:
             parts.append(f"{name}: its tuned row in every scenario ({total})")
         else:
             parts.append(
-                f"{name}: its tuned row in the {_scenarios(count)} that "
+                f"{name}: its tuned row in the {scenario_count(count)} that "
                 f"{'has' if count == 1 else 'have'} one, its theory row in the other "
                 f"{total - count}"
             )
@@ -473,7 +346,7 @@ def _improvement_table(stats: Aggregates) -> list[str]:
     order = stats.order()
     body = []
     for first in order:
-        cells = [first]
+        cells = [stats.shown(first)]
         for second in order:
             found = stats.improvements.get((first, second))
             if first == second or found is None:
@@ -495,7 +368,7 @@ def _improvement_table(stats: Aggregates) -> list[str]:
         "scenario has too few seeds for its own paired test to pass Holm's correction; the "
         "verdicts are per scenario, this is pooled over scenarios.",
         "",
-        render_markdown(["P(row < column)", *order], body),
+        render_markdown(["P(row < column)", *map(stats.shown, order)], body),
         "",
     ]
 
@@ -509,20 +382,26 @@ def write_bench_report(
     *,
     command: str,
     reps: int = BOOTSTRAP_REPS,
+    coverage: Coverage | None = None,
     fresh: FreshSeeds | None = None,
 ) -> Path:
     """``report.md`` and its figures beside it (module docstring), each written atomically
     and never through a symlink; without matplotlib, the report without its figures and a
-    line saying why. ``fresh``: what the fresh seeds found (``--fresh-seeds``)."""
+    line saying why.
+
+    ``given``: the agents this command benched (their verdicts first, then those of the
+    other agents in ``runs``); ``coverage``: the scenarios of the suite the report
+    covers (None: all of them); ``fresh``: what the fresh seeds found (``--fresh-seeds``)."""
     directory = path.parent
-    ranked = rankings(runs)
+    ranked = judgements(runs)
     agents = list(dict.fromkeys(row.agent for row in rows))
     stats = aggregates(rows, agents, reps)
     played = {run.scenario.name: run.results for run in runs}
-    head = [*_first_lines(suite, runs), f"Generated by {code_span(command)}.", ""]
+    head = [*_first_lines(suite, runs, coverage), f"Generated by {code_span(command)}.", ""]
     head += flag_lines(played, fresh)
-    head += ["## Verdicts", "", VERDICTS_NOTE + _untuned_note(ranked), ""]
-    head += [f"- {verdict(agent, ranked)}" for agent in given] + [""]
+    head += ["## Verdicts", "", VERDICTS_NOTE + untuned_note(ranked), ""]
+    judged = list(dict.fromkeys([*given, *_user_agents(runs)]))
+    head += [f"- {verdict(agent, ranked)}" for agent in judged] + [""]
     lines = integrity_lines(played, given, fresh)
     lines += ["## How to read", "", untitled(READING), ""]
     lines += ["## Failed cells", ""]
@@ -536,6 +415,9 @@ def write_bench_report(
         lines += ["## Reference cells recomputed", "", ARCHIVE_NOTE, ""]
         lines += [f"- {md_text(line)}" for line in archive] + [""]
     lines += _agents_lines(runs)
+    lines += tuned_constants_lines(
+        runs, {run.scenario.name: run.untuned for run in runs if run.untuned}
+    )
     skipped = [(run.scenario.name, a, why) for run in runs for a, why in run.skipped.items()]
     if skipped:
         lines += ["Not run (the scenario's feedback does not suit the agent):", ""]
@@ -559,6 +441,22 @@ def write_bench_report(
     atomic_write(path, lambda stream: stream.write(text.encode("utf-8")))
     write_page(path)
     return path
+
+
+def _user_agents(runs: Sequence[ScenarioRun]) -> list[str]:
+    """The agents of ``runs`` that are not their scenario's reference agents, in order,
+    each followed by ``agent (tuned)`` where it has tuned rows (``bench --tune``)."""
+    found = []
+    for run in runs:
+        for result in run.results:
+            if result.agent not in run.reference_agents:
+                found.append(result.agent)
+                if result.constants == "tuned":
+                    found.append(result.agent + TUNED)
+    ordered = list(dict.fromkeys(found))
+    return sorted(
+        ordered, key=lambda a: ordered.index(a.removesuffix(TUNED)) + a.endswith(TUNED) / 2
+    )
 
 
 def _figure_lines(directory: Path, stats: Any, suite: str) -> list[str]:
@@ -586,14 +484,14 @@ def _figure_lines(directory: Path, stats: Any, suite: str) -> list[str]:
     return lines
 
 
-RECOMPUTED_NOTE = (
-    "These cells were found on disk damaged or changed since they were written (their "
-    "digest did not verify); they were computed again, and the scores use the new results."
-)
-
 ARCHIVE_NOTE = (
     "The shipped reference cells of these scenarios were not used, for the reason given; "
     "they were computed here, and the scores use them."
+)
+
+RECOMPUTED_NOTE = (
+    "These cells were found on disk damaged or changed since they were written (their "
+    "digest did not verify); they were computed again, and the scores use the new results."
 )
 
 CENTRE_NOTE = (
@@ -627,10 +525,17 @@ def centre_rows(runs: Sequence[ScenarioRun]) -> dict[str, dict[str, float]]:
     return found
 
 
-def _first_lines(suite: str, runs: Sequence[ScenarioRun]) -> list[str]:
-    """The report's title, the smoke-test and superseded notes, the centre-playing rows."""
+def _first_lines(
+    suite: str, runs: Sequence[ScenarioRun], coverage: Coverage | None = None
+) -> list[str]:
+    """The report's title, what a reviewer asks first
+    (:func:`~bco_gym.reports.bench_provenance.provenance_lines`), the smoke-test and
+    superseded notes, the centre-playing rows."""
     title = f"bco-gym bench: suite {suite}"
+    if coverage is not None and coverage.subset:
+        title += f", {coverage.note}"
     lines = [f"# {SMOKE_TESTS[suite]} ({title})" if suite in SMOKE_TESTS else f"# {title}", ""]
+    lines += [*provenance_lines(suite, runs, coverage), ""]
     if suite in SUPERSEDED:
         lines += [f"**Superseded.** {SUPERSEDED[suite]}.", ""]
     centred = centre_rows(runs)
@@ -737,7 +642,7 @@ def _headline_lines(directory: Path, runs: Sequence[ScenarioRun]) -> list[str]:
 
 
 def _scenario_lines(
-    directory: Path, index: int, run: ScenarioRun, ranking: Ranking | None
+    directory: Path, index: int, run: ScenarioRun, judged: Judged | None
 ) -> list[str]:
     from bco_gym.plotting.style import loss_text, run_text, set_text
     from bco_gym.reports.report import _pairs_part, _table_part, comparator_lines, slug
@@ -753,41 +658,50 @@ def _scenario_lines(
     centred = centre_rows([run]).get(scenario.name, {})
     for agent in centred:
         lines += [f"**{md_text(agent)}** {CENTRE_NOTE}.", ""]
-    if ranking is not None:
-        lines += _verdict_rows_lines(ranking)
-        stem = f"{index:02d}-{slug(scenario.name)}"
-        lines += _pairs_part(directory, ranking, stem, scenario.title, results)
+    stem = f"{index:02d}-{slug(scenario.name)}"
+    if judged is not None:
+        lines += verdict_rows_lines(judged)
+        if not matplotlib_missing():
+            lines += _curves_lines(directory, stem, run, judged)
+        if judged.ranking is not None:
+            lines += _pairs_part(directory, judged.ranking, stem, scenario.title, results)
     for reference in scenario.references:
-        lines += _table_part(results, _paired_reference(ranking, reference))
+        lines += _table_part(results, paired_reference(judged, reference))
+    if run.timings is not None:
+        from bco_gym.reports.bench_timing import timing_lines
+
+        lines += timing_lines(run.timings)
     return lines
 
 
-def _verdict_rows_lines(ranking: Ranking) -> list[str]:
-    """The rows of bbcg and fkm the verdicts are against in this scenario, e.g. "The
-    verdicts are against bbcg (tuned, c=100) and fkm (tuned, c=10) here, then against
-    the theory rows bbcg and fkm."."""
-    primary, second = [], []
-    for reference in VERDICT_REFERENCES:
-        tuned, theory = reference_rows(ranking, reference)
-        if tuned or theory:
-            primary.append(tuned or theory)
-        if tuned and theory:
-            second.append(theory)
-    if not primary:
+#: The sentence under a scenario's curves of the given agents against the references.
+CURVES_READING = (
+    "Read the left panel for the shape of each run's regret (mean over seeds, 95% band), "
+    "the right one for the given agent's lead or lag on the verdicts' reference rows: the "
+    "difference on the same seed, with its paired 95% band; a band clear of 0 at t = T is "
+    "a separation before the verdict's multiplicity correction."
+)
+
+
+def _curves_lines(directory: Path, stem: str, run: ScenarioRun, judged: Judged) -> list[str]:
+    """The given agents' regret curves against the references' verdict rows (their tuned
+    rows where the scenario has them) and random's, with the paired differences."""
+    from bco_gym.plotting import save
+    from bco_gym.plotting.curves import against_references_figure
+    from bco_gym.reports.paired import group_series
+
+    groups = group_series(run.results)
+    given = [label for label, g in groups.items() if g[0].agent not in run.reference_agents]
+    rows = [paired_reference(judged, reference) for reference in VERDICT_REFERENCES]
+    references = [row for row in dict.fromkeys(rows) if row in groups]
+    if not given or not references:
         return []
-    line = f"The verdicts are against {' and '.join(map(md_text, primary))} here"
-    if second:
-        rows = "row" if len(second) == 1 else "rows"
-        line += f", then against the theory {rows} {' and '.join(map(md_text, second))}"
-    elif not any(_is_tuned(row, reference) for row in primary for reference in VERDICT_REFERENCES):
-        line += " (theory constants: no tuned row here)"
-    return [line + ".", ""]
-
-
-def _paired_reference(ranking: Ranking | None, reference: str) -> str:
-    """The row a scenario's paired table is against: ``reference``'s tuned row where
-    the scenario has one (as the verdicts), else ``reference`` itself."""
-    if ranking is None:
-        return reference
-    tuned, _ = reference_rows(ranking, reference)
-    return tuned or reference
+    chosen = {*given, *references, *(label for label in groups if label == BASELINE)}
+    results = [result for label in chosen for result in groups[label]]
+    title = f"{run.scenario.name}: given agents against {' and '.join(references)}"
+    figure = save(
+        against_references_figure(results, given, references, title=title),
+        directory / f"{stem}-curves.png",
+    )
+    caption = f"Regret against t: {', '.join(given)} against {', '.join(references)}"
+    return ["### Regret curves", "", *figure_lines(figure.name, caption, CURVES_READING)]

@@ -264,11 +264,14 @@ class Floor:
 
 
 def is_stationary(result: RunResult) -> bool:
-    """Whether ``result``'s loss family is stationary (module docstring)."""
+    """Whether ``result``'s loss family is stationary (module docstring) and its problem
+    records the constants the floor needs (the loss bound, G and R: a result made by
+    hand may lack them, and then has no floor)."""
     from bco_gym.losses import FAMILIES
 
     family = FAMILIES.get(str(result.loss.get("name")))
-    return bool(getattr(family, "stationary", False))
+    needed = {"bound", "lipschitz", "outer_radius"}
+    return bool(getattr(family, "stationary", False)) and needed <= set(result.problem)
 
 
 def floors(runs: Mapping[str, Sequence[RunResult]], level: float = SUSPECT_LEVEL) -> list[Floor]:

@@ -123,7 +123,8 @@ def figure_lines(name: str, caption: str, reading: str) -> list[str]:
     reading = reading.strip()
     if not reading:
         raise ValueError(f"figure {name!r} needs a sentence saying what to read in it")
-    return [f"![{caption}]({name})", "", f"*{reading}*", ""]
+    alt = re.sub(r"(?<!\\)([\[\]])", r"\\\1", md_text(caption))  # no bracket closes it
+    return [f"![{alt}]({name})", "", f"*{reading}*", ""]
 
 
 def anchor(heading: str) -> str:

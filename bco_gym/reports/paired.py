@@ -64,18 +64,35 @@ def t_interval(
 
 
 # -- series: how results form one line of a figure or one row of a table -------------------------
-def is_full_information(result: RunResult) -> bool:
-    """Whether the agent learns from gradients (a full-information agent such as OFW).
+def feedback_of(result: RunResult) -> str:
+    """What the agent learned from: ``"bandit"``, ``"two-point"`` or ``"full"``.
 
-    A bandit agent run on an env with ``feedback="full"`` (so that a full-information
-    agent can be compared on the same losses) still reads only the loss: it is not marked.
+    The agent's own feedback (recorded in its spec since 0.1; else its class's), not the
+    env's: a bandit agent run on an env with ``feedback="full"`` (so that a
+    full-information agent can be compared on the same losses) reads only the loss, and
+    is a bandit row. A full-information or two-point row is marked wherever it is shown
+    (:data:`FEEDBACK_MARKS`) and kept out of the bandit rows' rankings.
     """
-    if result.problem.get("feedback") != "full":
-        return False
-    recorded = result.agent_spec.get("feedback")  # from the agent's spec (results since 0.1)
-    if recorded is not None:
-        return recorded == "full"
-    return _agent_feedback(result.agent) == "full"
+    recorded = result.agent_spec.get("feedback") if result.agent_spec else None
+    if recorded is None:
+        recorded = _agent_feedback(result.agent)
+    env = result.problem.get("feedback", "bandit")
+    return recorded if recorded in FEEDBACK_MARKS and recorded == env else "bandit"
+
+
+#: The mark of a row that learned from more than one loss value a round.
+FEEDBACK_MARKS = {"full": "full info", "two-point": "two-point"}
+
+
+def is_full_information(result: RunResult) -> bool:
+    """Whether the agent learns from gradients (a full-information agent such as OFW);
+    see :func:`feedback_of`."""
+    return feedback_of(result) == "full"
+
+
+def is_bandit(result: RunResult) -> bool:
+    """Whether the agent learned from one loss value a round (:func:`feedback_of`)."""
+    return feedback_of(result) == "bandit"
 
 
 def _agent_feedback(agent: str) -> str:
@@ -96,22 +113,23 @@ def scale_text(result: RunResult) -> str:
     return f"{result.scale_param}={value:.3g}" if isinstance(value, float) else f"{value}"
 
 
-def series_key(result: RunResult) -> tuple[str, str, str, bool]:
-    """(agent, constants label, scale text, full information): one line of a figure."""
-    return (result.agent, result.constants, scale_text(result), is_full_information(result))
+def series_key(result: RunResult) -> tuple[str, str, str, str]:
+    """(agent, constants label, scale text, feedback): one line of a figure."""
+    return (result.agent, result.constants, scale_text(result), feedback_of(result))
 
 
 def series_label(result: RunResult) -> str:
-    """The agent's name, with non-theory constants and "(full info)" where they apply.
+    """The agent's name, with non-theory constants and "(full info)" or "(two-point)"
+    where they apply (:data:`FEEDBACK_MARKS`).
 
     An agent without a scale constant (random, the sb3 agents) run with its defaults
     has nothing to label: it is named alone.
     """
-    agent, constants, scale, full = series_key(result)
+    agent, constants, scale, feedback = series_key(result)
     label = agent
     if constants != "theory" and not (constants == "default" and result.scale_param is None):
         label += f" ({constants}{', ' + scale if scale else ''})"
-    return label + (" (full info)" if full else "")
+    return label + (f" ({FEEDBACK_MARKS[feedback]})" if feedback in FEEDBACK_MARKS else "")
 
 
 def group_series(results: Iterable[RunResult]) -> dict[str, list[RunResult]]:

@@ -15,6 +15,11 @@ A's and B's own paired differences D_s = R^A_s(T) - R^B_s(T) over their common s
   ``p~ <= alpha`` (0.05). This controls the chance of any false claim among the m at
   alpha, whatever the dependence between the pairs.
 
+:func:`compare_family` tests one series against a fixed set of rows (the bench's
+verdicts: an agent against a scenario's reference rows) with Holm's correction within
+that family only: no series outside it can change the outcome, unlike the all-pairs
+ranking's, whose m grows with every series added.
+
 The separated pairs form a partial order (with common seeds the mean differences are
 transitive, so it has no cycle). :func:`ordered_groups` shows it as ordered groups:
 the set of agents on which it is a weak order -- groups whose members are pairwise
@@ -148,17 +153,73 @@ def rank(results: Sequence[RunResult], *, alpha: float = ALPHA, level: float = L
     ``results`` share one horizon (ValueError otherwise); pairs are compared on their
     common seeds and must be pairable (same env, set, loss sequence and env kwargs).
     """
-    horizons = sorted({r.horizon for r in results})
-    if len(horizons) != 1:
-        raise ValueError(f"rank needs results at one horizon, got T in {horizons}")
-    groups = group_series(results)
+    groups = _series_at_one_horizon(results, "rank")
     means = {label: float(np.mean([r.final_regret for r in g])) for label, g in groups.items()}
     labels = tuple(sorted(groups, key=lambda label: (means[label], label)))
+    pairs = _holm_pairs(groups, means, list(itertools.combinations(labels, 2)), alpha, level)
+    return Ranking(labels=labels, means=means, pairs=pairs, alpha=alpha)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One series against a fixed set of rows, Holm-corrected within that family only.
+
+    ``pairs[row]`` is ``label`` against ``row`` (D = label - row), its adjusted p-value
+    Holm's over the m = ``len(rows)`` comparisons of the family: no other series enters
+    the correction, so adding or removing series outside the family cannot change it.
+    """
+
+    label: str
+    pairs: Mapping[str, PairComparison]
+
+    def beats(self, row: str) -> bool:
+        """Whether ``label`` is separated from ``row`` with the lower regret."""
+        return self.pairs[row].first_better
+
+    def beaten_by(self, row: str) -> bool:
+        """Whether ``row`` is separated from ``label`` with the lower regret."""
+        return self.pairs[row].separated and self.pairs[row].mean > 0
+
+
+def compare_family(
+    results: Sequence[RunResult],
+    label: str,
+    rows: Sequence[str],
+    *,
+    alpha: float = ALPHA,
+    level: float = LEVEL,
+) -> Family:
+    """``label``'s series against each series of ``rows`` (labels of ``results``' series,
+    ``label`` left out), Holm-corrected within these comparisons (:class:`Family`)."""
+    groups = _series_at_one_horizon(results, "compare_family")
+    missing = [name for name in (label, *rows) if name not in groups]
+    if missing:
+        raise ValueError(f"compare_family: no series {missing} among {list(groups)}")
+    means = {name: float(np.mean([r.final_regret for r in groups[name]])) for name in groups}
+    chosen = [(label, row) for row in dict.fromkeys(rows) if row != label]
+    pairs = _holm_pairs(groups, means, chosen, alpha, level)
+    return Family(label, {second: pairs[(label, second)] for _, second in chosen})
+
+
+def _series_at_one_horizon(results: Sequence[RunResult], caller: str) -> dict[str, list[RunResult]]:
+    horizons = sorted({r.horizon for r in results})
+    if len(horizons) != 1:
+        raise ValueError(f"{caller} needs results at one horizon, got T in {horizons}")
+    return group_series(results)
+
+
+def _holm_pairs(
+    groups: Mapping[str, Sequence[RunResult]],
+    means: Mapping[str, float],
+    chosen: Sequence[tuple[str, str]],
+    alpha: float,
+    level: float,
+) -> dict[tuple[str, str], PairComparison]:
+    """The ``chosen`` pairs and their mirrors, Holm-corrected over the ``chosen`` pairs."""
     raw = {}
-    for first, second in itertools.combinations(labels, 2):
+    for first, second in chosen:
         seeds, differences = paired_differences(groups[first], groups[second])
-        final = differences[:, -1] if seeds else np.empty(0)
-        raw[(first, second)] = final
+        raw[(first, second)] = differences[:, -1] if seeds else np.empty(0)
     adjusted = dict(zip(raw, holm([paired_p_value(d) for d in raw.values()]), strict=True))
     pairs: dict[tuple[str, str], PairComparison] = {}
     for (first, second), final in raw.items():
@@ -182,7 +243,7 @@ def rank(results: Sequence[RunResult], *, alpha: float = ALPHA, level: float = L
                 alpha=alpha,
                 scale=scale,
             )
-    return Ranking(labels=labels, means=means, pairs=pairs, alpha=alpha)
+    return pairs
 
 
 # -- the partial order as ordered groups ----------------------------------------------------------

@@ -40,6 +40,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from bco_gym.engine.result import RunResult
 from bco_gym.losses.verification import UNCERTIFIED
 from bco_gym.reports.advice import which_method
@@ -52,7 +54,13 @@ from bco_gym.reports.page import (
     untitled,
     write_page,
 )
-from bco_gym.reports.paired import group_series, paired_columns, paired_table, series_label
+from bco_gym.reports.paired import (
+    group_series,
+    is_bandit,
+    paired_columns,
+    paired_table,
+    series_label,
+)
 from bco_gym.reports.ranking import Ranking, rank, ranking_text
 from bco_gym.reports.summary import (
     UNCERTIFIED_NOTE,
@@ -273,8 +281,38 @@ def comparator_lines(results: Sequence[RunResult]) -> list[str]:
 def _pairs_part(
     directory: Path, ranking: Ranking, stem: str, title: str, results: Sequence[RunResult]
 ) -> list[str]:
-    """Who beats whom: the ordered groups, which method when, and the pairwise matrix."""
-    lines = ["### Who beats whom", "", md_text(f"Ordered groups: {ranking_text(ranking)}."), ""]
+    """Who beats whom: the ordered groups, which method when, and the pairwise matrix.
+
+    ``ranking``: the all-pairs ranking of the rows of ``results`` it holds (the bench's
+    holds the bandit rows only, :func:`bandit_ranking`); rows with more feedback left out
+    of it are named apart, with their means."""
+    groups = group_series(results)
+    labels = ranking.labels
+    pairs = len(labels) * (len(labels) - 1) // 2
+    which = "bandit rows" if all(is_bandit(groups[label][0]) for label in labels) else "rows"
+    lines = [
+        "### Who beats whom",
+        "",
+        f"Ordered groups, the all-pairs ranking of the {len(labels)} {which} (paired t-tests "
+        f"on common seeds, Holm-corrected over all {pairs} pairs, so it can change when rows "
+        f"are added or removed): {md_text(ranking_text(ranking))}.",
+        "",
+    ]
+    more = {
+        label: group
+        for label, group in groups.items()
+        if label not in labels and not is_bandit(group[0])
+    }
+    if more:
+        shown = ", ".join(
+            f"{md_text(label)} {np.mean([r.final_regret for r in group]):.4g}"
+            for label, group in more.items()
+        )
+        lines += [
+            "Rows with more feedback than one loss value a round, not ranked with the bandit "
+            f"rows (mean final regret): {shown}.",
+            "",
+        ]
     lines += [md_text(which_method(ranking, results)), ""]
     if len(ranking.labels) < 2 or matplotlib_missing():
         return lines
@@ -283,6 +321,12 @@ def _pairs_part(
     figure = save(pairwise_figure(ranking, title=title), directory / f"{stem}-pairs.png")
     caption = "Every pair: difference, wins, Holm-adjusted p"
     return [*lines, *figure_lines(figure.name, caption, READINGS["pairs"])]
+
+
+def bandit_ranking(results: Sequence[RunResult]) -> Ranking:
+    """The all-pairs ranking of the bandit rows of ``results`` (one horizon): rows with
+    more feedback (full information, two-point) are kept out (:func:`is_bandit`)."""
+    return rank([result for result in results if is_bandit(result)])
 
 
 def _exponents_part(

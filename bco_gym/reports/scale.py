@@ -42,6 +42,7 @@ def play_scenario(
     progress: bool | str | None = None,
     failures: str = "raise",
     isolate: Sequence[str] = (),
+    reuse_stale: bool = False,
 ) -> tuple[list[RunResult], list[Tuning]]:
     """The scenario's results (theory, then tuned if ``spec.tuning``) and its tunings.
 
@@ -52,11 +53,13 @@ def play_scenario(
     plan's own horizon, ``tuning/<name>-T<horizon>.json`` for the others.
     ``failures`` ("raise" or "record", as for :func:`~bco_gym.sweeps.sweep.run_cells`)
     applies to the theory sweep, where user agents run (``bco-gym bench``), and so does
-    ``isolate`` (the agents that play in their own process, :mod:`bco_gym.engine.isolation`).
+    ``isolate`` (the agents that play in their own process, :mod:`bco_gym.engine.isolation`);
+    ``reuse_stale`` to every sweep (:func:`~bco_gym.sweeps.sweep.run_cells`).
     """
     out = Path(out)
-    common: dict[str, Any] = {"backend": backend, "progress": progress}
-    grid = _cells(spec, spec.agents, horizons, dict(spec.env_kwargs), isolate=isolate)
+    common: dict[str, Any] = {"backend": backend, "progress": progress, "reuse_stale": reuse_stale}
+    env_kwargs = dict(spec.env_kwargs)
+    grid = _cells(spec, spec.agents, horizons, env_kwargs, isolate=isolate)
     results = run_cells(grid, out=out / "runs" / spec.name, failures=failures, **common)
     if spec.tuning is None:
         return results, []

@@ -55,6 +55,7 @@ import numpy as np
 from scipy import stats
 
 from bco_gym.engine.result import RunResult
+from bco_gym.reports.paired import feedback_of
 
 SEED = 20211206
 BOOTSTRAP_REPS = 2000
@@ -79,14 +80,19 @@ class ScoreRow:
     dynamic_regret: float | None = None
     version: str | None = None
     computed_at: str | None = None
+    feedback: str = "bandit"
 
 
-#: ``version``: the bco_gym version that computed the run; ``computed_at``: when (UTC;
-#: empty for results saved before it was recorded).
+#: ``feedback``: what the agent learned from, ``bandit`` (one loss value a round),
+#: ``two-point`` or ``full`` (gradients): rows of the last two are not bandit results
+#: (:func:`~bco_gym.reports.paired.feedback_of`); ``version``: the bco_gym version that
+#: computed the run; ``computed_at``: when (UTC; empty for results saved before it was
+#: recorded).
 COLUMNS = (
     "suite",
     "scenario",
     "agent",
+    "feedback",
     "seed",
     "horizon",
     "regret",
@@ -144,6 +150,7 @@ def score_rows(suite: str, scenario: str, results: Sequence[RunResult]) -> list[
                 dynamic_regret=result.dynamic_regret,
                 version=result.versions.get("bco_gym"),
                 computed_at=result.computed_at,
+                feedback=feedback_of(result),
             )
         )
     return rows

@@ -109,8 +109,13 @@ def _seeds(where: str, value: Any) -> None:
     if len(value) > MAX_SEEDS:
         raise ValueError(f"{where}: {len(value):,} seeds; at most {MAX_SEEDS:,} (the CLI's limit)")
     for seed in value:
-        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-            raise ValueError(f"{where}: seed {seed!r}; expected an integer in [0, {MAX_SEED}]")
+        public = isinstance(seed, int) and 0 <= seed <= MAX_SEED
+        fresh = isinstance(seed, int) and 2**127 <= seed < 2**128  # bench --fresh-seeds's
+        if isinstance(seed, bool) or not (public or fresh):
+            raise ValueError(
+                f"{where}: seed {seed!r}; expected an integer in [0, {MAX_SEED}] (or a "
+                "fresh seed of bench --fresh-seeds, in [2^127, 2^128))"
+            )
     if len(set(value)) != len(value):
         raise ValueError(f"{where}: seeds {list(value)} contain duplicates")
 

@@ -37,13 +37,18 @@ def test_a_clear_winner_is_chosen_and_the_full_information_agent_named():
     )
     text = which_method(rank(results), results)
     assert text.startswith(
-        "Which method when: bbcg has the lowest final regret of the bandit agents, separated "
+        "Which method when: bbcg has the lowest final regret of the bandit agents separated "
+        "from random play, separated "
         "from every other bandit agent (mean final regret: bbcg "
     )
     assert "µs per round: bbcg 3, fkm 20, bfw 21)" in text
-    assert "With full information (gradients), ofw (full info) does better still" in text
+    assert (
+        "With more feedback than one loss a round (a lower reference, not a bandit agent), "
+        "ofw (full info) does better still" in text
+    )
     assert text.endswith("Here, choose bbcg.")
-    assert "random play" not in text  # every bandit agent beats it
+    assert "not separated from random play" not in text  # every bandit agent beats it
+    assert "worse than random" not in text
 
 
 def test_tied_best_agents_give_the_cheapest_one_that_beats_random():
@@ -54,13 +59,16 @@ def test_tied_best_agents_give_the_cheapest_one_that_beats_random():
     ranking = rank(results)
     assert not ranking.separated("bbcg", "random")
     text = which_method(ranking, results)
-    assert "sb3-ppo has the lowest final regret of the bandit agents" in text
+    assert "sb3-ppo has the lowest final regret of the bandit agents separated from random" in text
     assert "fkm and bbcg are not separated from random play at this horizon." in text
     results = runs(
         {"random": (500, 5), "bbcg": (0, 5), "fkm": (1, 5)}, seconds={"bbcg": 3.0, "fkm": 20.0}
     )
     text = which_method(rank(results), results)
-    assert "fkm and bbcg are the best bandit agents, not separated from each other" in text
+    assert (
+        "fkm and bbcg are the best bandit agents separated from random play, not separated "
+        "from each other" in text
+    )
     assert text.endswith("Here, choose bbcg (tied with fkm; the cheapest per round).")
 
 
@@ -70,8 +78,39 @@ def test_nothing_beating_random_is_said_plainly():
         seconds={"bbcg": 3.0, "fkm": 20.0},
     )
     text = which_method(rank(results), results)
-    assert "No bandit agent beats random play here at this horizon" in text
+    assert "No bandit agent is separated from random play (better) here at this horizon" in text
+    assert "full info" not in text  # no best bandit agent to compare it with
     results = runs({"random": (0, 0), "bbcg": (0, 0)})  # equal on every seed
     assert which_method(rank(results), results).startswith(
-        "Which method when: no two agents are separated here"
+        "Which method when: no two bandit agents are separated here"
     )
+
+
+def test_an_agent_worse_than_random_is_never_called_best():
+    """Issue 43: "fkm and stubborn are the best bandit agents, not separated from each
+    other" while stubborn's mean was above random's: its noise hid it from every test."""
+    results = runs(
+        {"random": (500, 5), "fkm": (0, 5), "stubborn": (1200, 2000)},
+        seconds={"fkm": 20.0, "stubborn": 1.0},
+    )
+    ranking = rank(results)
+    assert ranking.means["stubborn"] > ranking.means["random"]
+    assert not ranking.separated("stubborn", "fkm")  # the case: stubborn beaten by no one
+    assert not ranking.separated("stubborn", "random")
+    text = which_method(ranking, results)
+    assert "are the best bandit agents" not in text
+    assert "fkm has the lowest final regret of the bandit agents separated from random play" in (
+        text
+    )
+    assert "stubborn is not separated from random play at this horizon." in text
+    assert text.endswith("Here, choose fkm.")  # not the cheaper stubborn
+
+
+def test_no_agent_separated_from_random_gives_no_best():
+    results = runs({"random": (0, 5), "fkm": (-5, 400), "bbcg": (300, 5)})
+    ranking = rank(results)
+    assert ranking.beats("random", "bbcg") and not ranking.separated("fkm", "random")
+    text = which_method(ranking, results)
+    assert "No bandit agent is separated from random play (better); the lowest mean is" in text
+    assert "best" not in text.replace("No bandit agent", "")
+    assert text.endswith("none is advised.")

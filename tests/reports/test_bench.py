@@ -11,7 +11,7 @@ import pytest
 
 from bco_gym.cli import main
 from bco_gym.reports import bench
-from bco_gym.reports.bench_report import verdict
+from bco_gym.reports.bench_verdicts import verdict
 from bco_gym.reports.scores import improvement, scores_by_scenario
 from bco_gym.reports.suites import SUITES, Scenario
 
@@ -78,6 +78,7 @@ def test_scores_are_regret_over_randoms_on_the_same_seed(tmp_path, tiny_suite):
         "suite",
         "scenario",
         "agent",
+        "feedback",
         "seed",
         "horizon",
         "regret",
@@ -88,6 +89,7 @@ def test_scores_are_regret_over_randoms_on_the_same_seed(tmp_path, tiny_suite):
         "computed_at",
     ]
     assert len(rows) == len(outcome.rows) == 18
+    assert {row["feedback"] for row in rows} == {"bandit"}
     assert {row["version"] for row in rows} == {__import__("bco_gym").__version__}
     assert all(row["computed_at"].endswith("Z") for row in rows)
     random = {
@@ -118,7 +120,7 @@ def test_the_report_has_verdicts_aggregates_figures_and_scenarios(tmp_path, tiny
     assert "- ogd on tiny-ball: needs feedback='full', the scenario gives 'bandit'" in text
     assert "| agent | scenarios | runs | IQM score [95% CI] | mean score [95% CI] |" in text
     assert "## 1. tiny-ball" in text and "## 2. tiny-drift" in text
-    assert "### Paired against random" in text and "Ordered groups:" in text
+    assert "### Paired against random" in text and "Ordered groups, the all-pairs ranking" in text
     for link in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
         assert (out / link).read_bytes()[:4] == b"\x89PNG", link
     assert "![Final regret minus random's on the same seeds, per scenario](headline.png)" in text
@@ -156,10 +158,10 @@ def test_the_report_has_verdicts_aggregates_figures_and_scenarios(tmp_path, tiny
             assert rows[first][second].startswith("**") == (low > 0.5 or high < 0.5)
 
 
-def test_the_verdict_follows_the_holm_ranking():
+def test_the_verdict_follows_the_holm_tests_against_the_reference_rows():
     from synthetic_results import synthetic_result
 
-    from bco_gym.reports.ranking import rank
+    from bco_gym.reports.bench_verdicts import judge
 
     rng = np.random.default_rng(0)
     base = 100 + 10 * rng.standard_normal(6)
@@ -169,7 +171,11 @@ def test_the_verdict_follows_the_holm_ranking():
         for agent, values in finals.items()
         for seed, v in enumerate(values + 0.01 * rng.standard_normal(6))
     ]
-    ranked = {"one": rank(results), "two": rank([r for r in results if r.agent != "fkm"])}
+    references = ("bbcg", "fkm", "random")
+    ranked = {
+        "one": judge(results, references),
+        "two": judge([r for r in results if r.agent != "fkm"], references),
+    }
     assert verdict("mine", ranked).splitlines() == [
         "**mine** (2 scenarios):",
         "  - against bbcg (theory constants): worse in 2 (one, two)",

@@ -164,7 +164,11 @@ def test_who_beats_whom_gives_the_groups_and_the_matrix(report):
     _, text = report
     first = section(text, "## 1. Ball, i.i.d. losses")
     assert "### Who beats whom" in first
-    assert "Ordered groups: ofw (full info) < bbcg < random (fkm:" in first
+    assert (
+        "Ordered groups, the all-pairs ranking of the 4 rows (paired t-tests on common seeds, "
+        "Holm-corrected over all 6 pairs, so it can change when rows are added or removed): "
+        "ofw (full info) < bbcg < random (fkm:" in first
+    )
     assert "](01-ball-i-i-d-losses-pairs.png)" in first
 
 

@@ -10,7 +10,8 @@ from bco_gym.engine import run_many
 from bco_gym.envs import BanditConvexEnv
 from bco_gym.losses import from_function
 from bco_gym.losses.verification import comparator_status
-from bco_gym.reports.bench_report import ScenarioRun, _scenario_lines
+from bco_gym.reports.bench_provenance import ScenarioRun
+from bco_gym.reports.bench_report import _scenario_lines
 from bco_gym.reports.report import Scenario, write_report
 from bco_gym.reports.suites import Scenario as SuiteScenario
 from bco_gym.reports.summary import (

@@ -12,13 +12,9 @@ import pytest
 from synthetic_results import synthetic_result
 
 from bco_gym.reports import bench_report
-from bco_gym.reports.bench_report import (
-    ScenarioRun,
-    aggregates,
-    reference_rows,
-    verdict,
-    write_bench_report,
-)
+from bco_gym.reports.bench_provenance import ScenarioRun
+from bco_gym.reports.bench_report import aggregates, write_bench_report
+from bco_gym.reports.bench_verdicts import judge, reference_rows, verdict
 from bco_gym.reports.ranking import rank
 from bco_gym.reports.scores import improvement, score_rows, scores_by_scenario
 from bco_gym.reports.suites import Scenario
@@ -62,6 +58,14 @@ def _results(levels, seed=0):
     return found
 
 
+REFERENCES = ("bbcg", "fkm", "random")
+
+
+def judged(levels, seed=0):
+    """The scenario's statistics, its reference rows those of bbcg, fkm and random."""
+    return judge(_results(levels, seed), REFERENCES)
+
+
 def test_the_reference_rows_of_a_scenario_are_its_tuned_and_theory_rows():
     ranking = rank(_results(TUNED_HERE))
     assert reference_rows(ranking, "bbcg") == ("bbcg (tuned, c=100)", "bbcg")
@@ -73,7 +77,7 @@ def test_the_reference_rows_of_a_scenario_are_its_tuned_and_theory_rows():
 def test_a_middle_agent_loses_to_the_tuned_reference_though_it_beats_the_theory_row():
     ranking = rank(_results(TUNED_HERE))
     assert ranking.beats("mine", "bbcg") and ranking.beats("bbcg (tuned, c=100)", "mine")
-    line = verdict("mine", {"tuned-here": ranking})
+    line = verdict("mine", {"tuned-here": judged(TUNED_HERE)})
     assert line.splitlines() == [
         "**mine** (1 scenario):",
         "  - against bbcg (tuned, c=100): worse in 1 (tuned-here)",
@@ -84,7 +88,7 @@ def test_a_middle_agent_loses_to_the_tuned_reference_though_it_beats_the_theory_
 
 
 def test_without_tuned_rows_the_verdict_is_against_the_theory_row_and_says_so():
-    ranked = {"one": rank(_results(THEORY_ONLY)), "two": rank(_results(THEORY_ONLY, seed=1))}
+    ranked = {"one": judged(THEORY_ONLY), "two": judged(THEORY_ONLY, seed=1)}
     assert verdict("mine", ranked).splitlines() == [
         "**mine** (2 scenarios):",
         "  - against bbcg (theory constants): worse in 2 (one, two)",
@@ -93,7 +97,7 @@ def test_without_tuned_rows_the_verdict_is_against_the_theory_row_and_says_so():
 
 
 def test_a_suite_with_tuned_rows_in_some_scenarios_names_both_kinds():
-    ranked = {"tuned-here": rank(_results(TUNED_HERE)), "theory-only": rank(_results(THEORY_ONLY))}
+    ranked = {"tuned-here": judged(TUNED_HERE), "theory-only": judged(THEORY_ONLY)}
     lines = verdict("mine", ranked).splitlines()
     assert lines[1] == (
         "  - against bbcg (tuned, c=100 in 1 scenario; theory constants in 1 scenario without "
@@ -104,14 +108,14 @@ def test_a_suite_with_tuned_rows_in_some_scenarios_names_both_kinds():
     )
     # the tuned constant differs by scenario: the item gives its range
     other = _results({**TUNED_HERE, ("bbcg", "tuned", 1e4): 90.0})
-    ranked["other"] = rank([r for r in other if not (r.agent == "bbcg" and r.scale_value == 100)])
+    kept = [r for r in other if not (r.agent == "bbcg" and r.scale_value == 100)]
+    ranked["other"] = judge(kept, REFERENCES)
     first = verdict("mine", ranked).splitlines()[1]
     assert first.startswith("  - against bbcg (tuned, c=100 to 1e+04 by scenario in 2 scenarios; ")
 
 
 def test_a_reference_given_as_an_agent_is_judged_by_its_own_theory_row():
-    ranking = rank(_results(TUNED_HERE))
-    assert verdict("bbcg", {"tuned-here": ranking}).splitlines() == [
+    assert verdict("bbcg", {"tuned-here": judged(TUNED_HERE)}).splitlines() == [
         "**bbcg** (1 scenario):",
         "  - against fkm (tuned, c=10): worse in 1 (tuned-here)",
         "  - against fkm (theory constants): better in 1 (tuned-here)",
@@ -185,7 +189,8 @@ def test_the_report_gives_the_tuned_verdict_columns_and_paired_table(tmp_path, m
     )
     text = path.read_text()
     assert "- **mine** (2 scenarios):\n  - against bbcg (tuned, c=100 in 1 scenario; " in text
-    assert "It is against the reference's **tuned row**" in text
+    assert "A verdict is against the reference's **tuned row**" in text
+    assert "The tests form a **fixed family** per scenario" in text
     assert "No scenario here has a tuned row" not in text
     assert (
         "| P(agent < bbcg (tuned in 1/2)) [95% CI] | P(agent < fkm (tuned in 1/2)) [95% CI] |"
@@ -198,12 +203,48 @@ def test_the_report_gives_the_tuned_verdict_columns_and_paired_table(tmp_path, m
     theory_section = text[text.index("## 2. theory-only") :]
     assert (
         "The verdicts are against bbcg (tuned, c=100) and fkm (tuned, c=10) here, then "
-        "against the theory rows bbcg and fkm." in tuned_section
+        "against the theory rows bbcg and fkm;" in tuned_section
     )
     assert "### Paired against bbcg (tuned, c=100)" in tuned_section
     assert "### Paired against bbcg\n" not in tuned_section
     assert (
-        "The verdicts are against bbcg and fkm here (theory constants: no tuned row here)."
+        "The verdicts are against bbcg and fkm here (theory constants: no tuned row here);"
         in theory_section
     )
     assert "### Paired against bbcg\n" in theory_section
+
+
+def _noisy_results(levels, noise, seed):
+    """Each series at its level plus a shared seed effect, with its own noise (sd)."""
+    rng = np.random.default_rng(seed)
+    shared = 10 * rng.standard_normal(8)
+    found = []
+    for (agent, constants, scale), level in levels.items():
+        values = level + shared + noise.get(agent, 0.01) * rng.standard_normal(8)
+        for seed_index, value in enumerate(values):
+            found.append(
+                synthetic_result(
+                    agent, seed_index, (value / 100, value / 10, value), constants=constants,
+                    scale=scale,
+                )
+            )  # fmt: skip
+    return found
+
+
+def test_a_verdict_does_not_move_when_agents_join_the_directory():
+    """Issue 43: a verdict changed once a neighbour was added (Holm over all the pairs of
+    the scenario). Here six neighbours join; mine's cells are the same draws. The
+    all-pairs ranking loses mine's separation from tuned bbcg; the verdict keeps it."""
+    alone = {**TUNED_HERE, ("mine", "theory", 1.0): 112.0}
+    neighbours = {(f"other{i}", "theory", 1.0): 111.0 for i in range(6)}
+    noise = {"mine": 8.0, **{f"other{i}": 8.0 for i in range(6)}}
+    before = _noisy_results(alone, noise, seed=2)
+    after = _noisy_results({**alone, **neighbours}, noise, seed=2)
+    ours = sorted((r.seed, r.final_regret) for r in before if r.agent == "mine")
+    assert ours == sorted((r.seed, r.final_regret) for r in after if r.agent == "mine")
+    tuned = "bbcg (tuned, c=100)"
+    assert rank(before).separated("mine", tuned)
+    assert not rank(after).separated("mine", tuned)  # all pairs: the neighbours moved it
+    first = verdict("mine", {"s": judge(before, REFERENCES)})
+    assert first == verdict("mine", {"s": judge(after, REFERENCES)})
+    assert "against bbcg (tuned, c=100): worse in 1 (s)" in first
