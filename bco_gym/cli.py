@@ -235,9 +235,7 @@ def _add_common(command: argparse.ArgumentParser, *, sweep: bool) -> None:
             help="where cells run: this process, a process pool (os.cpu_count() workers) "
             "or Ray (default: serial)",
         )
-        command.add_argument(
-            "--ray-address", default=None, help="join this Ray cluster (default: local instance)"
-        )
+        _add_ray_address(command)
         command.add_argument(
             "--batch-size",
             type=batch_size_int,
@@ -245,6 +243,15 @@ def _add_common(command: argparse.ArgumentParser, *, sweep: bool) -> None:
             help="seeds of one agent played together in lockstep by one batched run (same "
             "results for every size; default: as many as fit a 256 MB budget, at most 64)",
         )
+
+
+def _add_ray_address(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--ray-address",
+        default=None,
+        help="with --backend ray: join this Ray cluster, e.g. 10.0.0.1:6379 as `ray start "
+        "--head` prints it (default: a local instance; docs/usage.md, Running on a cluster)",
+    )
 
 
 def label_pair(text: str) -> tuple[str, str]:
@@ -529,6 +536,7 @@ def _add_bench(commands: Any) -> None:
         default="serial",
         help="where each scenario's batches run (default: serial)",
     )
+    _add_ray_address(command)
     command.add_argument(
         "--batch-size",
         type=batch_size_int,
@@ -606,6 +614,7 @@ def _add_demo(commands: Any) -> None:
         default="process",
         help="where each scenario's batches run (default: process)",
     )
+    _add_ray_address(command)
     command.add_argument(
         "--suite",
         default=None,

@@ -465,6 +465,7 @@ def command_demo(args: argparse.Namespace) -> int:
     from bco_gym.reports.demo import SCENARIOS, run_demo
     from bco_gym.reports.suites import resolve_suite, select_scenarios
 
+    check_ray_address(args)
     try:
         if args.suite is None:  # the demo's own scenarios
             name, found = "demo", SCENARIOS
@@ -485,16 +486,45 @@ def command_demo(args: argparse.Namespace) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the runs keep theirs; the report lists them
-        path = run_demo(
-            out,
-            scenarios=scenarios,
-            backend=args.backend,
-            progress=_progress(args),
-            quick=args.quick,
-            announce=announce,
-        )
+        with backend_session(args.backend, args.ray_address):
+            path = run_demo(
+                out,
+                scenarios=scenarios,
+                backend=args.backend,
+                progress=_progress(args),
+                quick=args.quick,
+                announce=announce,
+            )
     print(f"wrote {path} and {path.with_name('index.html')} (open it in a browser)")
     return 0
+
+
+def check_ray_address(args: argparse.Namespace) -> None:
+    """``--ray-address`` only with ``--backend ray``, and Ray installed when asked for."""
+    if args.ray_address is not None and args.backend != "ray":
+        raise UsageError(
+            f"--ray-address {args.ray_address!r} needs --backend ray (not {args.backend!r})"
+        )
+    if args.backend == "ray":
+        from bco_gym.sweeps.backends import import_ray
+
+        try:
+            import_ray()
+        except ImportError as error:
+            raise UsageError(str(error)) from None
+
+
+def backend_session(
+    backend: str, ray_address: str | None
+) -> contextlib.AbstractContextManager[Any]:
+    """One Ray connection over a whole bench or demo on the Ray backend (the cluster at
+    ``ray_address``, or a local instance: :func:`bco_gym.sweeps.backends.ray_session`);
+    nothing on the other backends."""
+    if backend != "ray":
+        return contextlib.nullcontext()
+    from bco_gym.sweeps.backends import ray_session
+
+    return ray_session(ray_address)
 
 
 def command_bench(args: argparse.Namespace) -> int:
@@ -504,6 +534,7 @@ def command_bench(args: argparse.Namespace) -> int:
     from bco_gym.reports.suites import SUPERSEDED, resolve_suite, select_scenarios
     from bco_gym.sweeps.sweep import StaleCellWarning
 
+    check_ray_address(args)
     try:
         name, found = resolve_suite(args.suite)
         select_scenarios(name, found, args.scenarios)
@@ -542,27 +573,28 @@ def command_bench(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(), protection:  # the bench non-dumpable (isolation)
         warnings.simplefilter("ignore")  # the runs keep theirs; the report lists them
         warnings.simplefilter("default", StaleCellWarning)  # but stale cells are said here
-        outcome = run_bench(
-            args.agents,
-            out,
-            suite=args.suite,
-            scenarios=args.scenarios,
-            seeds=args.seeds,
-            recompute_references=args.recompute_references,
-            backend=args.backend,
-            batch_size=args.batch_size,
-            progress=_progress(args),
-            announce=announce,
-            command=_bench_command(args),
-            agent_kwargs=agent_kwargs,
-            labels=labels,
-            reuse_stale=args.reuse_stale,
-            agents_only=args.agents_only,
-            isolate=args.isolate,
-            fresh_seeds=args.fresh_seeds,
-            tune=args.tune,
-            timings=args.timings,
-        )
+        with backend_session(args.backend, args.ray_address):
+            outcome = run_bench(
+                args.agents,
+                out,
+                suite=args.suite,
+                scenarios=args.scenarios,
+                seeds=args.seeds,
+                recompute_references=args.recompute_references,
+                backend=args.backend,
+                batch_size=args.batch_size,
+                progress=_progress(args),
+                announce=announce,
+                command=_bench_command(args),
+                agent_kwargs=agent_kwargs,
+                labels=labels,
+                reuse_stale=args.reuse_stale,
+                agents_only=args.agents_only,
+                isolate=args.isolate,
+                fresh_seeds=args.fresh_seeds,
+                tune=args.tune,
+                timings=args.timings,
+            )
     print(f"wrote {outcome.report} and {outcome.scores}")
     if args.fresh_seeds is not None:
         print(f"fresh seeds in {outcome.report.with_name('fresh-seeds.json')}")

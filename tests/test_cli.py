@@ -456,3 +456,18 @@ def test_compare_defaults_are_the_ball_where_bbcg_is_not_degenerate():
             warnings.simplefilter("error")  # the capped-radius warning would fail here
             agent = make_agent(name, env)
         assert agent.params["smoothing_radius"] < inner_radius, name
+
+
+@pytest.mark.parametrize("command", ["bench", "demo"])
+def test_ray_address_needs_the_ray_backend(tmp_path, capsys, command):
+    out = tmp_path / "out"
+    argv = [command, "--out", str(out), "--ray-address", "127.0.0.1:6379", "--backend", "process"]
+    if command == "bench":
+        argv += ["--agents", "fkm", "--suite", "quick-v2"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"bco-gym {command}: error: --ray-address '127.0.0.1:6379' needs --backend ray "
+        "(not 'process')"
+    ]
+    assert not out.exists()  # refused before anything was written

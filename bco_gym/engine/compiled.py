@@ -61,6 +61,7 @@ from bco_gym.agents.kernels import MODES as MODES
 from bco_gym.agents.kernels import SWITCH as SWITCH
 from bco_gym.agents.kernels import (
     builtin_kind,
+    decided_rounds,
     is_cached,
     kernel_mode,
     numba_available,
@@ -108,7 +109,8 @@ class KernelPlan:
 def compiled_plan(stage: Any, agent: Any) -> KernelPlan | None:
     """A kernel plan for this stage and (batched) agent, or None (the NumPy loop plays)."""
     mode = kernel_mode()
-    if mode == "off" or (mode == "auto" and stage.horizon * stage.rows < MIN_RUN_ROUNDS):
+    rounds = decided_rounds(stage.horizon * stage.rows)
+    if mode == "off" or (mode == "auto" and rounds < MIN_RUN_ROUNDS):
         return None
     agent = _batch_agent(agent)
     if agent is None or stage.feasibility.project or not numba_available():
@@ -180,7 +182,7 @@ def auxiliary_wanted(stage: Any) -> bool:
     "auto" from MIN_RUN_ROUNDS when numba's cache holds them or from
     AUXILIARY_MIN_RUN_ROUNDS; never without numba."""
     mode = kernel_mode()
-    rounds = stage.horizon * stage.rows
+    rounds = decided_rounds(stage.horizon * stage.rows)
     if mode == "off" or (mode == "auto" and rounds < MIN_RUN_ROUNDS) or not numba_available():
         return False
     return mode == "on" or rounds >= AUXILIARY_MIN_RUN_ROUNDS or auxiliary_cached()

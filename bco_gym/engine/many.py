@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -215,6 +216,63 @@ def run_seed_batch(cells: Sequence[Any], progress: Any = False) -> list[RunResul
         fast=first.fast,
         isolate=bool(getattr(first, "isolate", False)),
     )
+
+
+#: Rounds of the short untimed run that warms a batch's kernels (:func:`warm_kernels`):
+#: a few of the compiled loops' windows and of the losses' chunks.
+WARM_HORIZON = 600
+_WARMED: set[str] = set()
+
+
+def warm_kernels(cells: Sequence[Any]) -> float:
+    """Load (or compile) the kernels the batch ``cells`` will call, before it is timed.
+
+    A short untimed run of its first cell (:data:`WARM_HORIZON` rounds, one seed) plays
+    with every kernel switch deciding as for the whole batch (its horizon times its
+    seeds; :func:`~bco_gym.agents.kernels.planned_run_rounds`), so numba's compile or
+    cache load, once per process, is paid here rather than inside the first timed cell:
+    ``cpu_seconds``, the latencies and rounds per second then mean the same on every
+    backend and every worker. Once per process and kind of batch (env, agent, keywords);
+    nothing when the batch plays no kernel (numba absent, ``BCO_GYM_KERNELS=off``, or
+    "auto" below its threshold). Returns the seconds spent (0 when nothing was warmed).
+    A warm-up that fails is ignored: the timed run reports its own error.
+    """
+    from bco_gym.agents.kernels import kernel_mode, numba_available, planned_run_rounds
+    from bco_gym.engine.compiled import AUXILIARY_MIN_RUN_ROUNDS, MIN_RUN_ROUNDS
+
+    if not cells:
+        return 0.0
+    first = cells[0]
+    horizon = getattr(first, "horizon", None)
+    mode = kernel_mode()
+    if horizon is None or mode == "off" or not numba_available():
+        return 0.0
+    rounds = int(horizon) * len(cells)
+    if mode == "auto" and rounds < MIN_RUN_ROUNDS:
+        return 0.0
+    fields = [first.env_id, first.env_kwargs, first.agent, first.agent_kwargs, first.fast]
+    key = repr([*fields, rounds >= AUXILIARY_MIN_RUN_ROUNDS])
+    if key in _WARMED:
+        return 0.0
+    _WARMED.add(key)
+    start = time.perf_counter()
+    try:
+        with planned_run_rounds(rounds), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            run_many(
+                first.env_id,
+                resolve_spec(first.agent, "warm_kernels()"),
+                [first.seed],
+                horizon=min(int(horizon), WARM_HORIZON),
+                env_kwargs=first.env_kwargs,
+                agent_kwargs=first.agent_kwargs,
+                constants=first.constants,
+                progress=False,
+                fast=first.fast,
+            )
+    except Exception:  # the timed run reports its own error
+        pass
+    return time.perf_counter() - start
 
 
 def _run_batch(

@@ -13,7 +13,12 @@ depend on the batch size or on the backend:
 * ``ray``: plain Ray tasks, one CPU each, a batch per task; ``ray.init(address=...)``
   joins a cluster (whose workers must have bco_gym installed), otherwise a local
   instance with ``os.cpu_count()`` CPUs is started (its workers' ``PYTHONPATH`` is
-  this process's ``sys.path``) and shut down afterwards.
+  this process's ``sys.path``) and shut down afterwards; :func:`ray_session` keeps one
+  connection open over a whole job (``bench``, ``demo``).
+
+Every worker loads (or compiles) the kernels a batch calls before timing it, once per
+process (:func:`~bco_gym.engine.many.warm_kernels`), so ``cpu_seconds`` and rounds per
+second mean the same on every backend.
 
 Workers receive cells, whose agent is a name or an import path (a string), never a
 pickled agent: a worker resolves it itself (:func:`~bco_gym.agents.resolve_agent`), so
@@ -29,6 +34,7 @@ its batch arrives. Workers exit when the sweeping process dies, even by SIGKILL
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -37,11 +43,11 @@ import socket
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
-from bco_gym.engine.many import batch_size_for, run_seed_batch
+from bco_gym.engine.many import batch_size_for, run_seed_batch, warm_kernels
 from bco_gym.engine.result import RunResult
 from bco_gym.sweeps.failures import run_cell_or_failure
 
@@ -144,16 +150,20 @@ def run_batch(
 ) -> list[Any]:
     """Compute one batch (the function every backend's workers call).
 
-    The runs' warnings are kept in ``RunResult.warnings`` rather than printed by each
-    worker; ``bco-gym`` reports them once per sweep. With ``record_failures``, a batch
-    that raises is played cell by cell and each failing cell gives a
-    :class:`~bco_gym.sweeps.failures.CellFailure` in place of its result.
-    ``advance(rounds)``, if given, is called as the batch's rounds are played (one per
-    row and round); in a process-pool worker the rounds go to the sweeping process.
+    The kernels the batch will call are loaded (or compiled) first, untimed, once per
+    process (:func:`~bco_gym.engine.many.warm_kernels`), so its ``cpu_seconds`` and
+    latencies count the rounds alone on every backend. The runs' warnings are kept in
+    ``RunResult.warnings`` rather than printed by each worker; ``bco-gym`` reports them
+    once per sweep. With ``record_failures``, a batch that raises is played cell by cell
+    and each failing cell gives a :class:`~bco_gym.sweeps.failures.CellFailure` in place
+    of its result. ``advance(rounds)``, if given, is called as the batch's rounds are
+    played (one per row and round); in a process-pool worker the rounds go to the
+    sweeping process.
     """
     if advance is None and _ROUNDS_QUEUE:
         advance = _Throttled(_ROUNDS_QUEUE[0].put)
     progress = advance if advance is not None else False
+    warm_kernels(batch)  # compile or load once per process, outside the timed runs
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -326,6 +336,42 @@ def run_batch_watched(
     return run_batch(batch, record)
 
 
+# The driver pid a Ray session's local instance watches (None: a cluster), while one is open.
+_SESSION: list[int | None] = []
+
+
+@contextlib.contextmanager
+def ray_session(address: str | None = None) -> Iterator[None]:
+    """One Ray connection for a whole job: join the cluster at ``address`` (``ray start``
+    gives it), or start a local instance of ``os.cpu_count()`` CPUs; every sweep inside
+    computes on it, and it is closed at the end. Without a session, each sweep on the
+    Ray backend connects and disconnects on its own (a local instance takes seconds to
+    start). Inside an already initialised Ray, nothing is started or stopped."""
+    ray = import_ray()
+    if ray.is_initialized():
+        yield
+        return
+    _init_ray(ray, address)
+    _SESSION.append(None if address else os.getpid())
+    try:
+        yield
+    finally:
+        _SESSION.pop()
+        ray.shutdown()
+
+
+def _init_ray(ray: Any, address: str | None) -> None:
+    if address:
+        ray.init(address=address, logging_level="WARNING")
+    else:
+        ray.init(
+            num_cpus=os.cpu_count() or 1,
+            include_dashboard=False,
+            logging_level="WARNING",
+            runtime_env=_local_runtime_env(),
+        )
+
+
 def _run_ray(
     pending: Sequence[Sequence[Any]],
     finished: Finished,
@@ -338,16 +384,10 @@ def _run_ray(
     ray = import_ray()
     started_here = not ray.is_initialized()
     if started_here:
-        if ray_address:
-            ray.init(address=ray_address, logging_level="WARNING")
-        else:
-            ray.init(
-                num_cpus=os.cpu_count() or 1,
-                include_dashboard=False,
-                logging_level="WARNING",
-                runtime_env=_local_runtime_env(),
-            )
-    driver = os.getpid() if started_here and not ray_address else None
+        _init_ray(ray, ray_address)
+        driver = None if ray_address else os.getpid()
+    else:
+        driver = _SESSION[-1] if _SESSION else None
     try:
         remote_run = ray.remote(num_cpus=1)(run_batch_watched)
         host = socket.gethostname()

@@ -55,10 +55,12 @@ package's cached kernels whenever the digest of its sources changes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -83,11 +85,33 @@ AGENT_MIN_RUN_ROUNDS = 100_000
 CACHE_STAMP = "kernels.sha256"
 
 
+_PLANNED: list[int] = []
+
+
+@contextlib.contextmanager
+def planned_run_rounds(run_rounds: int) -> Iterator[None]:
+    """Inside, every kernel switch decides as for a run of ``run_rounds`` run-rounds
+    (T * S), whatever the run being played: a short untimed run then loads (or compiles)
+    exactly the kernels the planned run will call (:func:`bco_gym.engine.many.warm_kernels`)."""
+    _PLANNED.append(int(run_rounds))
+    try:
+        yield
+    finally:
+        _PLANNED.pop()
+
+
+def decided_rounds(run_rounds: int) -> int:
+    """The run-rounds a kernel switch decides on: ``run_rounds``, or the planned run's
+    inside :func:`planned_run_rounds`."""
+    return _PLANNED[-1] if _PLANNED else run_rounds
+
+
 def agent_kernel_wanted(run_rounds: int) -> bool:
     """Whether an agent playing ``run_rounds`` run-rounds (T * S) calls its kernel:
     "on" always, "auto" from :data:`AGENT_MIN_RUN_ROUNDS`, "off" never; never without
     numba."""
     mode = kernel_mode()
+    run_rounds = decided_rounds(run_rounds)
     if mode == "off" or (mode == "auto" and run_rounds < AGENT_MIN_RUN_ROUNDS):
         return False
     return numba_available()
