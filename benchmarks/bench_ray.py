@@ -10,7 +10,9 @@ does), the two taking turns (process, ray, process, ray, ...), so both meet the 
 spells of load. Per run: wall seconds and the CPU seconds of the bench and every process
 it started (``RUSAGE_CHILDREN``), with the 1-minute load average before and after.
 
-Printed: each backend's wall and CPU seconds, median [min, max] over the repeats; the
+Printed: each backend's wall and CPU seconds, median [min, max] over the repeats (the CPU
+of Ray's workers, children of its raylet, is not counted: only the process pool's CPU
+column is whole); the
 overhead of Ray, repeat by repeat (wall_ray - wall_process); and the estimate of a run
 on N nodes of c cores each, from this machine's figures: the bench's computing time
 (the process pool's wall times the cores used here, its own start included) shared by
