@@ -12,8 +12,11 @@ extras, and use it there, outside the source tree.
    then, from an empty directory with no PYTHONPATH: ``bco-gym --version``, ``bco-gym
    list``, ``gym.make("BCO-Simplex-v0")`` (one episode played), and ``bco-gym bench`` of an
    example agent (``examples/your_own_agent.py``, copied next to the run) on quick-v2.
-   Every reference row of its scores.csv must be the shipped archive's cell (the same
-   ``computed_at``), and only the agent's cells computed by this run.
+   First the shipped archive of quick-v2 must be valid for the installed code (else the
+   check stops there, naming the rebuild command, before bench would recompute every
+   reference cell); then every reference row of the bench's scores.csv must be the
+   archive's cell (the same ``computed_at``), and only the agent's cells computed by
+   this run.
 
 Prints the wheel's size and file count. Exit 0 when every check passes, else 1 with the
 failed check on the last line. The reference archive must be valid for the code being
@@ -81,7 +84,7 @@ class CheckFailed(Exception):
 
 
 def run(command: list[object], **kwargs: object) -> subprocess.CompletedProcess[str]:
-    shown = " ".join(str(part) for part in command)
+    shown = " ".join("<script>" if "\n" in str(part) else str(part) for part in command)
     print(f"$ {shown}", flush=True)
     done = subprocess.run([str(p) for p in command], text=True, capture_output=True, **kwargs)
     if done.returncode != 0:
@@ -193,36 +196,42 @@ assert rounds == 50, rounds
 print(f"gym.make('BCO-Simplex-v0'): 50 rounds; bco_gym {bco_gym.__version__} from {where.parent}")
 """
 
-#: Run by the clean environment's Python in the bench directory's parent: every reference
-#: row of scores.csv must be the shipped archive's cell; the agent's rows new.
+#: Run by the clean environment's Python before the bench: the shipped archive of the suite
+#: must be valid for the installed code (else bench would recompute every reference cell).
+CHECK_ARCHIVE = """
+import sys
+from bco_gym.reports import references
+status = references.archive_status(sys.argv[1])
+print(f"shipped archive of {sys.argv[1]}: {status}")
+raise SystemExit(0 if status.startswith("valid for this code") else 3)
+"""
+
+#: Run by the clean environment's Python after the bench: every reference row of
+#: scores.csv must be the shipped archive's cell; every row of the agent new.
 CHECK_BENCH = """
-import csv, json, sys
+import csv, sys
 from bco_gym.reports import references
 from bco_gym.reports.suites import SUITES
 out, suite, label, started = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-status = references.archive_status(suite)
-if not status.startswith("valid for this code"):
-    print(f"STALE {status}")
-    raise SystemExit(3)
 archived = {}
 for scenario in SUITES[suite]:
-    for relative, (_, cells) in references.load_scenario(suite, scenario.name).items():
+    for _, cells in (references.load_scenario(suite, scenario.name) or {}).values():
         for cell, result in cells:
             archived[(scenario.name, result.agent, result.seed)] = result.computed_at
 rows = list(csv.DictReader(open(f"{out}/scores.csv", encoding="utf-8")))
 given = [row for row in rows if row["agent"] == label]
 others = [row for row in rows if row["agent"] != label]
 assert given and others, (len(given), len(others))
-fresh = [r for r in given if not r["computed_at"] or r["computed_at"] < started]
-assert not fresh, f"agent rows not computed by this run: {fresh[:3]}"
+old = [r for r in given if not r["computed_at"] or r["computed_at"] < started]
+assert not old, f"agent rows not computed by this run: {old[:3]}"
 wrong = [
     (r["scenario"], r["agent"], r["seed"], r["computed_at"])
     for r in others
     if archived.get((r["scenario"], r["agent"], int(r["seed"]))) != r["computed_at"]
 ]
 assert not wrong, f"reference rows not read from the shipped archive: {wrong[:5]}"
-print(f"bench: {len(others)} reference rows from the shipped archive, {len(given)} rows of "
-      f"{label} computed by this run")
+print(f"bench: {len(others)} reference rows read from the shipped archive, {len(given)} rows "
+      f"of {label} computed by this run")
 """
 
 
@@ -270,14 +279,26 @@ def check_all(work: Path) -> None:
     print(f"bco-gym list: {len(listing.splitlines())} lines")
     print(run([python, "-c", MAKE_ENV], cwd=away, env=env).stdout, end="")
 
+    checked = subprocess.run(
+        [str(python), "-c", CHECK_ARCHIVE, SUITE], cwd=away, env=env, text=True, capture_output=True
+    )
+    print(checked.stdout, end="")
+    if checked.returncode != 0:
+        sys.stderr.write(checked.stderr[-3000:])
+        raise CheckFailed(
+            f"the shipped reference archive of {SUITE} is not valid for the code being "
+            "packaged, so bench would recompute its reference cells instead of reading them: "
+            f"rebuild it on this code with `{REBUILD}`, commit bco_gym/data/references/, and "
+            "run this check again"
+        )
+
     agents = away / "agents"
     agents.mkdir()
     shutil.copy(ROOT / "examples" / "your_own_agent.py", agents / "your_own_agent.py")
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1))
     out = away / "bench"
     bench = [console, "bench", "--agents", AGENT, "--suite", SUITE, "--out", out, "--quiet"]
-    done = run(bench, cwd=away, env={**env, "PYTHONPATH": str(agents)})
-    stale = [line for line in done.stderr.splitlines() if "stale" in line]
+    run(bench, cwd=away, env={**env, "PYTHONPATH": str(agents)})
     checked = subprocess.run(
         [str(python), "-c", CHECK_BENCH, str(out), SUITE, AGENT_LABEL, started],
         cwd=away,
@@ -286,13 +307,6 @@ def check_all(work: Path) -> None:
         capture_output=True,
     )
     print(checked.stdout, end="")
-    if checked.returncode == 3 or stale:
-        raise CheckFailed(
-            f"the shipped reference archive of {SUITE} is stale for the code being packaged "
-            f"({(checked.stdout.strip() or stale[0])[:300]}): bench recomputed the reference "
-            f"cells instead of reading them. Rebuild it on this code with `{REBUILD}`, commit "
-            "bco_gym/data/references/, and run this check again"
-        )
     if checked.returncode != 0:
         sys.stderr.write(checked.stderr[-3000:])
         raise CheckFailed("the bench directory's rows are not what the archive and the run say")
