@@ -29,9 +29,11 @@ from typing import Any, NoReturn
 from bco_gym.cli_checks import MAX_HORIZON, MAX_POINTS, MAX_SEED, MAX_SEEDS, UsageError
 from bco_gym.cli_commands import (
     command_bench,
+    command_cite,
     command_compare,
     command_demo,
     command_exponents,
+    command_export,
     command_list,
     command_plot,
     command_run,
@@ -197,9 +199,40 @@ def build_parser() -> argparse.ArgumentParser:
         "read-only sweep is only printed)",
     )
     plot.set_defaults(handler=command_plot)
+    _add_export(commands)
     listing = commands.add_parser("list", help="show env ids, agent names and loss families")
     listing.set_defaults(handler=command_list)
     return parser
+
+
+def _add_export(commands: Any) -> None:
+    """``export`` and ``cite``: a bench directory's tables for a paper, its BibTeX."""
+    export = commands.add_parser(
+        "export",
+        help="a bench directory's tables (scores, per-scenario regrets, paired differences) "
+        "as LaTeX, CSV or Markdown",
+    )
+    export.add_argument("directory", type=Path, help="a directory written by bco-gym bench")
+    export.add_argument(
+        "--format", choices=("latex", "csv", "markdown"), default="latex", help="default: latex"
+    )
+    export.add_argument(
+        "--out", type=Path, default=None, help="write to this file (default: print)"
+    )
+    cite = commands.add_parser(
+        "cite", help="BibTeX for a bench directory: the library, the suite, each agent's paper"
+    )
+    cite.add_argument("directory", type=Path, help="a directory written by bco-gym bench")
+    cite.add_argument("--out", type=Path, default=None, help="write to this file (default: print)")
+    for command in (export, cite):
+        command.add_argument(
+            "--suite",
+            default=None,
+            metavar="FILE.toml",
+            help="the suite file the bench ran (needed only for a suite that is not built in)",
+        )
+    export.set_defaults(handler=command_export)
+    cite.set_defaults(handler=command_cite)
 
 
 class _VersionAction(argparse.Action):

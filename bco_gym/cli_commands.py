@@ -716,6 +716,41 @@ def command_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_export(args: argparse.Namespace) -> int:
+    """Print (or write to ``--out``) a bench directory's tables in ``--format``."""
+    from bco_gym.reports.export import export_text, load_bench
+
+    bench = load_bench(_bench_directory(args.directory), suite_file=args.suite)
+    _emit(export_text(bench, args.format), args.out)
+    return 0
+
+
+def command_cite(args: argparse.Namespace) -> int:
+    """Print (or write to ``--out``) the BibTeX of a bench directory."""
+    from bco_gym.reports.export import cite_text
+
+    _emit(cite_text(_bench_directory(args.directory), suite_file=args.suite), args.out)
+    return 0
+
+
+def _bench_directory(path: Path) -> Path:
+    if not path.is_dir():
+        raise UsageError(f"{str(path)!r} is not a directory written by bco-gym bench")
+    return path
+
+
+def _emit(text: str, out: Path | None) -> None:
+    """``text`` printed, or written atomically to ``out`` (never through a symlink)."""
+    if out is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    from bco_gym.sweeps.results import atomic_write
+
+    if out.is_dir():
+        raise UsageError(f"--out {str(out)!r} is a directory; give a file name")
+    atomic_write(out, lambda stream: stream.write(text.encode("utf-8")))
+
+
 def version_text() -> str:
     """What ``bco-gym --version`` prints: the library version, the built-in suites (a
     suite's name carries its version) and, per suite with a shipped reference archive,

@@ -94,6 +94,7 @@ class Agent(abc.ABC):
         SCALE_PARAM: the keyword of the one free scale constant of the agent's theorem.
         OPTIONS: the keywords the constructor accepts.
         regret_exponent: a in the agent's O(T^a) regret guarantee (plots, exponent fits).
+        REFERENCE: the agent's paper (``bco-gym cite``; :mod:`bco_gym.reports.citations`).
 
     Attributes:
         problem: the problem the agent was built for.
@@ -115,6 +116,10 @@ class Agent(abc.ABC):
     #: Whether the defaults come from a theorem (labelled "theory" in results) or are
     #: a library's or a baseline's own choices (labelled "default").
     THEORY_DEFAULTS: ClassVar[bool] = True
+    #: The agent's paper: a BibTeX key of :data:`bco_gym.reports.citations.BIBLIOGRAPHY`, a
+    #: BibTeX entry of its own (``"@article{key, ...}"``), a tuple of those, or None (no
+    #: paper); ``bco-gym cite`` prints it for a bench directory the agent is in.
+    REFERENCE: ClassVar[str | tuple[str, ...] | None] = None
 
     def __init__(self, problem: Problem):
         if not isinstance(problem, Problem):

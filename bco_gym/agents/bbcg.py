@@ -111,6 +111,7 @@ class BlockBanditCG(BatchAgent):
     """
 
     name = "bbcg"
+    REFERENCE = "garber2020improved"
     supports_blocks = True
     SCALE_PARAM = "c"
     OPTIONS = (

@@ -62,6 +62,7 @@ class BlockBanditCG2(TwoPointFeedback, BlockBanditCG):
     """
 
     name = "bbcg2"
+    REFERENCE = ("garber2020improved", "agarwal2010optimal")
     supports_blocks = True  # blocks of pairs (S, k, 2, *shape); update_block takes (S, k, 2)
     OPTIONS = ("c", "block_size", "step_size", "smoothing_radius", "tolerance", "background")
     regret_exponent = 0.75

@@ -63,6 +63,7 @@ class BanditFrankWolfe(BatchAgent):
     """
 
     name = "bfw"
+    REFERENCE = "chen2019projection"
     SCALE_PARAM = "c"
     OPTIONS = ("c", "step_size", "smoothing_radius", "estimator")
     regret_exponent = 0.8

@@ -66,6 +66,7 @@ class FlaxmanAgent(BatchAgent):
     """
 
     name = "fkm"
+    REFERENCE = "flaxman2005online"
     requires_projection = True
     SCALE_PARAM = "c"
     OPTIONS = ("c", "step_size", "smoothing_radius", "estimator")

@@ -55,6 +55,7 @@ class FlaxmanTwoPoint(TwoPointFeedback, BatchAgent):
     """
 
     name = "fkm2"
+    REFERENCE = ("agarwal2010optimal", "shamir2017optimal")
     requires_projection = True
     SCALE_PARAM = "c"
     OPTIONS = ("c", "step_size", "smoothing_radius")

@@ -104,6 +104,7 @@ class LOOBlockBanditGD(BlockBanditCG):
     """
 
     name = "loo-bbgd"
+    REFERENCE = "garber2022new"
     supports_blocks = True
     SCALE_PARAM = "c"
     OPTIONS = ("c", "block_size", "step_size", "smoothing_radius", "tolerance")

@@ -41,6 +41,7 @@ class OnlineFrankWolfe(BatchAgent):
     """
 
     name = "ofw"
+    REFERENCE = "hazan2012projection"
     feedback = "full"
     SCALE_PARAM = "c"
     OPTIONS = ("c", "step_size")

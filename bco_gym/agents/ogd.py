@@ -37,6 +37,7 @@ class OnlineGradientDescent(BatchAgent):
     """
 
     name = "ogd"
+    REFERENCE = "zinkevich2003online"
     feedback = "full"
     requires_projection = True
     SCALE_PARAM = "c"

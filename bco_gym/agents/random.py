@@ -47,6 +47,7 @@ class RandomAgent(BatchAgent):
     """
 
     name = "random"
+    REFERENCE = None
     supports_blocks = True
     OPTIONS = ("law", "block_size")
     regret_exponent = 1.0

@@ -136,6 +136,7 @@ class SahaTewari(BatchAgent):
     """
 
     name = "saha-tewari"
+    REFERENCE = "saha2011improved"
     requires_projection = False
     SCALE_PARAM = None
     OPTIONS = (

@@ -461,6 +461,7 @@ class PPOAgent(SB3OnlineAgent):
     minibatch (``batch_size`` defaults to ``n_steps``)."""
 
     name = "sb3-ppo"
+    REFERENCE = ("schulman2017proximal", "raffin2021stable")
     algorithm = "PPO"
     OPTIONS = (*ON_POLICY_OPTIONS, "batch_size", "n_epochs", "clip_range", "target_kl")
     DEFAULTS: ClassVar[dict[str, Any]] = {
@@ -486,6 +487,7 @@ class A2CAgent(SB3OnlineAgent):
     """A2C learning online (``sb3-a2c``): one update every 8 rounds."""
 
     name = "sb3-a2c"
+    REFERENCE = ("mnih2016asynchronous", "raffin2021stable")
     algorithm = "A2C"
     OPTIONS = (*ON_POLICY_OPTIONS, "use_rms_prop", "rms_prop_eps")
     DEFAULTS: ClassVar[dict[str, Any]] = {**ON_POLICY_COMMON, "learning_rate": 7e-4, "n_steps": 8}
@@ -495,6 +497,7 @@ class SACAgent(SB3OnlineAgent):
     """SAC learning online (``sb3-sac``): 100 uniform warm-up rounds, one gradient step a round."""
 
     name = "sb3-sac"
+    REFERENCE = ("haarnoja2018soft", "raffin2021stable")
     algorithm = "SAC"
     OPTIONS = (*OFF_POLICY_OPTIONS, "ent_coef", "target_entropy", "use_sde", "use_sde_at_warmup")
     DEFAULTS: ClassVar[dict[str, Any]] = {**OFF_POLICY_COMMON, "learning_rate": 1e-3}
@@ -504,6 +507,7 @@ class TD3Agent(SB3OnlineAgent):
     """TD3 learning online (``sb3-td3``): as SAC, with Gaussian action noise of std 0.1."""
 
     name = "sb3-td3"
+    REFERENCE = ("fujimoto2018addressing", "raffin2021stable")
     algorithm = "TD3"
     OPTIONS = (*OFF_POLICY_OPTIONS, "policy_delay", "target_policy_noise", "target_noise_clip")
     DEFAULTS: ClassVar[dict[str, Any]] = {

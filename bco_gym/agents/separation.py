@@ -110,6 +110,7 @@ class FejerBanditGD(BatchAgent):
     """
 
     name = "fejer-bgd"
+    REFERENCE = ("flaxman2005online", "garber2022new")
     requires_projection = False
     SCALE_PARAM = "c"
     OPTIONS = ("c", "step_size", "smoothing_radius")

@@ -103,6 +103,7 @@ class SeparationOracleBanditGD(BatchAgent):
     """
 
     name = "so-bgd"
+    REFERENCE = "garber2022new"
     requires_projection = False
     SCALE_PARAM = "c_prime"
     OPTIONS = ("c", "c_prime", "step_size", "squeeze", "smoothing_radius")
