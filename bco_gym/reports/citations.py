@@ -149,6 +149,29 @@ BIBLIOGRAPHY: dict[str, tuple[str, dict[str, str]]] = {
             "year": "2011",
         },
     ),
+    "suggala2021efficient": (
+        "inproceedings",
+        {
+            "author": "Suggala, Arun Sai and Ravikumar, Pradeep and Netrapalli, Praneeth",
+            "title": "Efficient Bandit Convex Optimization: Beyond Linear Losses",
+            "booktitle": "Proceedings of Thirty Fourth Conference on Learning Theory (COLT)",
+            "series": "Proceedings of Machine Learning Research",
+            "volume": "134",
+            "publisher": "PMLR",
+            "year": "2021",
+        },
+    ),
+    "zhao2021bandit": (
+        "article",
+        {
+            "author": "Zhao, Peng and Wang, Guanghui and Zhang, Lijun and Zhou, Zhi-Hua",
+            "title": "Bandit Convex Optimization in Non-stationary Environments",
+            "journal": "Journal of Machine Learning Research",
+            "volume": "22",
+            "number": "125",
+            "year": "2021",
+        },
+    ),
     "raffin2021stable": (
         "article",
         {

@@ -153,6 +153,7 @@ class BanditNewton(BatchAgent):
     """
 
     name = "bandit-newton"
+    REFERENCE = "suggala2021efficient"
     requires_projection = False
     SCALE_PARAM = "c3"
     OPTIONS = (

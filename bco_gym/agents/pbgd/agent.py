@@ -104,6 +104,7 @@ class PBGD(BatchAgent):
     """
 
     name = "pbgd"
+    REFERENCE = "zhao2021bandit"
     requires_projection = True
     SCALE_PARAM = None
     OPTIONS = ("smoothing_radius", "min_step_size", "max_step_size", "meta_rate")
@@ -264,6 +265,7 @@ class PBGD2(TwoPointFeedback, PBGD):
     """
 
     name = "pbgd2"
+    REFERENCE = "zhao2021bandit"
     regret_exponent = 0.5
 
     def _default_radius(self) -> float:
