@@ -229,7 +229,7 @@ def warm_kernels(cells: Sequence[Any]) -> float:
 
     A short untimed run of its first cell (:data:`WARM_HORIZON` rounds, one seed) plays
     with every kernel switch deciding as for the whole batch (its horizon times its
-    seeds; :func:`~bco_gym.agents.kernels.planned_run_rounds`), so numba's compile or
+    seeds; ``bco_gym.agents.kernels.planned_run_rounds``), so numba's compile or
     cache load, once per process, is paid here rather than inside the first timed cell:
     ``cpu_seconds``, the latencies and rounds per second then mean the same on every
     backend and every worker. Once per process and kind of batch (env, agent, keywords);

@@ -5,7 +5,7 @@ what to cite for it.
 (``bench.json``), every scenario's stored cells (restricted to the rows of its
 ``scores.csv``, which must agree with them: a hand-edited or stale scores.csv is refused),
 and the statistics of ``report.md`` computed by the same functions
-(:func:`~bco_gym.reports.bench_report.aggregates`,
+(``bco_gym.reports.bench_report.aggregates``,
 :func:`~bco_gym.reports.bench_verdicts.judgements`,
 :func:`~bco_gym.reports.paired.paired_table`,
 :func:`~bco_gym.reports.ranking.ordered_groups`), so an exported number is the report's.
