@@ -75,10 +75,10 @@ def points_int(text: str) -> int:
 
 
 def batch_size_int(text: str) -> int:
-    """Seeds computed together by one batched run: an integer in 1..MAX_BATCH_SIZE."""
-    from bco_gym.sweeps.backends import MAX_BATCH_SIZE
+    """Seeds computed together by one batched run: an integer in 1..MAX_REQUESTED_BATCH_SIZE."""
+    from bco_gym.sweeps.backends import MAX_REQUESTED_BATCH_SIZE
 
-    return _integer(text, 1, MAX_BATCH_SIZE, "a positive integer (seeds per batch)")
+    return _integer(text, 1, MAX_REQUESTED_BATCH_SIZE, "a positive integer (seeds per batch)")
 
 
 def non_negative_int(text: str) -> int:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bco_gym.engine.tally import MAX_HORIZON  # noqa: F401  (the CLI's limits, in one place)
+from bco_gym.io import claim_directory, read_marker
 from bco_gym.sweeps.sweep import MAX_SEED, MAX_SEEDS  # noqa: F401
 
 MAX_POINTS = 1_000
@@ -116,28 +117,19 @@ def claim_command_directory(path: Path, command: str) -> Path:
 
     Call it after :func:`check_command_directory`, before writing anything else there.
     """
-    path.mkdir(parents=True, exist_ok=True)
-    marker = path / OWNER_FILE
-    if not marker.is_file():
-        temporary = path / f"{OWNER_FILE}.{os.getpid()}.tmp"
-        temporary.write_text(json.dumps({"command": command}) + "\n", encoding="utf-8")
-        os.replace(temporary, marker)
-    return path
+    return claim_directory(path, OWNER_FILE, {"command": command})
 
 
 def _owner_of(path: Path, flag: str) -> str | None:
     """The command named by ``path``'s :data:`OWNER_FILE`, None without one."""
-    marker = path / OWNER_FILE
-    if not os.path.lexists(marker):
-        return None
     try:
-        if marker.is_symlink() or not marker.is_file() or marker.stat().st_size > 4096:
-            raise ValueError("not a small regular file")
-        document = json.loads(marker.read_text(encoding="utf-8"))
+        document = read_marker(path, OWNER_FILE)
+        if document is None:
+            return None
         owner = document["command"]
         if not isinstance(owner, str):
             raise ValueError(f"command is {owner!r}")
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, KeyError) as error:
         raise UsageError(
             f"{flag} {str(path)!r}: its {OWNER_FILE} is unreadable ({_one_line(error)}); "
             "delete it or pick a new directory"

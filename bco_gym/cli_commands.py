@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -39,6 +38,7 @@ from bco_gym.cli_checks import (
     claim_command_directory,
     load_tuned_checked,
 )
+from bco_gym.io import name_digest, write_text
 
 COMPARE_OUTPUTS = ("table.md", "table.csv", "regret.png")
 EXPONENT_OUTPUTS = ("exponents.md", "exponents.csv", "exponents.png")
@@ -166,8 +166,7 @@ def default_out(command: str, args: argparse.Namespace, agents: Sequence[str], a
         "gym_loop": bool(args.gym_loop),
     }
     if extra != {"env_kwargs": {}, "tuned": None, "gym_loop": False}:
-        canonical = json.dumps(extra, sort_keys=True).encode()
-        name += "_" + hashlib.sha256(canonical).hexdigest()[:8]
+        name += "_" + name_digest(extra, 8)
     return Path("results") / command / re.sub(r"[^A-Za-z0-9._+-]+", "-", name)
 
 
@@ -757,14 +756,14 @@ def version_text() -> str:
     the archive's SHA-256 (:func:`bco_gym.reports.references.archive_digest`) and whether
     this code can read it."""
     from bco_gym import __version__
-    from bco_gym.provenance import code_digest
+    from bco_gym.provenance import result_code_digest
     from bco_gym.reports import references
     from bco_gym.reports.suites import SUITES
 
     lines = [
         f"bco_gym {__version__}",
         f"suites: {', '.join(SUITES)}",
-        f"result code: {code_digest()}",
+        f"result code: {result_code_digest()}",
         f"reference archive (format {references.FORMAT}):",
     ]
     for suite in references.ARCHIVED:
@@ -842,12 +841,6 @@ def report_warnings(results: Sequence[Any]) -> None:
 
 
 # -- reports --------------------------------------------------------------------------------------
-def _write_text(path: Path, text: str) -> None:
-    from bco_gym.sweeps.results import atomic_write
-
-    atomic_write(path, lambda stream: stream.write(text.encode("utf-8")))
-
-
 def _write_figure(draw: Any, path: Path) -> str:
     """Draw with ``draw(temporary path)``, then move the figure into place atomically
     (never through a symlink); the one-line note instead when matplotlib is missing."""
@@ -888,8 +881,8 @@ def report_compare(results: Sequence[Any], out: Path | None) -> None:
     if out is None:
         return
     out = Path(out)
-    _write_text(out / "table.md", render_markdown(header, body) + "\n")
-    _write_text(out / "table.csv", render_csv(rows))
+    write_text(out / "table.md", render_markdown(header, body) + "\n")
+    write_text(out / "table.csv", render_csv(rows))
 
     def draw(path: Path) -> None:
         from bco_gym.plotting import plot_regret
@@ -934,8 +927,8 @@ def report_exponents(results: Sequence[Any], out: Path | None) -> None:
     if out is None:
         return
     out = Path(out)
-    _write_text(out / "exponents.md", render_markdown(header, body) + "\n")
-    _write_text(out / "exponents.csv", render_csv(fits))
+    write_text(out / "exponents.md", render_markdown(header, body) + "\n")
+    write_text(out / "exponents.csv", render_csv(fits))
 
     def draw(path: Path) -> None:
         from bco_gym.plotting import plot_exponents

@@ -8,7 +8,7 @@ cells, the shipped data), ``problem.py`` and ``portable.py`` (the sums and eleme
 functions results are computed with). Reports, plotting and the command line read
 results and are left out, so editing a table does not invalidate a result.
 
-:func:`code_digest` is SHA-256 over those files' relative paths and contents. The library
+:func:`result_code_digest` is SHA-256 over those files' relative paths and contents. The library
 version is not part of it: under the versioning policy (docs/versions.md) a release that
 leaves this code unchanged leaves every stored result valid, and a change to this code
 invalidates them whatever the version number says.
@@ -16,26 +16,28 @@ invalidates them whatever the version number says.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
+
+from bco_gym.io import file_set_digest
 
 #: The packages (under bco_gym/) whose code determines a cell's result.
 RESULT_CODE = ("agents", "engine", "envs", "losses", "sets", "sweeps", "data")
+#: The modules at the package's root whose code determines a cell's result.
+ROOT_MODULES = ("io.py", "portable.py", "problem.py")
 #: The file kinds read: sources and shipped data (the reference archive itself excluded).
 SUFFIXES = (".py", ".npz", ".json", ".csv")
 
 _DIGEST: dict[str, str] = {}
 
 
-def code_digest() -> str:
+def result_code_digest() -> str:
     """SHA-256 (hex) over the source and data files that determine a cell's result
     (``problem.py``, ``portable.py`` and :data:`RESULT_CODE`), by relative path;
     ``data/references/`` excluded. Computed once per process."""
     package = Path(__file__).resolve().parent
     if str(package) in _DIGEST:
         return _DIGEST[str(package)]
-    digest = hashlib.sha256(b"bco_gym-code/1\0")
-    files = [package / "problem.py", package / "portable.py"]
+    files = [package / name for name in ROOT_MODULES]
     for name in RESULT_CODE:
         files += [
             path
@@ -45,11 +47,13 @@ def code_digest() -> str:
             and "references" not in path.relative_to(package).parts
             and "__pycache__" not in path.parts
         ]
-    for path in sorted(files):
-        digest.update(str(path.relative_to(package)).encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    _DIGEST[str(package)] = digest.hexdigest()
+    named = ((str(path.relative_to(package)), path) for path in sorted(files))
+    _DIGEST[str(package)] = file_set_digest(named, b"bco_gym-code/1\0").hexdigest()
     return _DIGEST[str(package)]
 
 
-__all__ = ["RESULT_CODE", "code_digest"]
+#: The former name of :func:`result_code_digest` (deprecated: it read like the agents'
+#: :func:`~bco_gym.agents.registry.code_digest`, which digests one agent's code).
+code_digest = result_code_digest
+
+__all__ = ["RESULT_CODE", "ROOT_MODULES", "code_digest", "result_code_digest"]

@@ -2,7 +2,7 @@
 
 The floors (``docs/architecture.md``), lowest first::
 
-    sets, errors, portable, data, provenance < losses, problem < envs, agents < wrappers
+    io, sets, errors, portable, data, provenance < losses, problem < envs, agents < wrappers
     < engine < sweeps < reports, plotting < experiment, cli
 
 A module may import its own floor and the floors below. Envs and agents share a floor
@@ -24,6 +24,7 @@ import bco_gym
 PACKAGE = Path(bco_gym.__file__).parent
 
 FLOORS: dict[str, int] = {
+    "io": 0,
     "sets": 0,
     "errors": 0,
     "portable": 0,
@@ -132,6 +133,11 @@ def test_no_import_cycle():
         if name not in state:
             cycle = visit(name)
             assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_io_is_the_bottom_of_the_house():
+    """bco_gym.io (files: atomic writes, canonical JSON, digests) imports no bco_gym module."""
+    assert GRAPH["bco_gym.io"] == set()
 
 
 def test_the_graph_sees_lazy_imports():

@@ -2233,14 +2233,14 @@ def test_built_in_identities_and_digests_are_the_archive_s():
     import hashlib
 
     from bco_gym.agents import AGENTS, resolve_agent
-    from bco_gym.provenance import code_digest
+    from bco_gym.provenance import result_code_digest
     from bco_gym.reports import references
 
     for name, cls in AGENTS.items():
         spec = resolve_agent(name)
         assert spec.identity() == f"{cls.__module__}:{cls.__qualname__}"
         source = Path(sys.modules[cls.__module__].__file__).read_bytes()
-        body = source + b"\0" + f"bco_gym-code:{code_digest()}".encode()
+        body = source + b"\0" + f"bco_gym-code:{result_code_digest()}".encode()
         assert spec.digest == hashlib.sha256(body).hexdigest()[:16], name
     checked = 0
     for scenario in references.SUITES["quick-v2"]:

@@ -15,7 +15,7 @@ What the digest covers, for an agent from outside bco_gym:
   they name that lives in a plain directory (a sibling ``helpers.py``, a package under
   development) is covered the same way, transitively; modules installed in
   site-packages are covered by their distribution's version instead;
-* bco_gym's own result code (:func:`bco_gym.provenance.code_digest`: the agent runs on its
+* bco_gym's own result code (:func:`bco_gym.provenance.result_code_digest`: the agent runs on its
   engine, and may subclass its agents), and the version of the distribution providing the
   agent, when it is installed;
 * for a module imported from a zip archive, the whole archive file.
@@ -52,6 +52,8 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from bco_gym.io import file_set_digest
 
 #: The files of code read in a package (sources and compiled extensions).
 CODE_SUFFIXES = (".py", ".pyx", ".pxd", ".so", ".pyd")
@@ -109,7 +111,7 @@ def _signature(files: tuple[str, ...]) -> tuple[Any, ...]:
 def _module_code(name: str, version: str | None) -> AgentCode:
     """The digest of the code of the module ``name`` (outside bco_gym): its unit, the
     local code it imports, the library's result code and ``version``."""
-    from bco_gym.provenance import code_digest as library_code
+    from bco_gym.provenance import result_code_digest as library_code
 
     found = _unit_of_module(sys.modules.get(name), name)
     if isinstance(found, str):
@@ -117,9 +119,9 @@ def _module_code(name: str, version: str | None) -> AgentCode:
     files = _closure(found)
     if isinstance(files, str):
         return AgentCode(None, files)
-    digest = hashlib.sha256(b"bco_gym-agent/2\0")
-    for path in files:  # by the name it is imported under: a moved project keeps its digest
-        digest.update(_label(path).encode() + b"\0" + _file_digest(path) + b"\0")
+    # each file by the name it is imported under: a moved project keeps its digest
+    named = ((_label(path), path) for path in files)
+    digest = file_set_digest(named, b"bco_gym-agent/2\0", separator=b"\0")
     digest.update(f"version:{version or ''}\0bco_gym-code:{library_code()}".encode())
     return AgentCode(digest.hexdigest()[:16], None, tuple(files))
 
@@ -128,7 +130,7 @@ def _module_code(name: str, version: str | None) -> AgentCode:
 def _library_agent(name: str, version: str | None) -> AgentCode:
     """The module's source and the library's result code (its digest before this module
     existed, kept so that stored cells of the built-ins stay valid)."""
-    from bco_gym.provenance import code_digest as library_code
+    from bco_gym.provenance import result_code_digest as library_code
 
     module = sys.modules.get(name)
     try:
@@ -335,18 +337,6 @@ def _label(path: str) -> str:
         if path.startswith(entry + os.sep):
             return os.path.relpath(path, entry)
     return os.path.basename(path)
-
-
-_FILE_DIGESTS: dict[tuple[str, int, int], bytes] = {}
-
-
-def _file_digest(path: str) -> bytes:
-    """SHA-256 of a file's bytes (cached by path, modification time and size)."""
-    status = os.stat(path)
-    key = (path, status.st_mtime_ns, status.st_size)
-    if key not in _FILE_DIGESTS:
-        _FILE_DIGESTS[key] = hashlib.sha256(Path(path).read_bytes()).digest()
-    return _FILE_DIGESTS[key]
 
 
 __all__ = ["AgentCode", "agent_code"]

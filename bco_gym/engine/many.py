@@ -52,7 +52,8 @@ from bco_gym.engine.tally import check_horizon, resolve_checkpoints
 BATCHED_LOOPS = ("batched-block", "batched-lean", "batched-isolated")
 #: Memory a batch of runs may hold in its per-row buffers (see :func:`batch_size_for`).
 BATCH_BUDGET_BYTES = 256 * 2**20
-MAX_BATCH_SIZE = 64
+#: The most seeds :func:`batch_size_for` puts in one batch when none is asked for.
+MAX_AUTOMATIC_BATCH_SIZE = 64
 
 
 def run_many(
@@ -141,7 +142,7 @@ def batch_size_for(
     env_kwargs: Mapping[str, Any] | None = None,
     budget_bytes: int = BATCH_BUDGET_BYTES,
 ) -> int:
-    """How many seeds of ``env_id`` to play in one batch: at most ``MAX_BATCH_SIZE``, and
+    """How many seeds of ``env_id`` to play in one batch: at most ``MAX_AUTOMATIC_BATCH_SIZE``, and
     few enough that the per-row buffers fit ``budget_bytes``.
 
     Per row a batch holds two copies of a loss chunk (the sequence's own and its row of
@@ -162,7 +163,7 @@ def batch_size_for(
     finally:
         env.close()
     per_row = 8 * (2 * chunk + min(BLOCK_BUDGET_FLOATS, 1024 * dim) + 16 * dim)
-    return int(max(1, min(MAX_BATCH_SIZE, budget_bytes // per_row)))
+    return int(max(1, min(MAX_AUTOMATIC_BATCH_SIZE, budget_bytes // per_row)))
 
 
 def run_seed_batch(cells: Sequence[Any], progress: Any = False) -> list[RunResult]:

@@ -3,7 +3,7 @@ name ``bco_gym.experiment.backends``; the code lives in :mod:`bco_gym.sweeps.bac
 
 from bco_gym.sweeps.backends import (
     BACKENDS,
-    MAX_BATCH_SIZE,
+    MAX_REQUESTED_BATCH_SIZE,
     batches,
     check_batch_size,
     import_ray,
@@ -13,9 +13,13 @@ from bco_gym.sweeps.backends import (
     worker_count,
 )
 
+#: The former name of :data:`MAX_REQUESTED_BATCH_SIZE`, kept for code that imports it here.
+MAX_BATCH_SIZE = MAX_REQUESTED_BATCH_SIZE
+
 __all__ = [
     "BACKENDS",
     "MAX_BATCH_SIZE",
+    "MAX_REQUESTED_BATCH_SIZE",
     "batches",
     "check_batch_size",
     "import_ray",

@@ -16,8 +16,6 @@ Rounds are numbered from 0 in code (round t here is f_{t+1} in the paper).
 from __future__ import annotations
 
 import abc
-import hashlib
-import json
 import numbers
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from bco_gym.io import json_digest
 from bco_gym.portable import row_dot as row_dot  # the losses' row products, re-exported
 from bco_gym.sets.base import ConvexSet
 
@@ -139,7 +138,8 @@ class LossSequence(abc.ABC):
                 "parameters": self.describe(),
                 "set": repr(self.set),
                 "seed": self.seed,
-            }
+            },
+            default=repr,
         )
 
     def __repr__(self) -> str:
@@ -353,12 +353,6 @@ def _check_round(t: int) -> int:
 
 def _length(part: slice) -> int:
     return int(part.stop - part.start)
-
-
-def json_digest(payload: Any) -> str:
-    """SHA-256 (hex) of ``payload`` as canonical JSON (sorted keys; other objects by repr)."""
-    text = json.dumps(payload, sort_keys=True, default=repr, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def check_checkpoints(checkpoints: Sequence[int]) -> list[int]:

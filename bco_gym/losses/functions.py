@@ -54,12 +54,12 @@ import numpy as np
 
 from bco_gym import portable
 from bco_gym.errors import InvalidLossError, LossFunctionError
+from bco_gym.io import json_digest
 from bco_gym.losses.base import (
     Comparator,
     LossSequence,
     Params,
     check_checkpoints,
-    json_digest,
 )
 from bco_gym.losses.solvers import frank_wolfe
 from bco_gym.losses.verification import UNCERTIFIED, checked_label, verify_function_loss
@@ -156,7 +156,8 @@ class FunctionLoss(LossSequence):
                 "lipschitz": self._lipschitz,
                 "bound": self._bound,
                 "batched": self.batched,
-            }
+            },
+            default=repr,
         )
 
     def _floats_per_round(self) -> int:

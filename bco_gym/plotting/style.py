@@ -73,11 +73,11 @@ def new_figure(width: float = 7.0, height: float = 4.8) -> Any:
 
 def save(figure: Any, path: str | os.PathLike) -> Path:
     """Write ``figure`` as an image (format from the suffix), atomically and never through
-    a symlink (:func:`~bco_gym.sweeps.results.atomic_write`); the parent is created.
+    a symlink (:func:`bco_gym.io.write_bytes`); the parent is created.
 
     The image is cut to what the figure draws (``bbox_inches="tight"``), so a legend or
     tick label wider than the figure (a long agent label) is never clipped."""
-    from bco_gym.sweeps.results import atomic_write
+    from bco_gym.io import write_bytes
 
     path = Path(path)
     _literal_text(figure)
@@ -90,7 +90,7 @@ def save(figure: Any, path: str | os.PathLike) -> Path:
         bbox_inches="tight",
         pad_inches=0.05,
     )
-    atomic_write(path, lambda stream: stream.write(image.getvalue()))
+    write_bytes(path, image.getvalue())
     return path
 
 

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 import warnings
@@ -49,6 +48,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bco_gym import io as files
 from bco_gym.engine.result import RunResult, computed_now
 from bco_gym.reports.bench_provenance import BASELINE, Coverage, ScenarioRun
 from bco_gym.reports.bench_report import write_bench_report
@@ -68,7 +68,6 @@ from bco_gym.reports.suites import (
     select_scenarios,
 )
 from bco_gym.sweeps.failures import CellFailure
-from bco_gym.sweeps.results import atomic_write
 from bco_gym.sweeps.store import SweepStore
 
 T = TypeVar("T")
@@ -169,16 +168,15 @@ def plan(
 # -- the directory --------------------------------------------------------------------------------
 def claim_directory(out: Path, suite: str) -> None:
     """Create ``out`` or check it is this suite's bench directory; then mark it."""
-    marker = out / MARKER
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {str(out)!r} is not a directory")
-    if marker.is_file():
-        try:
-            document = json.loads(marker.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            raise ValueError(f"{str(marker)!r} is unreadable ({error}); not a bench") from None
-        if not isinstance(document, dict) or document.get("suite") != suite:
-            found = document.get("suite") if isinstance(document, dict) else None
+    try:
+        document = files.read_marker(out, MARKER) if out.is_dir() else None
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{error}; not a bench") from None
+    if document is not None:
+        if document.get("suite") != suite:
+            found = document.get("suite")
             raise ValueError(
                 f"{str(out)!r} holds a bench of suite {found!r}, not {suite!r}; pick another "
                 "directory"
@@ -191,9 +189,7 @@ def claim_directory(out: Path, suite: str) -> None:
             f"{str(out)!r} is not empty and is not a bench directory (no {MARKER}; found "
             f"{', '.join(sorted(strangers)[:5])}); pick a new or empty directory"
         )
-    out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({"format": FORMAT, "suite": suite}) + "\n"
-    atomic_write(marker, lambda stream: stream.write(text.encode("utf-8")))
+    files.claim_directory(out, MARKER, {"format": FORMAT, "suite": suite})
 
 
 # -- running --------------------------------------------------------------------------------------
@@ -666,8 +662,7 @@ def write_fresh(out: Path, fresh: FreshSeeds, command: str) -> None:
     agent's agreement test), both written atomically."""
     write_scores(out / FRESH_SCORES, fresh.rows)
     document = fresh.document(command)
-    text = json.dumps(document, indent=2, sort_keys=True) + "\n"
-    atomic_write(out / FRESH_SEEDS, lambda stream: stream.write(text.encode("utf-8")))
+    files.write_json(out / FRESH_SEEDS, document)
 
 
 @dataclass(frozen=True)
@@ -908,7 +903,7 @@ def _label_of(agent: str) -> str:
 
 def write_scores(path: Path, rows: Sequence[ScoreRow]) -> Path:
     """``scores.csv`` (:data:`~bco_gym.reports.scores.COLUMNS`), sorted, 17 significant
-    digits; written atomically, never through a symlink (:func:`atomic_write`)."""
+    digits; written atomically, never through a symlink (:func:`bco_gym.io.atomic_write`)."""
     ordered = sorted(rows, key=lambda r: (r.scenario, r.agent, r.seed))
     text = io.StringIO(newline="")
     writer = csv.writer(text, lineterminator="\n")
@@ -930,5 +925,5 @@ def write_scores(path: Path, rows: Sequence[ScoreRow]) -> Path:
                 row.computed_at or "",
             ]
         )
-    atomic_write(path, lambda stream: stream.write(text.getvalue().encode("utf-8")))
+    files.write_text(path, text.getvalue())
     return path

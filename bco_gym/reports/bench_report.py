@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym.io import write_text
 from bco_gym.reports.bench_provenance import (
     BASELINE,
     Coverage,
@@ -90,7 +91,6 @@ from bco_gym.reports.scores import (
     scores_by_scenario,
 )
 from bco_gym.reports.suites import SMOKE_TESTS, SUPERSEDED, centre_players
-from bco_gym.sweeps.results import atomic_write
 
 #: The sentence under each figure of the scores: what to read in it.
 READINGS = {
@@ -438,7 +438,7 @@ def write_bench_report(
         lines += _scenario_lines(directory, index, run, ranked.get(run.scenario.name))
     lines = head + contents_lines(head + lines) + lines
     text = "\n".join(lines).rstrip() + "\n"
-    atomic_write(path, lambda stream: stream.write(text.encode("utf-8")))
+    write_text(path, text)
     write_page(path)
     return path
 

@@ -3,7 +3,7 @@
 The µs per round of a reference row read from the shipped archive were measured when the
 archive was built, on the machine that built it; a given agent's were measured here, now,
 under this machine's load. Side by side in one table they are not comparable (0.5 µs
-against 97 µs in one table of issue 43). ``bco-gym bench --timings`` measures them fairly:
+against 97 µs in one table, once). ``bco-gym bench --timings`` measures them fairly:
 in each scenario, :func:`time_rows` plays every row (the reference agents' theory and tuned
 rows and the given agents') on the scenario's first evaluation seed for T' = min(T,
 :data:`TIMING_ROUNDS`) rounds through the engine's own run path (one cell each), in
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -68,11 +69,13 @@ def load_average() -> float:
         return float("nan")
 
 
-def _cell(result: RunResult, rounds: int) -> object:
+def _play(result: RunResult, rounds: int) -> RunResult:
+    """Play ``result``'s cell again for ``rounds`` rounds, its warnings kept in the result
+    (they were reported when the cell was first computed)."""
     from bco_gym.sweeps.sweep import Cell
 
     spec = result.agent_spec or {}
-    return Cell(
+    cell = Cell(
         result.env_id,
         spec.get("import_path") or result.agent,
         rounds,
@@ -82,6 +85,9 @@ def _cell(result: RunResult, rounds: int) -> object:
         result.constants,
         label=result.agent,
     )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cell.run(progress=False)
 
 
 def _per_round(result: RunResult) -> float:
@@ -97,21 +103,19 @@ def time_rows(
 ) -> ScenarioTimings:
     """Every series of ``results`` (one scenario, one horizon) timed live (module
     docstring); ``archived``: the labels whose cells were read from the archive."""
-    from bco_gym.sweeps.sweep import run_cell
-
     groups = group_series(results)
     horizon = next(iter(groups.values()))[0].horizon
     seed = min(result.seed for result in results)
     rounds = min(rounds, horizon)
     firsts = {label: next(r for r in group if r.seed == seed) for label, group in groups.items()}
     for first in firsts.values():
-        run_cell(_cell(first, min(WARM_UP_ROUNDS, rounds)))  # type: ignore[arg-type]
+        _play(first, min(WARM_UP_ROUNDS, rounds))
     labels = list(firsts)
     timed: dict[str, list[float]] = {label: [] for label in labels}
     before = load_average()
     for turn in range(passes):
         for label in labels[turn % len(labels) :] + labels[: turn % len(labels)]:
-            played = run_cell(_cell(firsts[label], rounds))  # type: ignore[arg-type]
+            played = _play(firsts[label], rounds)
             timed[label].append(_per_round(played))
     after = load_average()
     rows = tuple(

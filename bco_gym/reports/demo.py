@@ -33,8 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from bco_gym.engine.result import RunResult
-from bco_gym.reports.report import Scenario as Section
-from bco_gym.reports.report import write_report
+from bco_gym.reports.report import ReportSection, write_report
 from bco_gym.reports.scale import frontier_markdown, play_scenario, scale_parts
 from bco_gym.reports.suites import BANDIT, Scenario
 from bco_gym.sweeps.sweep import Cell, cells, run_cells
@@ -209,7 +208,7 @@ def run_demo(
     out = Path(out)
     specs = [spec.quick() if quick else spec for spec in scenarios]
     pooled = [spec for spec in specs if spec.tuning is None]
-    sections: dict[str, Section] = {}
+    sections: dict[str, ReportSection] = {}
     if pooled:
         grids = {spec.name: scenario_cells(spec, quick) for spec in pooled}
         grid = [cell for cells_of in grids.values() for cell in cells_of]
@@ -235,7 +234,9 @@ def run_demo(
         horizons = [h if h is not None else own_horizon(spec) for h in spec.all_horizons]
         results, tunings = play_scenario(spec, out, horizons, backend=backend, progress=progress)
         parts = scale_parts(tunings, spec.seeds) if tunings else ()
-        sections[spec.name] = Section(spec.title, results, spec.description, spec.references, parts)
+        sections[spec.name] = ReportSection(
+            spec.title, results, spec.description, spec.references, parts
+        )
     done = [sections[spec.name] for spec in specs]
     return write_report(out / "report.md", done, command=COMMAND)
 
@@ -255,11 +256,11 @@ def scenario_cells(spec: Scenario, quick: bool = False) -> list[Cell]:
     return grid
 
 
-def _section(spec: Scenario, results: list[RunResult]) -> Section:
+def _section(spec: Scenario, results: list[RunResult]) -> ReportSection:
     """The report's section of a pooled scenario; a large set's adds the compute frontier."""
     parts = (frontier_markdown,) if spec.name in TUNED else ()
     references = tuple(r for r in spec.references if r in spec.agents)
-    return Section(spec.title, results, spec.description, references, parts)
+    return ReportSection(spec.title, results, spec.description, references, parts)
 
 
 def own_horizon(spec: Scenario) -> int:

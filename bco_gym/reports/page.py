@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bco_gym.sweeps.results import atomic_write
+from bco_gym.io import write_text
 
 #: The page's name beside report.md.
 PAGE_NAME = "index.html"
@@ -233,5 +233,5 @@ def write_page(report: str | os.PathLike, out: str | os.PathLike | None = None) 
     report = Path(report)
     out = report.with_name(PAGE_NAME) if out is None else Path(out)
     text = render_page(report.read_text(encoding="utf-8"), report.parent)
-    atomic_write(out, lambda stream: stream.write(text.encode("utf-8")))  # never via a link
+    write_text(out, text)  # atomically, never through a link
     return out

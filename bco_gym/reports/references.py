@@ -13,7 +13,7 @@ of a suite is the directory ``bco_gym/data/references/<suite>/``:
   the per-round losses, which no report reads) and the library version that computed it;
 * ``INDEX.json``: the format, the suite, the library version that computed it
   (``bco_gym.__version__``, recorded, not compared) and the digest of the code that
-  determines results (:func:`bco_gym.provenance.code_digest`: the agents, engine, envs,
+  determines results (:func:`bco_gym.provenance.result_code_digest`: the agents, engine, envs,
   losses, sets and sweeps packages, ``problem.py``, ``portable.py`` and the data), the
   command that rebuilt it, the signature of the machine that computed it
   (:func:`bco_gym.portable.machine_signature`: a recomputed cell is its bits on a machine
@@ -65,16 +65,15 @@ from typing import Any
 import numpy as np
 
 from bco_gym.engine.result import RunResult
+from bco_gym.io import canonical_json, json_digest, write_json
 from bco_gym.portable import machine_signature
-from bco_gym.provenance import code_digest
+from bco_gym.provenance import result_code_digest
 from bco_gym.reports.suites import SUITES, Scenario
 from bco_gym.sweeps.results import (
     FORMAT_VERSION,
     MANIFEST_NAME,
-    canonical_json,
     result_from_record,
     result_record,
-    write_json,
 )
 
 FORMAT = 2
@@ -121,7 +120,7 @@ def scenario_digest(scenario: Scenario) -> str:
     """SHA-256 of the fields of ``scenario`` that decide its reference cells
     (:data:`DEFINING_FIELDS`), canonically serialised."""
     definition = {name: _jsonable(getattr(scenario, name)) for name in DEFINING_FIELDS}
-    return hashlib.sha256(canonical_json(definition)).hexdigest()
+    return json_digest(definition)
 
 
 def _jsonable(value: Any) -> Any:
@@ -197,11 +196,11 @@ def _gunzip(payload: bytes, path: Path, limit: int = MAX_DOCUMENT_BYTES) -> byte
 
 def check_index(index: dict[str, Any], suite: str) -> None:
     """ArchiveVersionError unless the index is this archive format's and this code's
-    (:func:`~bco_gym.provenance.code_digest`). The library version that computed it is
+    (:func:`~bco_gym.provenance.result_code_digest`). The library version that computed it is
     recorded, not compared: a release that leaves the result code unchanged keeps the
     archive valid (docs/versions.md)."""
     found = (index.get("format"), index.get("code_digest"))
-    here = (FORMAT, code_digest())
+    here = (FORMAT, result_code_digest())
     if found != here:
         raise ArchiveVersionError(
             f"the shipped reference cells of {suite!r} are stale: they were computed by "
@@ -231,10 +230,10 @@ def archive_status(suite: str, where: Path | None = None) -> str:
         return f"unreadable ({error})"
     if index is None:
         return "none shipped"
-    if (index.get("format"), index.get("code_digest")) != (FORMAT, code_digest()):
+    if (index.get("format"), index.get("code_digest")) != (FORMAT, result_code_digest()):
         return (
             f"stale: computed by other code (code {str(index.get('code_digest'))[:12]}, "
-            f"format {index.get('format')}; this is code {code_digest()[:12]}, format "
+            f"format {index.get('format')}; this is code {result_code_digest()[:12]}, format "
             f"{FORMAT}), so bench recomputes its reference cells; rebuild it with "
             f"`{REBUILD.format(suite=suite)}`"
         )
@@ -422,7 +421,7 @@ def build_archive(
     target.mkdir(parents=True, exist_ok=True)
     chosen = [s for s in SUITES[suite] if scenarios is None or s.name in scenarios]
     old = read_index(suite, where) or {}
-    same = (old.get("format"), old.get("code_digest")) == (FORMAT, code_digest())
+    same = (old.get("format"), old.get("code_digest")) == (FORMAT, result_code_digest())
     # rebuilding some scenarios keeps the others only when the same code computed them
     files = dict(old.get("files", {})) if scenarios is not None and same else {}
     digests = dict(old.get("scenarios", {})) if scenarios is not None and same else {}
@@ -442,7 +441,7 @@ def build_archive(
             "suite": suite,
             "scenario": scenario.name,
             "library_version": library_version(),
-            "code_digest": code_digest(),
+            "code_digest": result_code_digest(),
             "sweeps": sweeps,
         }
         payload = gzip.compress(canonical_json(document), compresslevel=9, mtime=0)
@@ -474,7 +473,7 @@ def _write_index(
         "format": FORMAT,
         "suite": suite,
         "library_version": library_version(),
-        "code_digest": code_digest(),
+        "code_digest": result_code_digest(),
         "command": command or REBUILD.format(suite=suite),
         "machine": machine_signature(),
         "complete": complete,
@@ -532,8 +531,8 @@ __all__ = [
     "archive_digest",
     "archive_status",
     "build_archive",
-    "code_digest",
     "load_scenario",
     "materialise",
+    "result_code_digest",
     "scenario_digest",
 ]

@@ -1,6 +1,6 @@
 """``report.md``: scenarios side by side, each with its paired tables and figures.
 
-A :class:`Scenario` is a titled group of results on one setting (one env, set and loss
+A :class:`ReportSection` is a titled group of results on one setting (one env, set and loss
 family; one or several horizons) with a short text saying what it shows.
 :func:`write_report` writes ``report.md``, beside it the PNG figures it links
 relatively, and ``index.html``, the same content as one self-contained page to open in a
@@ -126,7 +126,7 @@ READINGS = {
 
 
 @dataclass(frozen=True)
-class Scenario:
+class ReportSection:
     """A titled group of results on one setting, and what it shows.
 
     At each horizon the runs must share the env id, the set and the loss family (the
@@ -180,7 +180,7 @@ def ranking(results: Sequence[RunResult]) -> str:
 # -- writing --------------------------------------------------------------------------------------
 def write_report(
     path: str | os.PathLike,
-    scenarios: Sequence[Scenario],
+    scenarios: Sequence[ReportSection],
     *,
     command: str,
     title: str = "bco_gym: where each method wins",
@@ -203,7 +203,9 @@ def write_report(
     return path
 
 
-def _headline(directory: Path, scenarios: Sequence[Scenario], stems: Sequence[str]) -> list[str]:
+def _headline(
+    directory: Path, scenarios: Sequence[ReportSection], stems: Sequence[str]
+) -> list[str]:
     from bco_gym.plotting import overview_figure, save
     from bco_gym.plotting.style import loss_text, run_text, set_text
 
@@ -230,13 +232,13 @@ def _headline(directory: Path, scenarios: Sequence[Scenario], stems: Sequence[st
     ]
 
 
-def _anchor(scenario: Scenario, index: int) -> str:
+def _anchor(scenario: ReportSection, index: int) -> str:
     """GitHub's anchor of the scenario's heading."""
     heading = f"{index}. {scenario.title}".lower()
     return re.sub(r"[^\w\- ]", "", heading).replace(" ", "-")
 
 
-def _scenario_section(directory: Path, index: int, scenario: Scenario, stem: str) -> list[str]:
+def _scenario_section(directory: Path, index: int, scenario: ReportSection, stem: str) -> list[str]:
     from bco_gym.plotting.style import loss_text, run_text, set_text
 
     results = list(scenario.results)

@@ -13,20 +13,7 @@ once published, is never changed (a new one is added instead), so scores compute
   theory constants beside constants tuned on seeds disjoint from the evaluation seeds
   (:class:`ScaleTuning`).
 
-Changelog. ``standard-v1`` is still open while issue 20 (the paper's claim at scale) is:
-its three scenarios at scale were redefined once, named ``scale-*`` so that a results
-directory of the first definition is never resumed into the second. Birkhoff: 20 seeds,
-T up to 10^5, tuned at 10^5 on seeds 100-103 (was 3 seeds, T up to 10^4, tuned at 2,500
-on seeds 100-101); flow: 8 seeds (was 3), tuned at 5,000; nuclear: 8 seeds (was 3); FKM,
-whose projection costs milliseconds, plays its own shorter horizons on the same seeds
-(``Scenario.agent_horizons``) and is tuned at one of them
-(``ScaleTuning.agent_horizons``); the paired tables pair with random only (FKM is not
-at the largest horizon); the compute frontier counts CPU seconds.
-
-``standard-v2`` is open too (issue 31): ``ball-trap-10`` swings in blocks of 1,000 rounds
-(was 1: an agent averaging an early window saw the bias alone and committed to the
-comparator), and ``simplex-portfolio-10`` adds exp-concave losses (a synthetic market:
-no one-point method learns from the shipped price series within their length).
+The changes to a suite while it was still open are in CHANGELOG.md.
 
 ``bco-gym bench --agents A,B --suite NAME`` runs every given agent beside the reference
 agents of each scenario on the same seeds; ``bco-gym demo`` runs ``standard-v1`` with the
@@ -472,7 +459,7 @@ def _scale_v2_tuning(inner_radius: float, horizon: int, fkm_horizon: int) -> Sca
     )
 
 
-#: standard-v2's scenarios at scale (issue 33): the three families of standard-v1's
+#: standard-v2's scenarios at scale: the three families of standard-v1's
 #: (dimension >= 1,000), each with a loss sequence learnable from one-point feedback
 #: within the horizon (T_dir <= T/10), cheap random play and every seed's tuning
 #: disjoint from the evaluation seeds.
@@ -622,7 +609,7 @@ STANDARD_V1: tuple[Scenario, ...] = (
             "intervals and the whole run, each against its own best point), the switching regret "
             "(against the best point of each segment) and the dynamic regret (against "
             "each round's minimiser, noise included) say how well an agent follows the "
-            "change. fejer-bgd (named so-bgd until issue 32) is bandit gradient descent "
+            "change. fejer-bgd (formerly named so-bgd) is bandit gradient descent "
             "with separation-oracle steps "
             "instead of projections, whose regret bound holds on every interval."
         ),

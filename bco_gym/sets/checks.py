@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -77,14 +76,6 @@ def _short(value: object) -> str:
     """``repr(value)`` on one line, cut to 60 characters."""
     text = " ".join(repr(value).split())
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def as_shape(shape: int | Sequence[int]) -> tuple[int, ...]:
-    """Normalise a size argument to a shape tuple of positive ints."""
-    dims = (shape,) if np.isscalar(shape) else tuple(shape)
-    if not dims or any(int(k) != k or k < 1 for k in dims):
-        raise ValueError(f"shape {shape!r} must be positive integers")
-    return tuple(int(k) for k in dims)
 
 
 def is_real_number(value: object) -> bool:

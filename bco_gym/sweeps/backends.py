@@ -53,7 +53,7 @@ from bco_gym.sweeps.failures import run_cell_or_failure
 
 BACKENDS = ("serial", "process", "ray")
 #: The largest batch a user may ask for (a batch holds its rows' buffers in memory).
-MAX_BATCH_SIZE = 1024
+MAX_REQUESTED_BATCH_SIZE = 1024
 
 Finished = Callable[[Any, RunResult], None]
 #: Seconds between a worker's reports of played rounds (progress bars).
@@ -63,14 +63,15 @@ _ROUNDS_QUEUE: list[Any] = []
 
 
 def check_batch_size(batch_size: Any) -> int | None:
-    """``batch_size`` as an int in [1, MAX_BATCH_SIZE], or None (chosen for memory)."""
+    """``batch_size`` as an int in [1, MAX_REQUESTED_BATCH_SIZE], or None (chosen for memory)."""
     if batch_size is None:
         return None
     valid = isinstance(batch_size, int) and not isinstance(batch_size, bool)
-    if not valid or not 1 <= batch_size <= MAX_BATCH_SIZE:
+    if not valid or not 1 <= batch_size <= MAX_REQUESTED_BATCH_SIZE:
         raise ValueError(
-            f"batch_size={batch_size!r} must be an integer in [1, {MAX_BATCH_SIZE}] or None "
-            "(None: as many seeds as fit the memory budget of run_many's batch_size_for)"
+            f"batch_size={batch_size!r} must be an integer in "
+            f"[1, {MAX_REQUESTED_BATCH_SIZE}] or None (None: as many seeds as fit the memory "
+            "budget of run_many's batch_size_for)"
         )
     return batch_size
 

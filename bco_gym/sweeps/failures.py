@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from bco_gym.engine.result import RunResult
-from bco_gym.sweeps.results import read_json, write_json
+from bco_gym.io import write_json
+from bco_gym.sweeps.results import read_json
 
 FAILURES_DIR = "failures"
 

@@ -22,12 +22,9 @@ opened (``O_NOFOLLOW``: no symlinks, no ``../`` or absolute names, no devices su
 its declared shape, or a shape larger than the key allows, is refused), the NPZ is
 parsed as plain stored ``.npy`` members (no decompression, no pickles).
 
-Writing: every file goes to a fresh temporary file in the same directory (created
-with mode 0666 minus the user's umask, ``O_EXCL | O_NOFOLLOW``), is flushed, fsynced
-and moved into place with ``os.replace`` (atomic on POSIX; a symlink at the target is
-replaced, never written through), then the directory is fsynced. A process killed
-mid-write (SIGKILL included) leaves at worst a ``*.tmp`` file or an NPZ without its
-JSON, and the cell counts as not done. Nothing is ever pickled.
+Writing: every file is written atomically (:func:`bco_gym.io.atomic_write`), the JSON
+last. A process killed mid-write (SIGKILL included) leaves at worst a ``*.tmp`` file or
+an NPZ without its JSON, and the cell counts as not done. Nothing is ever pickled.
 
 A sweep directory (:class:`~bco_gym.sweeps.store.SweepStore`) holds
 ``manifest.json`` (the cells), ``cells/`` (one result per finished cell, named by the
@@ -41,24 +38,22 @@ import hashlib
 import io
 import json
 import os
-import secrets
 import stat
 import zipfile
-from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
 from bco_gym.agents.registry import current_agent_name
 from bco_gym.engine.result import RunResult
 from bco_gym.engine.tally import DEFAULT_CHECKPOINT_COUNT, ROUND_LOSSES_LIMIT
+from bco_gym.io import canonical_json, write_bytes, write_json
 
 FORMAT_VERSION = 2
 MANIFEST_NAME = "manifest.json"
 CELLS_DIR = "cells"
-TMP_SUFFIX = ".tmp"
 # A JSON document read from a results directory is refused above this many bytes.
 JSON_LIMIT = 16 << 20
 # Checkpoints a result without a checkpoint list in its key may declare (run(checkpoints=...)).
@@ -78,38 +73,6 @@ class CorruptResultError(ValueError):
 
 
 # -- reading and writing files --------------------------------------------------------------
-def atomic_write(path: str | os.PathLike, write: Callable[[IO[bytes]], None]) -> None:
-    """Write ``path`` all-or-nothing (see the module docstring); follows no symlink."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.parent / f"{path.name}.{secrets.token_hex(6)}{TMP_SUFFIX}"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    descriptor = os.open(temp, flags, 0o666)  # the kernel applies the user's umask
-    try:
-        with os.fdopen(descriptor, "wb") as stream:
-            write(stream)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    _fsync_directory(path.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory handles
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(descriptor)
-
-
 def read_regular(path: str | os.PathLike, limit: int) -> bytes:
     """The bytes of ``path`` if it is a regular file (not a symlink) of at most ``limit``.
 
@@ -135,20 +98,9 @@ def read_regular(path: str | os.PathLike, limit: int) -> bytes:
     return payload
 
 
-def write_json(path: str | os.PathLike, document: Any) -> None:
-    """Atomically write ``document`` as indented, key-sorted JSON."""
-    text = json.dumps(document, indent=2, sort_keys=True) + "\n"
-    atomic_write(path, lambda stream: stream.write(text.encode("utf-8")))
-
-
 def read_json(path: str | os.PathLike, limit: int = JSON_LIMIT) -> Any:
     """The JSON document in the regular file ``path`` (ValueError if it is not JSON)."""
     return json.loads(read_regular(path, limit).decode("utf-8"))
-
-
-def canonical_json(document: Any) -> bytes:
-    """The one byte string a JSON document digests to (sorted keys, no spaces)."""
-    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
 # -- one result ------------------------------------------------------------------------------
@@ -221,7 +173,7 @@ def save_result(
         "result": json.loads(json.dumps(metadata)),
     }
     document["sha256"] = _digest(document, payload)
-    atomic_write(path.with_suffix(".npz"), lambda stream: stream.write(payload))
+    write_bytes(path.with_suffix(".npz"), payload)
     write_json(path, document)
     return path
 

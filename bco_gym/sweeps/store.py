@@ -29,17 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from bco_gym.engine.result import RunResult
+from bco_gym.io import TMP_SUFFIX, canonical_json, write_json
 from bco_gym.sweeps.results import (
     FORMAT_VERSION,
     MANIFEST_NAME,
-    TMP_SUFFIX,
     CorruptResultError,
     SweepMismatchError,
-    canonical_json,
     load_result,
     read_json,
     save_result,
-    write_json,
 )
 
 CELLS_DIR = "cells"

@@ -17,7 +17,6 @@ Workers exit when the sweeping process dies, even by SIGKILL.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -34,6 +33,7 @@ from bco_gym.engine.compiled import kernel_mode
 from bco_gym.engine.result import RunResult
 from bco_gym.engine.runner import run
 from bco_gym.engine.tally import check_horizon
+from bco_gym.io import name_digest
 from bco_gym.sweeps.backends import (
     BACKENDS,
     batches,
@@ -116,8 +116,7 @@ class Cell:
             for field_name in ("agent", "agent_kwargs"):
                 del document[field_name]
             name = self.identity.split("[", 1)[0].rsplit(":", 1)[-1]
-        canonical = json.dumps(document, sort_keys=True)
-        digest = hashlib.sha256(canonical.encode()).hexdigest()[:10]
+        digest = name_digest(document, 10)
         readable = f"{self.env_id}_{name}_T{self.horizon}_s{self.seed}"
         return f"{re.sub(r'[^A-Za-z0-9._-]+', '-', readable)}_{digest}"
 
@@ -142,17 +141,6 @@ class Cell:
             fast=self.fast,
             isolate=self.isolate,
         )
-
-
-def run_cell(cell: Cell) -> RunResult:
-    """Compute one cell (the function every backend's workers call).
-
-    The run's warnings are kept in ``RunResult.warnings`` rather than printed by each
-    worker; ``bco-gym`` reports them once per sweep.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return cell.run(progress=False)
 
 
 # -- the grid -------------------------------------------------------------------------------------

@@ -32,12 +32,13 @@ import numpy as np
 
 from bco_gym.agents.registry import current_agent_name, resolve_agent
 from bco_gym.engine.tally import check_horizon
+from bco_gym.io import write_json
 from bco_gym.sweeps.failures import CellFailure, load_failures
-from bco_gym.sweeps.results import read_json, write_json
+from bco_gym.sweeps.results import read_json
 from bco_gym.sweeps.sweep import FAILURE_MODES, Cell, run_cells
 
 TUNED_FORMAT = "bco_gym-tuned-constants/1"
-#: The agent names a tuned file uses: 2 since issue 32 renamed the old "so-bgd" to
+#: The agent names a tuned file uses: 2 since the old "so-bgd" was renamed
 #: "fejer-bgd" (a file without the key is older: its names are read through
 #: :func:`~bco_gym.agents.registry.current_agent_name`).
 AGENT_NAMES = 2

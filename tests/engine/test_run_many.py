@@ -18,7 +18,7 @@ import pytest
 import bco_gym
 from bco_gym import InfeasibleActionError
 from bco_gym.engine import tally as tally_module
-from bco_gym.engine.many import MAX_BATCH_SIZE, batch_size_for, run_seed_batch
+from bco_gym.engine.many import MAX_AUTOMATIC_BATCH_SIZE, batch_size_for, run_seed_batch
 from bco_gym.envs import BanditConvexEnv, BanditConvexVectorEnv
 from bco_gym.errors import InvalidLossError
 from bco_gym.experiment import run, run_many
@@ -221,5 +221,5 @@ def test_nan_loss_names_the_round_not_the_agent(agent):
 def test_batch_size_for_shrinks_with_the_dimension():
     small = batch_size_for("BCO-Ball-v0", {"n": 10})
     large = batch_size_for("BCO-Ball-v0", {"n": 100_000})
-    assert small == MAX_BATCH_SIZE and 1 <= large < small
+    assert small == MAX_AUTOMATIC_BATCH_SIZE and 1 <= large < small
     assert batch_size_for("BCO-Ball-v0", {"n": 10}, budget_bytes=1) == 1

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from bco_gym.engine.many import run_many
-from bco_gym.reports.report import Scenario, write_report
+from bco_gym.reports.report import ReportSection, write_report
 from bco_gym.reports.suites import SUITES
 from bco_gym.reports.summary import changing_columns, changing_rows, compare_columns, summarize
 
@@ -63,7 +63,7 @@ def test_compare_table_has_adaptive_and_dynamic_columns(switching_results):
 
 
 def test_report_has_the_part_and_the_figure(switching_results, tmp_path):
-    scenario = Scenario("Ball, switching", switching_results)
+    scenario = ReportSection("Ball, switching", switching_results)
     path = write_report(tmp_path / "report.md", [scenario], command="bco-gym demo")
     text = path.read_text(encoding="utf-8")
     assert "### Static, adaptive and dynamic regret" in text
@@ -76,7 +76,7 @@ def test_no_part_for_families_without_interval_regrets(tmp_path):
     results = run_many(
         "BCO-Ball-v0", "random", [0, 1], horizon=50, env_kwargs={"loss": "quadratic"}
     )
-    path = write_report(tmp_path / "report.md", [Scenario("Q", results)], command="x")
+    path = write_report(tmp_path / "report.md", [ReportSection("Q", results)], command="x")
     assert "adaptive" not in path.read_text(encoding="utf-8").lower()
 
 

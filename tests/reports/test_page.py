@@ -18,7 +18,7 @@ import pytest
 from synthetic_results import comparison
 
 from bco_gym.reports.page import anchor, contents_lines, figure_lines, render_page, write_page
-from bco_gym.reports.report import Scenario, write_report
+from bco_gym.reports.report import ReportSection, write_report
 
 COMMAND = "bco-gym demo --out results"
 
@@ -66,8 +66,10 @@ def written(tmp_path_factory):
     """A two-scenario report with stand-in PNG figures, and its page."""
     directory = tmp_path_factory.mktemp("page")
     scenarios = [
-        Scenario("Ball, i.i.d. losses", comparison(("random", "bbcg")), "Learners beat random."),
-        Scenario("Ball, again", comparison(("random", "fkm"))),
+        ReportSection(
+            "Ball, i.i.d. losses", comparison(("random", "bbcg")), "Learners beat random."
+        ),
+        ReportSection("Ball, again", comparison(("random", "fkm"))),
     ]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("bco_gym.plotting.save", tiny_png)

@@ -161,7 +161,7 @@ def test_an_archive_of_other_code_or_edited_is_refused(tmp_path, monkeypatch):
         references.load_scenario("quick-v2", "ball-iid")
     assert references.archive_status("quick-v2").startswith("stale: computed by other code")
     assert "python -m bco_gym.reports.references quick-v2" in references.archive_status("quick-v2")
-    doctored(tmp_path / "again", monkeypatch, code_digest=references.code_digest())
+    doctored(tmp_path / "again", monkeypatch, code_digest=references.result_code_digest())
     copy = tmp_path / "again" / "references"
     (copy / "quick-v2" / "ball-iid.json.gz").write_bytes(b"not it")
     with pytest.raises(references.ArchiveCorruptError, match="does not match its SHA-256"):
@@ -171,7 +171,7 @@ def test_an_archive_of_other_code_or_edited_is_refused(tmp_path, monkeypatch):
 def test_an_archived_scenario_defined_otherwise_now_is_refused(tmp_path, monkeypatch):
     """A scenario redefined under its old name (the trap's block, a horizon, the tuning)
     does not read the cells archived for the old definition; fewer seeds or agents do."""
-    doctored(tmp_path, monkeypatch, code_digest=references.code_digest())
+    doctored(tmp_path, monkeypatch, code_digest=references.result_code_digest())
     scenario = scenario_of("quick-v2", "ball-trap")
     fewer = replace(scenario, agents=scenario.agents[:2])
     assert references.scenario_digest(fewer) == references.scenario_digest(scenario)
@@ -197,7 +197,9 @@ def test_an_archived_scenario_defined_otherwise_now_is_refused(tmp_path, monkeyp
 def test_another_library_version_alone_keeps_the_archive(tmp_path, monkeypatch):
     """The versioning policy: the archive's format and code digest decide, the version
     that computed it is only recorded."""
-    doctored(tmp_path, monkeypatch, code_digest=references.code_digest(), library_version="0.0.1")
+    doctored(
+        tmp_path, monkeypatch, code_digest=references.result_code_digest(), library_version="0.0.1"
+    )
     assert references.load_scenario("quick-v2", "ball-iid")  # read, not refused
     assert references.archive_status("quick-v2").startswith("valid for this code")
     assert "computed by bco_gym 0.0.1" in references.archive_status("quick-v2")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from synthetic_results import comparison, synthetic_result
 
-from bco_gym.reports.report import Scenario, ranking, slug, write_report
+from bco_gym.reports.report import ReportSection, ranking, slug, write_report
 
 COMMAND = "bco-gym demo --out results"
 WARNING = "UserWarning: the smoothing radius is capped at r"
@@ -47,8 +47,8 @@ def report(tmp_path_factory):
         dataclasses.replace(r, warnings=[WARNING]) if r.agent == "bbcg" else r for r in comparison()
     ]
     scenarios = [
-        Scenario("Ball, i.i.d. losses", warned, "Every learner beats random play."),
-        Scenario("Ball, exponents", exponent_runs()),
+        ReportSection("Ball, i.i.d. losses", warned, "Every learner beats random play."),
+        ReportSection("Ball, exponents", exponent_runs()),
     ]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("bco_gym.plotting.save", describe)
@@ -132,7 +132,9 @@ def test_every_linked_figure_exists_beside_the_report(report):
 
 def test_the_figures_are_rendered_pngs(tmp_path):
     path = write_report(
-        tmp_path / "report.md", [Scenario("Tiny", comparison(("random", "bbcg")))], command=COMMAND
+        tmp_path / "report.md",
+        [ReportSection("Tiny", comparison(("random", "bbcg")))],
+        command=COMMAND,
     )
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", path.read_text())
     assert links == [
@@ -150,7 +152,7 @@ def test_the_figures_are_rendered_pngs(tmp_path):
 def test_the_same_results_give_the_same_files(tmp_path, monkeypatch):
     """report.md twice, equal; the figures' content is fixed too (PNG bytes: test_plotting)."""
     monkeypatch.setattr("bco_gym.plotting.save", describe)
-    scenario = [Scenario("Tiny", comparison(("random", "bbcg", "fkm")))]
+    scenario = [ReportSection("Tiny", comparison(("random", "bbcg", "fkm")))]
     first = write_report(tmp_path / "a" / "report.md", scenario, command=COMMAND)
     second = write_report(tmp_path / "b" / "report.md", scenario, command=COMMAND)
     assert first.read_text() == second.read_text()
@@ -179,11 +181,11 @@ def test_ranking_and_slug():
 
 def test_bad_scenarios_are_refused(tmp_path):
     with pytest.raises(ValueError, match="no results"):
-        Scenario("Empty", [])
+        ReportSection("Empty", [])
     with pytest.raises(ValueError, match="non-empty title"):
-        Scenario("  ", comparison())
+        ReportSection("  ", comparison())
     other = [dataclasses.replace(r, loss={"name": "linear-drift"}) for r in comparison()]
     with pytest.raises(ValueError, match="mixes 2 settings"):
-        Scenario("Mixed", comparison() + other)
+        ReportSection("Mixed", comparison() + other)
     with pytest.raises(ValueError, match="at least one scenario"):
         write_report(tmp_path / "report.md", [], command=COMMAND)

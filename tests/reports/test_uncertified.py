@@ -12,8 +12,8 @@ from bco_gym.losses import from_function
 from bco_gym.losses.verification import comparator_status
 from bco_gym.reports.bench_provenance import ScenarioRun
 from bco_gym.reports.bench_report import _scenario_lines
-from bco_gym.reports.report import Scenario, write_report
-from bco_gym.reports.suites import Scenario as SuiteScenario
+from bco_gym.reports.report import ReportSection, write_report
+from bco_gym.reports.suites import ReportSection as SuiteScenario
 from bco_gym.reports.summary import (
     comparator_text,
     compare_columns,
@@ -109,7 +109,7 @@ def test_the_compare_and_exponents_commands_warn_under_the_table(unchecked, chec
 
 
 def test_the_report_says_uncertified_in_the_headline_and_the_section(unchecked, checked, tmp_path):
-    scenarios = [Scenario("Unchecked", unchecked), Scenario("Checked", checked)]
+    scenarios = [ReportSection("Unchecked", unchecked), ReportSection("Checked", checked)]
     text = write_report(tmp_path / "report.md", scenarios, command="test").read_text("utf-8")
     headline = text[text.index("## Headline") : text.index("## 1. Unchecked")]
     header = next(line for line in headline.splitlines() if line.startswith("| scenario"))

@@ -6,7 +6,7 @@ import pytest
 from experiment_helpers import ENV_ID, ENV_KWARGS
 
 from bco_gym.experiment import cells, load_sweep, sweep
-from bco_gym.sweeps.backends import MAX_BATCH_SIZE, batches, check_batch_size
+from bco_gym.sweeps.backends import MAX_REQUESTED_BATCH_SIZE, batches, check_batch_size
 
 AGENTS = ["bbcg", "fkm", "ofw", "random"]
 
@@ -37,7 +37,7 @@ def test_an_automatic_batch_takes_every_seed_and_workers_split_it():
     assert [len(b) for b in batches(grid(seeds=1)[:1], None, workers=4)] == [1]
 
 
-@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "4", MAX_BATCH_SIZE + 1])
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "4", MAX_REQUESTED_BATCH_SIZE + 1])
 def test_a_bad_batch_size_is_refused(bad):
     with pytest.raises(ValueError, match="batch_size"):
         check_batch_size(bad)

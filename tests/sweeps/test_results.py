@@ -12,15 +12,14 @@ import zipfile
 import numpy as np
 import pytest
 
+from bco_gym.io import write_json
 from bco_gym.sweeps.results import (
     CorruptResultError,
     _digest,
-    atomic_write,
     load_result,
     parse_npz,
     save_result,
     try_load_result,
-    write_json,
 )
 from bco_gym.sweeps.store import SweepMismatchError, SweepStore
 
@@ -51,20 +50,6 @@ def test_arrays_are_plain_numeric_npz_and_json_names_them(tmp_path, tiny_results
         assert all(archive[name].dtype.kind in "if" for name in archive.files)
 
 
-def test_atomic_write_leaves_the_old_file_when_the_writer_fails(tmp_path):
-    target = tmp_path / "file.bin"
-    atomic_write(target, lambda stream: stream.write(b"old"))
-
-    def crash(stream):
-        stream.write(b"half")
-        raise RuntimeError("killed mid-write")
-
-    with pytest.raises(RuntimeError, match="killed"):
-        atomic_write(target, crash)
-    assert target.read_bytes() == b"old"
-    assert [p.name for p in tmp_path.iterdir()] == ["file.bin"]
-
-
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
 def test_files_are_created_with_the_users_umask(tmp_path, tiny_results, umask):
     previous = os.umask(umask)
@@ -77,16 +62,6 @@ def test_files_are_created_with_the_users_umask(tmp_path, tiny_results, umask):
     for name in ("r.json", "r.npz", "table.json"):
         assert (tmp_path / name).stat().st_mode & 0o777 == expected, name
     assert path.exists()
-
-
-def test_writing_replaces_a_symlink_instead_of_writing_through_it(tmp_path):
-    victim = tmp_path / "victim.txt"
-    victim.write_text("precious")
-    link = tmp_path / "table.md"
-    link.symlink_to(victim)
-    atomic_write(link, lambda stream: stream.write(b"table"))
-    assert victim.read_text() == "precious"
-    assert not link.is_symlink() and link.read_text() == "table"
 
 
 # -- tampering ------------------------------------------------------------------------------

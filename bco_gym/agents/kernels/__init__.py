@@ -56,15 +56,15 @@ package's cached kernels whenever the digest of its sources changes.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from bco_gym.io import file_set_digest, write_text
 
 #: The built-in sets the kernels know (their oracles are in :mod:`.oracles`).
 KIND_BALL, KIND_L1, KIND_BOX, KIND_SIMPLEX = 0, 1, 2, 3
@@ -143,10 +143,8 @@ def builtin_kind(convex_set: object) -> tuple[int, float, np.ndarray, np.ndarray
 
 def sources_digest(directory: Path) -> str:
     """SHA-256 over the names and contents of the ``.py`` files of ``directory``, sorted."""
-    digest = hashlib.sha256()
-    for path in sorted(directory.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    files = sorted(directory.glob("*.py"))
+    return file_set_digest(((path.name, path) for path in files), b"").hexdigest()
 
 
 def drop_stale_cache(directory: Path | None = None) -> bool:
@@ -171,10 +169,7 @@ def drop_stale_cache(directory: Path | None = None) -> bool:
         stale = [*cache.glob("*.nbi"), *cache.glob("*.nbc")]
         for path in stale:
             path.unlink(missing_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=cache, prefix=CACHE_STAMP)
-        with os.fdopen(handle, "w") as out:
-            out.write(digest)
-        os.replace(temporary, stamp)
+        write_text(stamp, digest)
     except OSError:
         return False
     return bool(stale)

@@ -14,8 +14,6 @@ in one call: per segment, the same integer buckets, then carried into 32-bit lim
 limb an exactly representable float, so the segment's correctly rounded sum is
 ``math.fsum`` of its few terms and the run's total ``math.fsum`` of all of them (the value
 :meth:`~bco_gym.engine.tally.ExactSum.rounded` gives, being the same exact sum rounded).
-It replaced a fresh :class:`~bco_gym.engine.tally.ExactSum` per segment (two 2,099-entry
-arrays, then Python integers over its non-zero buckets): about 11 µs per segment.
 
 :func:`column_sums` is ``theta[a:b].sum(0)``, the pieces
 :class:`~bco_gym.engine.metrics.ThetaSums` adds up for the comparators, in NumPy's order,
