@@ -255,15 +255,15 @@ def signal(rounds: int) -> list[dict]:
 
 def tables(out: str, names: list[str] | None = None) -> list[dict]:
     """Per SCALE_V2 scenario played into ``out`` (``run_demo``): the table at its largest
-    horizon, every series paired with random by seed (:func:`bco_gym.reports.ranking.rank`:
+    horizon, every series paired with random by seed (:func:`bco_gym.stats.ranking.rank`:
     95% Student-t interval, Holm-adjusted p-value over the scenario's pairs, seeds won),
     beside the Bonferroni interval at level 1 - 0.05/m (m pairs: simultaneous, so wider
     than Holm's test needs); and each series' CPU seconds per run."""
     from pathlib import Path
 
-    from bco_gym.reports.paired import group_series, paired_differences, t_interval
-    from bco_gym.reports.ranking import rank
     from bco_gym.reports.suites import SCALE_V2
+    from bco_gym.stats.paired import group_series, paired_differences, t_interval
+    from bco_gym.stats.ranking import rank
     from bco_gym.sweeps import load_sweep
 
     rows = []
@@ -406,7 +406,7 @@ def long_play(out: str, names: list[str] | None, horizons: dict[str, int], seeds
 
 
 def _by_label(results: list) -> dict:
-    from bco_gym.reports.paired import group_series
+    from bco_gym.stats.paired import group_series
 
     return group_series(results)
 
@@ -430,15 +430,15 @@ def long_results(out: str, name: str) -> list:
 
 def long_tables(out: str, names: list[str] | None) -> list[dict]:
     """Per SCALE_V2 scenario of the long study (``long``): the table at its horizon, every
-    series paired with random by seed (:func:`bco_gym.reports.ranking.rank`: the 95%
+    series paired with random by seed (:func:`bco_gym.stats.ranking.rank`: the 95%
     Student-t interval of the mean difference of R_T / T, Holm's adjusted p over the
     scenario's three pairs, seeds lower), CPU seconds per run; then at each checkpoint of
     LONG_MARKS tuned BBCG minus random: the difference of R_t / t (cumulative) and of the
     window's own rounds, (R_t - R_s) / (t - s) since the previous mark (does the gap a
     round grow as BBCG learns?)."""
-    from bco_gym.reports.paired import group_series, paired_differences, t_interval
-    from bco_gym.reports.ranking import rank
     from bco_gym.reports.suites import SCALE_V2
+    from bco_gym.stats.paired import group_series, paired_differences, t_interval
+    from bco_gym.stats.ranking import rank
 
     rows = []
     for spec in SCALE_V2:
@@ -545,9 +545,9 @@ def long_frontier(
 
     from bco_gym.plotting import save
     from bco_gym.plotting.frontier import frontier_figure
-    from bco_gym.reports.frontier import frontier_points, reference_budget
     from bco_gym.reports.scale import reference_label
     from bco_gym.reports.suites import SCALE_V2
+    from bco_gym.stats.frontier import frontier_points, reference_budget
 
     rows = []
     for spec in SCALE_V2:

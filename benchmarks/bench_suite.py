@@ -150,8 +150,8 @@ def cpu() -> None:
 
 def rows() -> None:
     from bco_gym.reports import references
-    from bco_gym.reports.ranking import rank
     from bco_gym.reports.suites import SUITES
+    from bco_gym.stats.ranking import rank
 
     counts = {"tuned better": 0, "theory better": 0, "not separated": 0}
     for spec in SUITES["standard-v2"]:

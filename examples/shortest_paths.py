@@ -35,7 +35,7 @@ import numpy as np
 
 import bco_gym  # noqa: F401  (registers the BCO-*-v0 ids)
 from bco_gym.experiment import run_many
-from bco_gym.reports.paired import t_interval
+from bco_gym.stats.paired import t_interval
 
 ENV_ID = "BCO-ShortestPath-v0"
 

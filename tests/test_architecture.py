@@ -3,7 +3,7 @@
 The floors (``docs/architecture.md``), lowest first::
 
     io, sets, errors, portable, data, provenance < losses, problem < envs, agents < wrappers
-    < engine < sweeps < reports, plotting < experiment, cli
+    < engine < sweeps < stats < plotting < reports < experiment, cli
 
 A module may import its own floor and the floors below. Envs and agents share a floor
 but never import each other (an agent knows a Problem, never an env). Every import
@@ -37,12 +37,13 @@ FLOORS: dict[str, int] = {
     "wrappers": 3,
     "engine": 4,
     "sweeps": 5,
-    "reports": 6,
-    "plotting": 6,
-    "experiment": 7,
-    "cli": 7,
-    "cli_checks": 7,
-    "cli_commands": 7,
+    "stats": 6,
+    "plotting": 7,
+    "reports": 8,
+    "experiment": 9,
+    "cli": 9,
+    "cli_checks": 9,
+    "cli_commands": 9,
 }
 #: Pairs of rooms on one floor that must not import each other (either way).
 SEPARATE = {frozenset({"envs", "agents"})}
@@ -133,6 +134,18 @@ def test_no_import_cycle():
         if name not in state:
             cycle = visit(name)
             assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_plotting_imports_no_report():
+    """The figures read the statistics (stats), never the reports that draw with them."""
+    found = {
+        f"{name} -> {target}"
+        for name in GRAPH
+        if room(name) == "plotting"
+        for target in GRAPH[name]
+        if room(target) == "reports"
+    }
+    assert not found
 
 
 def test_io_is_the_bottom_of_the_house():

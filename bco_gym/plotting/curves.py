@@ -1,7 +1,7 @@
 """Curves against the round t: regret, regret / t^(3/4) and regret / t, paired differences.
 
 Every band is the 95% Student-t interval over seeds of the quantity drawn
-(:func:`~bco_gym.reports.paired.t_interval`), at each checkpoint.
+(:func:`~bco_gym.stats.paired.t_interval`), at each checkpoint.
 
 * :func:`regret_figure` (:func:`plot_regret` saves it) -- left, mean regret against
   t, log-log (where a lower 95% limit is at or below 0 the band is left out there, a
@@ -45,7 +45,7 @@ from bco_gym.plotting.style import (
     single_horizon,
     title_of,
 )
-from bco_gym.reports.paired import (
+from bco_gym.stats.paired import (
     find_reference,
     paired_differences,
     series_label,

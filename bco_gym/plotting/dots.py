@@ -35,7 +35,7 @@ from bco_gym.plotting.style import (
     single_horizon,
     title_of,
 )
-from bco_gym.reports.paired import find_reference, paired_differences, t_interval
+from bco_gym.stats.paired import find_reference, paired_differences, t_interval
 
 JITTER = 0.18
 OVERVIEW_MIN_ROWS = 4

@@ -3,7 +3,7 @@
 Left panel, per agent: the mean final regret at each horizon with its 95% Student-t
 interval over seeds (from the fit's mean and standard deviation), the least-squares
 power law (solid) with its 95% bootstrap band (shaded: pointwise quantiles of the
-resampled fitted lines, :mod:`bco_gym.reports.slopes`), and a line of the theory's
+resampled fitted lines, :mod:`bco_gym.stats.slopes`), and a line of the theory's
 slope through the same centre (dotted). Right panel: the local slope of log regret
 between successive horizons, log(m_{i+1}/m_i) / log(T_{i+1}/T_i), placed at
 sqrt(T_i T_{i+1}) with its 95% bootstrap interval, and the theory's exponent as a
@@ -34,8 +34,8 @@ from bco_gym.plotting.style import (
     save,
     title_of,
 )
-from bco_gym.reports.slopes import ExponentBand, exponent_bands, local_slopes
-from bco_gym.reports.summary import ExponentFit
+from bco_gym.stats.exponents import ExponentFit
+from bco_gym.stats.slopes import ExponentBand, exponent_bands, local_slopes
 
 
 def _key(item: ExponentFit | ExponentBand) -> tuple[str, str, str, str]:

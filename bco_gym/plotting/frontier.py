@@ -17,8 +17,8 @@ import numpy as np
 
 from bco_gym.engine.result import RunResult
 from bco_gym.plotting.style import legend_outside, new_figure, series_of, title_of
-from bco_gym.reports.frontier import frontier_points
-from bco_gym.reports.paired import series_label
+from bco_gym.stats.frontier import frontier_points
+from bco_gym.stats.paired import series_label
 
 #: The font size of the horizon labels (points).
 LABEL_SIZE = 7

@@ -20,7 +20,7 @@ import numpy as np
 
 from bco_gym.engine.result import RunResult
 from bco_gym.plotting.style import legend_outside, new_figure, series_of, single_horizon, title_of
-from bco_gym.reports.paired import t_interval
+from bco_gym.stats.paired import t_interval
 
 
 def interval_regret_figure(results: Sequence[RunResult], *, title: str | None = None) -> Any:

@@ -1,7 +1,7 @@
 """Who beats whom: the pairwise matrix of a scenario's ranking.
 
 :func:`pairwise_figure` draws one cell per ordered pair (row agent, column agent) of a
-:class:`~bco_gym.reports.ranking.Ranking`, agents in the order of their mean final
+:class:`~bco_gym.stats.ranking.Ranking`, agents in the order of their mean final
 regret (best first):
 
 * the text is the mean paired difference of final regret, row minus column, on their
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bco_gym.plotting.style import lighter, new_figure
-from bco_gym.reports.ranking import PairComparison, Ranking
+from bco_gym.stats.ranking import PairComparison, Ranking
 
 BETTER = "tab:blue"
 WORSE = "tab:red"
@@ -61,7 +61,7 @@ def text_color(color: Any) -> str:
 
 
 def pairwise_figure(ranking: Ranking, *, title: str = "") -> Any:
-    """The matrix of :class:`~bco_gym.reports.ranking.Ranking` ``ranking`` (module docstring)."""
+    """The matrix of :class:`~bco_gym.stats.ranking.Ranking` ``ranking`` (module docstring)."""
     labels = list(ranking.labels)
     count = len(labels)
     if count < 2:

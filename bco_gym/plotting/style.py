@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from bco_gym.engine.result import RunResult
-from bco_gym.reports.paired import group_series, is_bandit
+from bco_gym.stats.paired import group_series, is_bandit
 
 AGENT_COLORS: dict[str, str] = {
     "random": "0.55",

@@ -1,6 +1,6 @@
 """Which method when: a scenario's conclusion, generated from its statistics.
 
-:func:`which_method` turns a scenario's all-pairs ranking (:mod:`~bco_gym.reports.ranking`)
+:func:`which_method` turns a scenario's all-pairs ranking (:mod:`~bco_gym.stats.ranking`)
 and the runs' costs into a short paragraph; every claim in it is one the ranking makes
 (a pair separated after Holm's correction) or a measured mean:
 
@@ -13,7 +13,7 @@ and the runs' costs into a short paragraph; every claim in it is one the ranking
 * the bandit agents not separated from random play, and those worse than it;
 * a full-information or two-point agent that beats every one of the best bandit agents
   (a lower reference: it sees more than one loss value), tested within that family
-  (:func:`~bco_gym.reports.ranking.compare_family`) when the ranking leaves it out;
+  (:func:`~bco_gym.stats.ranking.compare_family`) when the ranking leaves it out;
 * the advice: the best agent, or among tied ones the cheapest per round; "no method
   separates" when nothing is.
 """
@@ -26,8 +26,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from bco_gym.engine.result import RunResult
-from bco_gym.reports.paired import group_series, is_bandit
-from bco_gym.reports.ranking import Ranking, compare_family
+from bco_gym.stats.paired import group_series, is_bandit
+from bco_gym.stats.ranking import Ranking, compare_family
 
 RANDOM = "random"
 

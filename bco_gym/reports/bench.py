@@ -7,7 +7,7 @@ re-run with more agents computes only the new cells. Then it writes, in ``<out>`
 
 * ``scores.csv`` -- one row per run: ``suite, scenario, agent, feedback, seed, horizon,
   regret, score, adaptive_regret, dynamic_regret, version, computed_at`` with score =
-  final regret / random's on the same scenario and seed (:mod:`~bco_gym.reports.scores`);
+  final regret / random's on the same scenario and seed (:mod:`~bco_gym.stats.scores`);
   ``feedback`` what the row learned from (bandit, two-point, full); the regrets of
   changing environments empty where the loss family has no exact interval comparators
   (:mod:`bco_gym.losses.intervals`); the suite column says ``subset: k of n scenarios``
@@ -53,19 +53,19 @@ from bco_gym.engine.result import RunResult, computed_now
 from bco_gym.reports.bench_provenance import BASELINE, Coverage, ScenarioRun
 from bco_gym.reports.bench_report import write_bench_report
 from bco_gym.reports.integrity import FreshSeeds, agreements, draw_fresh_seeds
-from bco_gym.reports.paired import series_label
 from bco_gym.reports.references import ARCHIVED
-from bco_gym.reports.scores import (
-    COLUMNS,
-    ScoreRow,
-    score_rows,
-)
 from bco_gym.reports.suites import (
     SUPERSEDED,
     Scenario,
     check_scenario,
     resolve_suite,
     select_scenarios,
+)
+from bco_gym.stats.paired import series_label
+from bco_gym.stats.scores import (
+    COLUMNS,
+    ScoreRow,
+    score_rows,
 )
 from bco_gym.sweeps.failures import CellFailure
 from bco_gym.sweeps.store import SweepStore
@@ -614,7 +614,7 @@ def run_bench(
 
 
 def _scored_labels(shown: Sequence[str], runs: Sequence[ScenarioRun]) -> list[str]:
-    """Each given agent's label in scores.csv (:func:`~bco_gym.reports.paired.series_label`:
+    """Each given agent's label in scores.csv (:func:`~bco_gym.stats.paired.series_label`:
     ``agent (custom)`` for one given keyword arguments), its untuned row's."""
     found: dict[str, str] = {}
     for run in runs:
@@ -902,7 +902,7 @@ def _label_of(agent: str) -> str:
 
 
 def write_scores(path: Path, rows: Sequence[ScoreRow]) -> Path:
-    """``scores.csv`` (:data:`~bco_gym.reports.scores.COLUMNS`), sorted, 17 significant
+    """``scores.csv`` (:data:`~bco_gym.stats.scores.COLUMNS`), sorted, 17 significant
     digits; written atomically, never through a symlink (:func:`bco_gym.io.atomic_write`)."""
     ordered = sorted(rows, key=lambda r: (r.scenario, r.agent, r.seed))
     text = io.StringIO(newline="")

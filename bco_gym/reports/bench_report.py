@@ -23,7 +23,7 @@
 * the IQM and mean score of every agent with stratified-bootstrap 95% intervals, its
   probability of improvement over bbcg and fkm (against the rows of the verdicts:
   :class:`ReferenceColumn`), and the probability of improvement of
-  every agent over every other (a matrix; :mod:`~bco_gym.reports.scores`), with their
+  every agent over every other (a matrix; :mod:`~bco_gym.stats.scores`), with their
   figures and the performance profiles with their 95% bands
   (:mod:`bco_gym.plotting.bench`);
 * per scenario: its comparator (a warning when uncertified), the ordered groups (the
@@ -31,7 +31,7 @@
   paragraph, the pairwise matrix and the paired tables against the scenario's references
   (a reference's tuned row where the scenario has one).
 
-Full-information and two-point rows (:func:`~bco_gym.reports.paired.feedback_of`) are
+Full-information and two-point rows (:func:`~bco_gym.stats.paired.feedback_of`) are
 marked wherever they are shown and kept out of the bandit rankings: a scores table of
 their own, beside (not inside) a scenario's ordered groups, below a rule in the figures.
 """
@@ -77,9 +77,10 @@ from bco_gym.reports.page import (
     untitled,
     write_page,
 )
-from bco_gym.reports.paired import FEEDBACK_MARKS
 from bco_gym.reports.report import HEADLINE_READING, matplotlib_missing
-from bco_gym.reports.scores import (
+from bco_gym.reports.suites import SMOKE_TESTS, SUPERSEDED, centre_players
+from bco_gym.stats.paired import FEEDBACK_MARKS
+from bco_gym.stats.scores import (
     BOOTSTRAP_REPS,
     Estimate,
     ProfileEstimate,
@@ -90,7 +91,6 @@ from bco_gym.reports.scores import (
     profile,
     scores_by_scenario,
 )
-from bco_gym.reports.suites import SMOKE_TESTS, SUPERSEDED, centre_players
 
 #: The sentence under each figure of the scores: what to read in it.
 READINGS = {
@@ -688,7 +688,7 @@ def _curves_lines(directory: Path, stem: str, run: ScenarioRun, judged: Judged) 
     rows where the scenario has them) and random's, with the paired differences."""
     from bco_gym.plotting import save
     from bco_gym.plotting.curves import against_references_figure
-    from bco_gym.reports.paired import group_series
+    from bco_gym.stats.paired import group_series
 
     groups = group_series(run.results)
     given = [label for label, g in groups.items() if g[0].agent not in run.reference_agents]

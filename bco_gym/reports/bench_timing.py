@@ -25,7 +25,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from bco_gym.engine.result import RunResult
-from bco_gym.reports.paired import group_series
+from bco_gym.stats.paired import group_series
 
 #: Rounds each row plays per timed pass (fewer where the scenario's horizon is shorter).
 TIMING_ROUNDS = 2_000

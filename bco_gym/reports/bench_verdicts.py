@@ -2,7 +2,7 @@
 
 A verdict counts the scenarios where an agent is separated from bbcg and from fkm,
 better or worse. Its tests form a fixed family per scenario (:class:`Judged`,
-:func:`~bco_gym.reports.ranking.compare_family`): the agent against each of the
+:func:`~bco_gym.stats.ranking.compare_family`): the agent against each of the
 scenario's reference rows (its reference agents' theory and tuned rows, random's
 included), paired t-tests Holm-corrected within those tests only, so adding or removing
 other agents in the directory cannot change it. Against each reference it is first
@@ -21,9 +21,9 @@ import numpy as np
 from bco_gym.engine.result import RunResult
 from bco_gym.reports.bench_provenance import ScenarioRun, scenario_count
 from bco_gym.reports.page import md_text
-from bco_gym.reports.paired import feedback_of, group_series
-from bco_gym.reports.ranking import Family, Ranking, compare_family
 from bco_gym.reports.report import bandit_ranking
+from bco_gym.stats.paired import feedback_of, group_series
+from bco_gym.stats.ranking import Family, Ranking, compare_family
 
 VERDICT_REFERENCES = ("bbcg", "fkm")
 #: How the verdicts name an agent's tuned rows (``bench --tune``): ``mine (tuned)``.
@@ -35,10 +35,10 @@ class Judged:
     """One scenario's statistics behind its verdicts and its ranking.
 
     ``means`` and ``feedback``: every series' mean final regret and feedback
-    (:func:`~bco_gym.reports.paired.feedback_of`); ``references``: the reference rows
+    (:func:`~bco_gym.stats.paired.feedback_of`); ``references``: the reference rows
     (the theory and tuned rows of the scenario's reference agents, random's included);
     ``families``: every series against those rows, Holm-corrected within that fixed
-    family only (:func:`~bco_gym.reports.ranking.compare_family`), the verdicts' tests,
+    family only (:func:`~bco_gym.stats.ranking.compare_family`), the verdicts' tests,
     which no other agent in the directory can move; ``ranking``: the all-pairs ranking of
     the bandit rows (Holm over all their pairs: it changes with the rows present), or
     None with fewer than one bandit row.

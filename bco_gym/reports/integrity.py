@@ -75,7 +75,7 @@ from scipy import stats
 
 from bco_gym.engine.preparation import FRESH_SEED_FLOOR
 from bco_gym.engine.result import RunResult
-from bco_gym.reports.scores import ScoreRow
+from bco_gym.stats.scores import ScoreRow
 
 #: Bits of a fresh seed (its top bit set: 127 random bits).
 FRESH_SEED_BITS = 128

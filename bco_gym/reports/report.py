@@ -10,7 +10,7 @@ in it (:data:`READINGS`).
 * at the top, the generated-by line (the command, passed in) and a headline: one row
   per scenario with its comparator (exact, certified with its gap, or uncertified:
   :func:`~bco_gym.reports.summary.comparator_text`) and the ordered groups of all
-  pairs (:mod:`bco_gym.reports.ranking`: every pair's paired t-test, Holm's correction
+  pairs (:mod:`bco_gym.stats.ranking`: every pair's paired t-test, Holm's correction
   across the pairs of the scenario), and
   the overview figure (per scenario, each agent's final regret minus random's on the
   same seeds); then the table of contents and how to read the tables;
@@ -54,14 +54,6 @@ from bco_gym.reports.page import (
     untitled,
     write_page,
 )
-from bco_gym.reports.paired import (
-    group_series,
-    is_bandit,
-    paired_columns,
-    paired_table,
-    series_label,
-)
-from bco_gym.reports.ranking import Ranking, rank, ranking_text
 from bco_gym.reports.summary import (
     UNCERTIFIED_NOTE,
     changing_columns,
@@ -71,6 +63,14 @@ from bco_gym.reports.summary import (
     fit_exponents,
     render_markdown,
 )
+from bco_gym.stats.paired import (
+    group_series,
+    is_bandit,
+    paired_columns,
+    paired_table,
+    series_label,
+)
+from bco_gym.stats.ranking import Ranking, rank, ranking_text
 
 DEFAULT_REFERENCES = ("random", "fkm")
 READING_GUIDE = (
@@ -173,7 +173,7 @@ def final_horizon(results: Sequence[RunResult]) -> list[RunResult]:
 
 
 def ranking(results: Sequence[RunResult]) -> str:
-    """The ordered groups of all pairs (:func:`~bco_gym.reports.ranking.ranking_text`)."""
+    """The ordered groups of all pairs (:func:`~bco_gym.stats.ranking.ranking_text`)."""
     return ranking_text(rank(results))
 
 

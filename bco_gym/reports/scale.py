@@ -228,7 +228,7 @@ def frontier_markdown(
     """The frontier section: figure, points, the budget table and equal-regret speed-ups.
 
     Seconds are CPU seconds of agent plus environment
-    (:func:`~bco_gym.reports.frontier.run_seconds`). The reference is ``reference``'s
+    (:func:`~bco_gym.stats.frontier.run_seconds`). The reference is ``reference``'s
     tuned series (its theory series without tuning); the budget is the most seconds a
     seed of the reference spent at its largest horizon (so it reaches that horizon on
     every seed, and cheaper series reach larger ones), or without a reference the
@@ -238,7 +238,7 @@ def frontier_markdown(
     """
     from bco_gym.plotting import save
     from bco_gym.plotting.frontier import frontier_figure
-    from bco_gym.reports.frontier import (
+    from bco_gym.stats.frontier import (
         budget_rows,
         common_level,
         equal_regret_rows,

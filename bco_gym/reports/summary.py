@@ -1,25 +1,9 @@
-"""Tables from results: per-agent summaries over seeds, and fitted regret exponents.
+"""Tables from results: per-agent summaries over seeds, and the exponent fits' rows.
 
-Statistics. Over the seeds of one (env, agent, constants, horizon) group, the regret
-is reported as the mean ± the sample standard deviation (ddof = 1; 0 for one seed).
-
-Exponent fit (the empirical Table 1). For horizons T_1 < ... < T_H and seeds s, let
-m_i be the mean over seeds of the final regret R_{i,s}. The slope is the ordinary
-least-squares slope of log m_i against log T_i. Its confidence interval is a
-percentile bootstrap over seeds: resample the seeds with replacement (the same
-resample at every horizon, since seed s fixes one loss sequence whose prefixes all
-horizons share), recompute the m_i and the slope, and take the (1 - level)/2 and
-(1 + level)/2 quantiles of the slopes (resamples with a non-positive mean regret at
-some horizon, where the log is undefined, are dropped and counted). The interval
-measures seed-to-seed noise only, not the bias of lower-order terms at small T.
-
-Comparator. Every row says how far its regrets can be trusted (:func:`comparator_text`):
-"exact" (gap 0), "certified, gap <= g" (the true regret is at most g above the one
-shown), "checked on N samples (not certified), gap <= g" when the losses came from
-``from_function`` and passed its sampled checks (the gap is a bound only if they are
-convex, which samples cannot prove), or "uncertified" when some run's losses came from
-``from_function(..., verify=False)``
-(:func:`bco_gym.losses.verification.comparator_status`).
+Over the seeds of one (env, agent, constants, horizon) group, the regret is reported as
+the mean ± the sample standard deviation (:func:`~bco_gym.stats.groups.mean_std`). The
+exponent fits are computed in :mod:`bco_gym.stats.exponents` and the comparator's words
+in :mod:`bco_gym.stats.groups` (both re-exported here under their old names).
 """
 
 from __future__ import annotations
@@ -32,16 +16,18 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from bco_gym.engine.result import THEORY_EXPONENTS, RunResult
-from bco_gym.losses.verification import (
-    CHECKED_PREFIX,
-    EXACT,
-    SAMPLED,
-    UNCERTIFIED,
-    comparator_status,
-)
+from bco_gym.engine.result import RunResult
+from bco_gym.losses.verification import EXACT
 from bco_gym.reports.page import Markdown, md_text, sanitize_text
-from bco_gym.reports.paired import group_series, is_full_information
+from bco_gym.stats.exponents import ExponentFit, fit_exponent, fit_exponents, theory_exponent
+from bco_gym.stats.groups import (
+    UNCERTIFIED_NOTE,
+    comparator_text,
+    group_results,
+    mean_std,
+    scale_column,
+)
+from bco_gym.stats.paired import group_series
 
 SCALING_EXPONENT = 3 / 4
 
@@ -72,90 +58,11 @@ class AgentSummary:
         return self.regret_mean / self.horizon**SCALING_EXPONENT
 
 
-@dataclass(frozen=True)
-class ExponentFit:
-    """One row of an ``exponents`` table: the fitted slope of log regret vs log T."""
-
-    env_id: str
-    agent: str
-    constants: str
-    scale: str
-    horizons: tuple[int, ...]
-    regret_mean: tuple[float, ...]
-    regret_std: tuple[float, ...]
-    seeds: int
-    slope: float
-    low: float
-    high: float
-    level: float
-    dropped_resamples: int
-    theory: float | None
-    lmo_per_round: float
-    projections_per_round: float
-    comparator: str = EXACT
-    #: Whether the agent learned from gradients, read from the runs themselves
-    #: (:func:`~bco_gym.reports.paired.is_full_information`), so that a user's
-    #: full-information agent is drawn as one without a built-in's name.
-    full_information: bool = False
-
-
-def comparator_text(results: Iterable[RunResult]) -> str:
-    """How far the regrets of ``results`` can be trusted, in a few words (module docstring):
-    "uncertified" if any run's comparator is, else "exact" if every gap is 0, else
-    "checked on N samples (not certified), gap <= g" if a run's losses were checked on
-    samples, else "certified, gap <= g", with g the largest final gap."""
-    results = list(results)
-    statuses = {comparator_status(r.loss, r.final_gap) for r in results}
-    if UNCERTIFIED in statuses:
-        return UNCERTIFIED
-    if statuses <= {EXACT}:
-        return EXACT
-    gap = max(r.final_gap for r in results)
-    if SAMPLED in statuses:
-        labels = sorted({str(r.loss.get("comparator")) for r in results} - {"None"})
-        checked = [label for label in labels if label.startswith(CHECKED_PREFIX)]
-        return f"{checked[0]} (not certified), gap <= {gap:.2g}"
-    return f"certified, gap <= {gap:.2g}"
-
-
-#: Said wherever an uncertified regret is shown (the CLI, the reports).
-UNCERTIFIED_NOTE = (
-    "comparator uncertified: the losses come from from_function(..., verify=False), so "
-    "their convexity and gradient checks were not run; the comparator's gap bounds its "
-    "error only if every f_t is convex with the given gradient, and these regrets are "
-    "not certified"
-)
-
-
-def _groups(results: Iterable[RunResult], by_horizon: bool) -> dict[tuple, list[RunResult]]:
-    """Results grouped by env, agent, constants label, non-theory scale (and horizon)."""
-    groups: dict[tuple, list[RunResult]] = {}
-    for result in results:
-        scale = "" if result.constants == "theory" else _scale_text(result)
-        key = (result.env_id, result.agent, result.constants, scale)
-        if by_horizon:
-            key += (result.horizon,)
-        groups.setdefault(key, []).append(result)
-    return groups
-
-
-def _scale_text(result: RunResult) -> str:
-    value = result.scale_value
-    if result.scale_param is None or value is None:
-        return "-"
-    return f"{result.scale_param}={value:.3g}" if isinstance(value, float) else str(value)
-
-
-def _mean_std(values: Sequence[float]) -> tuple[float, float]:
-    array = np.asarray(values, dtype=float)
-    return float(array.mean()), float(array.std(ddof=1)) if len(array) > 1 else 0.0
-
-
 def summarize(results: Iterable[RunResult]) -> list[AgentSummary]:
     """One :class:`AgentSummary` per (env, agent, constants, horizon), in first-seen order."""
     rows = []
-    for (env_id, agent, constants, _, horizon), group in _groups(results, True).items():
-        mean, std = _mean_std([r.final_regret for r in group])
+    for (env_id, agent, constants, _, horizon), group in group_results(results, True).items():
+        mean, std = mean_std([r.final_regret for r in group])
         bounds = [r.regret_bound for r in group if r.regret_bound is not None]
         spent = sum(r.agent_seconds + r.env_seconds for r in group)
         rounds = horizon * len(group)
@@ -164,7 +71,7 @@ def summarize(results: Iterable[RunResult]) -> list[AgentSummary]:
                 env_id=env_id,
                 agent=agent,
                 constants=constants,
-                scale=_scale_text(group[0]),
+                scale=scale_column(group[0]),
                 horizon=horizon,
                 seeds=len(group),
                 regret_mean=mean,
@@ -186,109 +93,6 @@ def _mean_or_none(values: Sequence[float | None]) -> float | None:
     if not values or any(v is None for v in values):
         return None
     return float(np.mean(np.asarray(values, dtype=float)))
-
-
-def fit_exponent(
-    horizons: Sequence[int],
-    regrets: np.ndarray,
-    *,
-    level: float = 0.95,
-    resamples: int = 2000,
-    seed: int = 0,
-) -> tuple[float, float, float, int]:
-    """(slope, low, high, dropped resamples) for regrets of shape (horizons, seeds).
-
-    See the module docstring for the method. With one seed the interval is (nan, nan).
-    """
-    log_horizons = np.log(np.asarray(horizons, dtype=float))
-    regrets = np.asarray(regrets, dtype=float)
-    if regrets.ndim != 2 or regrets.shape[0] != len(log_horizons) or len(log_horizons) < 2:
-        raise ValueError(
-            f"fit_exponent needs regrets of shape (horizons >= 2, seeds), got {regrets.shape} "
-            f"for {len(log_horizons)} horizons"
-        )
-    means = regrets.mean(axis=1)
-    slope = _log_slope(log_horizons, means)
-    seeds = regrets.shape[1]
-    if seeds < 2:
-        return slope, math.nan, math.nan, 0
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, seeds, size=(resamples, seeds))
-    resampled_means = regrets[:, picks].mean(axis=2)  # (horizons, resamples)
-    usable = np.all(resampled_means > 0, axis=0)
-    centred = log_horizons - log_horizons.mean()
-    slopes = centred @ np.log(resampled_means[:, usable]) / (centred @ centred)
-    if slopes.size == 0:
-        return slope, math.nan, math.nan, int(resamples)
-    low, high = np.quantile(slopes, [(1 - level) / 2, (1 + level) / 2])
-    return slope, float(low), float(high), int(resamples - usable.sum())
-
-
-def _log_slope(log_horizons: np.ndarray, means: np.ndarray) -> float:
-    if np.any(means <= 0):
-        return math.nan
-    centred = log_horizons - log_horizons.mean()
-    return float(centred @ np.log(means) / (centred @ centred))
-
-
-def fit_exponents(results: Iterable[RunResult], *, level: float = 0.95) -> list[ExponentFit]:
-    """One :class:`ExponentFit` per (env, agent, constants) over its horizons.
-
-    Every horizon of a group must have the same seeds (a full grid).
-    """
-    fits = []
-    for (env_id, agent, constants, _), group in _groups(results, False).items():
-        horizons = sorted({r.horizon for r in group})
-        seeds = sorted({r.seed for r in group})
-        table = {(r.horizon, r.seed): r for r in group}
-        missing = [(h, s) for h in horizons for s in seeds if (h, s) not in table]
-        if missing:
-            raise ValueError(f"{agent}: no result for (horizon, seed) {missing[:3]}")
-        regrets = np.array([[table[h, s].final_regret for s in seeds] for h in horizons])
-        if len(horizons) < 2:
-            raise ValueError(f"{agent}: an exponent needs at least two horizons, got {horizons}")
-        slope, low, high, dropped = fit_exponent(horizons, regrets, level=level)
-        largest = [table[horizons[-1], s] for s in seeds]
-        rounds = horizons[-1] * len(seeds)
-        fits.append(
-            ExponentFit(
-                env_id=env_id,
-                agent=agent,
-                constants=constants,
-                scale=_scale_text(group[0]),
-                horizons=tuple(horizons),
-                regret_mean=tuple(float(v) for v in regrets.mean(axis=1)),
-                regret_std=tuple(_mean_std(row)[1] for row in regrets),
-                seeds=len(seeds),
-                slope=slope,
-                low=low,
-                high=high,
-                level=level,
-                dropped_resamples=dropped,
-                theory=theory_exponent(agent, group[0]),
-                lmo_per_round=sum(r.lmo_calls for r in largest) / rounds,
-                projections_per_round=sum(r.projections for r in largest) / rounds,
-                comparator=comparator_text(group),
-                full_information=any(is_full_information(r) for r in group),
-            )
-        )
-    return fits
-
-
-def theory_exponent(agent: str, result: RunResult | None = None) -> float | None:
-    """a of the agent's O(T^a) guarantee: the one ``result`` (a run of it) recorded in
-    its ``agent_spec`` (what a factory's agent declared), else its declared
-    ``regret_exponent`` (a user agent's too), else the built-in table; None when it
-    declares none (fit only)."""
-    from bco_gym.agents import find_agent
-
-    recorded = (result.agent_spec or {}).get("regret_exponent") if result is not None else None
-    if recorded is not None:
-        return float(recorded)
-    spec = find_agent(agent)
-    if spec is not None and spec.regret_exponent is not None:
-        return spec.regret_exponent
-    return THEORY_EXPONENTS.get(agent)
 
 
 # -- rendering -----------------------------------------------------------------------------------
@@ -396,10 +200,10 @@ def changing_rows(results: Iterable[RunResult]) -> list[ChangingSummary]:
             ChangingSummary(
                 label=label,
                 seeds=len(group),
-                static=_mean_std([r.final_regret for r in group]),
-                adaptive=_mean_std([float(r.adaptive_regret) for r in group]),
-                dynamic=_mean_std([float(r.dynamic_regret) for r in group]),
-                switching=None if None in switching else _mean_std(switching),
+                static=mean_std([r.final_regret for r in group]),
+                adaptive=mean_std([float(r.adaptive_regret) for r in group]),
+                dynamic=mean_std([float(r.dynamic_regret) for r in group]),
+                switching=None if None in switching else mean_std(switching),
             )
         )
     return rows
@@ -536,3 +340,26 @@ def csv_safe(text: str) -> str:
     except ValueError:
         pass
     return "'" + text if len(text) > 1 and text.startswith(_FORMULA_START) else text
+
+
+__all__ = [
+    "SCALING_EXPONENT",
+    "UNCERTIFIED_NOTE",
+    "AgentSummary",
+    "ChangingSummary",
+    "ExponentFit",
+    "changing_columns",
+    "changing_rows",
+    "comparator_text",
+    "compare_columns",
+    "csv_safe",
+    "exponent_columns",
+    "fit_exponent",
+    "fit_exponents",
+    "format_column",
+    "render_csv",
+    "render_markdown",
+    "render_text",
+    "summarize",
+    "theory_exponent",
+]

@@ -148,7 +148,7 @@ def test_function_losses_are_digested_by_qualified_name_and_constants():
 
 
 def test_results_record_the_specs_feedback_so_reports_label_user_agents_right():
-    from bco_gym.reports.paired import is_full_information, series_label
+    from bco_gym.stats.paired import is_full_information, series_label
 
     for agent in (Jitter, "ogd"):
         results = run_many(ENV, agent, [0], horizon=30, env_kwargs={**SMALL, "feedback": "full"})
@@ -163,7 +163,7 @@ def test_results_record_the_specs_feedback_so_reports_label_user_agents_right():
 def test_a_users_subclass_of_a_builtin_is_labelled_by_its_class_name_not_as_the_builtin():
     import gymnasium as gym
 
-    from bco_gym.reports.paired import paired_table
+    from bco_gym.stats.paired import paired_table
 
     label = "HalfBBCG"
     assert HalfBBCG.name == "bbcg" and resolve_agent(HalfBBCG).name == label
@@ -203,7 +203,7 @@ def test_a_single_run_names_the_wrong_shape_its_agent_played_not_a_batchs():
 
 
 def test_a_factory_records_the_feedback_and_exponent_of_the_agent_it_builds():
-    from bco_gym.reports.paired import series_label
+    from bco_gym.stats.paired import series_label
 
     full = {**SMALL, "feedback": "full"}
     by_class = run(ENV, GradientJitter, horizon=30, seed=0, env_kwargs=full)

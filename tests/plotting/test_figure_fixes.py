@@ -10,7 +10,7 @@ import numpy as np
 from synthetic_results import FINALS, comparison, synthetic_result
 
 from bco_gym.plotting import final_regret_figure, paired_difference_figure, regret_curve_figure
-from bco_gym.reports.paired import t_interval
+from bco_gym.stats.paired import t_interval
 
 
 def inside_canvas(figure, artist):

@@ -9,7 +9,7 @@ from synthetic_results import comparison
 
 from bco_gym.plotting import pairwise_figure, save
 from bco_gym.plotting.pairs import NOT_SEPARATED
-from bco_gym.reports.ranking import rank
+from bco_gym.stats.ranking import rank
 
 
 def cells(figure):

@@ -6,7 +6,7 @@ import numpy as np
 from synthetic_results import synthetic_result
 
 from bco_gym.reports.advice import which_method
-from bco_gym.reports.ranking import rank
+from bco_gym.stats.ranking import rank
 
 
 def runs(finals, seconds=None):

@@ -12,8 +12,8 @@ import pytest
 from bco_gym.cli import main
 from bco_gym.reports import bench
 from bco_gym.reports.bench_verdicts import verdict
-from bco_gym.reports.scores import improvement, scores_by_scenario
 from bco_gym.reports.suites import SUITES, Scenario
+from bco_gym.stats.scores import improvement, scores_by_scenario
 
 TINY = (
     Scenario(

@@ -32,7 +32,7 @@ def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("full") / "bench"
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(SUITES, "tiny-full", FULL)
-        patch.setattr("bco_gym.reports.scores.rliable_available", lambda: False)  # figures drawn
+        patch.setattr("bco_gym.stats.scores.rliable_available", lambda: False)  # figures drawn
         outcome = bench.run_bench(["ogd"], out, suite="tiny-full", progress=False)
     with (out / "scores.csv").open() as handle:
         rows = list(csv.DictReader(handle))

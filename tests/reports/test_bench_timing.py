@@ -12,8 +12,8 @@ from synthetic_results import synthetic_result
 from bco_gym.reports import bench
 from bco_gym.reports.bench_provenance import ScenarioRun, provenance_lines
 from bco_gym.reports.bench_timing import PASSES
-from bco_gym.reports.paired import series_label
 from bco_gym.reports.suites import SUITES, Scenario
+from bco_gym.stats.paired import series_label
 
 TINY = (
     Scenario(

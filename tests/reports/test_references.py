@@ -13,9 +13,9 @@ import pytest
 
 from bco_gym import portable
 from bco_gym.reports import bench, references
-from bco_gym.reports.ranking import rank
 from bco_gym.reports.suites import SUITES
 from bco_gym.sets import nuclear
+from bco_gym.stats.ranking import rank
 from bco_gym.sweeps.sweep import Cell, StaleCellWarning
 
 COMPARED = ("checkpoints", "cumulative_loss", "comparator_loss", "comparator_gap", "regret")

@@ -9,9 +9,9 @@ import re
 import gymnasium as gym
 import pytest
 
-from bco_gym.reports.paired import series_label
 from bco_gym.reports.scale import play_scenario
 from bco_gym.reports.suites import SCALE_V1, SCALE_V2, Scenario
+from bco_gym.stats.paired import series_label
 
 
 def test_the_three_families_at_their_sizes():

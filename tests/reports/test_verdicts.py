@@ -15,9 +15,9 @@ from bco_gym.reports import bench_report
 from bco_gym.reports.bench_provenance import ScenarioRun
 from bco_gym.reports.bench_report import aggregates, write_bench_report
 from bco_gym.reports.bench_verdicts import judge, reference_rows, verdict
-from bco_gym.reports.ranking import rank
-from bco_gym.reports.scores import improvement, score_rows, scores_by_scenario
 from bco_gym.reports.suites import Scenario
+from bco_gym.stats.ranking import rank
+from bco_gym.stats.scores import improvement, score_rows, scores_by_scenario
 
 SEEDS = tuple(range(6))
 #: Final regrets per series: (agent, constants, c) -> level. In "tuned-here" bbcg's theory

@@ -11,4 +11,4 @@ def plain_report(patch: Any) -> None:
     machine), for tests of a report's rows and words, not its figures."""
     patch.setattr("bco_gym.reports.bench_report.matplotlib_missing", lambda: "no figures here")
     patch.setattr("bco_gym.reports.report.matplotlib_missing", lambda: "no figures here")
-    patch.setattr("bco_gym.reports.scores.rliable_available", lambda: False)
+    patch.setattr("bco_gym.stats.scores.rliable_available", lambda: False)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from synthetic_results import FINALS, comparison, synthetic_result
 
-from bco_gym.reports.paired import (
+from bco_gym.stats.paired import (
     find_reference,
     paired_columns,
     paired_differences,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from synthetic_results import synthetic_result
 
-from bco_gym.reports.frontier import (
+from bco_gym.stats.frontier import (
     budget_rows,
     common_level,
     equal_regret_rows,

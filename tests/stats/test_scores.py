@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from synthetic_results import synthetic_result
 
-from bco_gym.reports.scores import (
+from bco_gym.stats.scores import (
     aggregate,
     bootstrap_aggregates,
     bootstrap_profile,

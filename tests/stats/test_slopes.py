@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from synthetic_results import synthetic_result
 
-from bco_gym.reports.slopes import exponent_band, exponent_bands, local_slopes
 from bco_gym.reports.summary import fit_exponents
+from bco_gym.stats.slopes import exponent_band, exponent_bands, local_slopes
 
 
 def test_local_slopes_are_log_ratios():

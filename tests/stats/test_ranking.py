@@ -10,8 +10,8 @@ import pytest
 from scipy import stats
 from synthetic_results import synthetic_result
 
-from bco_gym.reports.paired import t_interval
-from bco_gym.reports.ranking import holm, paired_p_value, rank, ranking_text
+from bco_gym.stats.paired import t_interval
+from bco_gym.stats.ranking import holm, paired_p_value, rank, ranking_text
 
 
 def results_with_finals(finals: dict[str, list[float]]) -> list:
