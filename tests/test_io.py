@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +18,6 @@ from bco_gym import io as files
 from bco_gym.cli_commands import default_out
 from bco_gym.losses import make_losses
 from bco_gym.provenance import RESULT_CODE, ROOT_MODULES, SUFFIXES, result_code_digest
-from bco_gym.reports import references
-from bco_gym.reports.suites import SUITES
 from bco_gym.sets import L2Ball
 from bco_gym.sweeps import results
 from bco_gym.sweeps.sweep import Cell
@@ -62,15 +59,6 @@ def test_a_default_output_directorys_name_is_unchanged():
     args = argparse.Namespace(env="BCO-Ball-v0", env_kwargs={"n": 4}, tuned=None, gym_loop=True)
     out = default_out("compare", args, ["bbcg", "fkm"], "T")
     assert out == Path("results/compare/BCO-Ball-v0_bbcg-fkm_T_f95b2b78")
-
-
-@pytest.mark.parametrize("suite", references.ARCHIVED)
-def test_the_archived_definition_digests_are_the_scenarios_digests(suite):
-    index = json.loads((references.root() / suite / references.INDEX).read_text())
-    scenarios = {scenario.name: scenario for scenario in SUITES[suite]}
-    assert index["scenarios"], suite
-    for name, recorded in index["scenarios"].items():
-        assert references.scenario_digest(scenarios[name]) == recorded, name
 
 
 def test_the_result_code_digest_is_the_file_set_digest_it_always_was():

@@ -4,7 +4,9 @@ A :class:`Scenario` is one setting (an env id and its ``gym.make`` keyword argum
 horizon, the evaluation seeds) with the reference agents that are always run on it.
 A suite is a tuple of scenarios under a versioned name in :data:`SUITES`; a version,
 once published, is never changed (a new one is added instead), so scores computed on
-``standard-v1`` stay comparable.
+``standard-v1`` stay comparable. The built-in suites are data: one TOML file each in
+``bco_gym/data/suites/``, read by the loader of a user's suite file
+(:func:`load_suite_file`, ``bco-gym bench --suite FILE.toml``).
 
 * ``quick-v1``: a few small scenarios, under a minute here (smoke tests, first tries);
 * ``standard-v1``: the main job's scenarios (``make demo``), with three at scale (sets of
@@ -324,705 +326,8 @@ class Scenario:
         )
 
 
-SCALE_DESCRIPTION = (
-    " Theorem 1's smoothing radius c T^(-1/4) exceeds the inner radius r at every "
-    "reachable T, so with theory constants delta is capped at r and K_delta = {c}: "
-    "the agents play the centre plus exploration. The tuned rows hold delta = r/2 and "
-    "the residual estimator (Zhang et al. 2022) fixed and tune c on seeds from 100 on "
-    "(disjoint from the evaluation seeds); the tuning grid, seeds and scores are below."
-)
-FKM_HORIZONS = (
-    " FKM projects by a quadratic programme most rounds (milliseconds each, 50-150 times "
-    "BBCG's round), so it plays shorter horizons on the same seeds: the compute frontier "
-    "and the budget table pair it by seed; the tables at the largest horizon do not list it."
-)
-GRID = (10.0, 100.0, 1_000.0, 10_000.0)
-TUNING_SEEDS = (100, 101)
-
-
-def _scale_tuning(
-    inner_radius: float,
-    horizon: int,
-    fkm_horizon: int | None = None,
-    seeds: tuple[int, ...] = TUNING_SEEDS,
-) -> ScaleTuning:
-    """Tune c of BBCG, FKM and BFW with delta = r/2 and the residual estimator."""
-    fixed = {"smoothing_radius": inner_radius / 2, "estimator": "residual"}
-    own = {} if fkm_horizon is None else {"fkm": fkm_horizon}
-    return ScaleTuning(TUNED, GRID, seeds, horizon, {a: fixed for a in TUNED}, own)
-
-
-#: Sets of dimension >= 1,000 where a projection costs far more than an LMO.
-SCALE_V1: tuple[Scenario, ...] = (
-    Scenario(
-        name="scale-birkhoff-32",
-        title="Birkhoff polytope 32x32, i.i.d. assignment costs (at scale)",
-        env_id="BCO-Birkhoff-v0",
-        agents=BANDIT,
-        horizon=100_000,
-        horizons=(10_000, 30_000),
-        agent_horizons={"fkm": (500, 1_000, 2_000)},
-        seeds=tuple(range(20)),
-        env_kwargs={"n": 32},
-        references=("random",),
-        description=(
-            "Doubly stochastic 32x32 matrices (dimension 1,024, affine dimension 961, "
-            "r = 1/31, R = 5.57); f_t(X) = <C_t, X> with costs in [0, 1]. The LMO is "
-            "an assignment problem (Hungarian method), the projection a quadratic "
-            "programme." + SCALE_DESCRIPTION + FKM_HORIZONS
-        ),
-        tuning=_scale_tuning(1 / 31, 100_000, fkm_horizon=1_000, seeds=(100, 101, 102, 103)),
-        quick_horizon=100,
-    ),
-    Scenario(
-        name="scale-flow-23",
-        title="Flow polytope, 23x23 grid DAG, i.i.d. edge costs (at scale)",
-        env_id="BCO-ShortestPath-v0",
-        agents=BANDIT,
-        horizon=10_000,
-        horizons=(2_500, 5_000),
-        agent_horizons={"fkm": (250, 500, 1_000)},
-        seeds=tuple(range(8)),
-        env_kwargs={"grid": 23},
-        references=("random",),
-        description=(
-            "Unit s-t flows on the 23x23 grid DAG (1,012 edges, affine dimension 484, "
-            "r = 0.0327, R = 6.93); f_t(x) = <w_t, x>. The LMO is a DAG shortest path, "
-            "the projection a quadratic programme. Random play costs five LMO calls a "
-            "round." + SCALE_DESCRIPTION + FKM_HORIZONS
-        ),
-        tuning=_scale_tuning(0.032723999474885475, 5_000, fkm_horizon=500),
-        quick_horizon=100,
-    ),
-    Scenario(
-        name="scale-nuclear-64",
-        title="Nuclear-norm ball 64x64, matrix completion (at scale)",
-        env_id="BCO-NuclearBall-v0",
-        agents=BANDIT,
-        horizon=4_000,
-        horizons=(1_000, 2_000),
-        seeds=tuple(range(8)),
-        env_kwargs={"rows": 64, "cols": 64},
-        references=("random",),
-        description=(
-            "64x64 matrices of nuclear norm <= 1 (dimension 4,096, r = 1/8, R = 1); "
-            "each round reveals one noisy entry of a rank-2 target, f_t(X) = "
-            "(X_ij - y_t)^2/2. The LMO is a top singular pair, the projection a full "
-            "SVD." + SCALE_DESCRIPTION + " Measured here: no agent learns at a reachable "
-            "horizon. One entry of 4,096 per round leaves the mean loss's gradient at the "
-            "centre, ||Y||_F/d = 1.4e-4 (seed 0), 6e4 times below one round's estimate "
-            "(d/delta) rms(f_t - f_(t-1)) = 8.8 (tuned BBCG, T = 1,000): about 4e9 rounds "
-            "for the sum to rise above its noise. The tuned rows beat random and the theory "
-            "rows because delta = r/2 explores less (a quadratic loss charges delta^2/2d a "
-            "round), not by moving: tuned BBCG and FKM have the same regret to five digits."
-        ),
-        tuning=_scale_tuning(0.125, 2_000),
-        quick_horizon=100,
-    ),
-)
-
-#: The agents of standard-v2's scale scenarios, and those tuned (BFW's LMO call a round
-#: costs 1-15 times BBCG's whole round at these sizes; left out).
-SCALE_V2_AGENTS = ("bbcg", "fkm", "random")
-SCALE_V2_TUNED = ("bbcg", "fkm")
-#: Random play in standard-v2's scale scenarios: the vertex-mixture law
-#: (:mod:`bco_gym.sets.mixtures`), no LMO call and no SVD a round.
-RANDOM_V2 = {"random": {"law": "vertex-mixture"}}
-#: Nonnegative costs with a wide mean range and little noise (mean_low = noise).
-LOW_NOISE_COSTS = {"mean_low": 0.05, "mean_high": 0.95, "noise": 0.05}
-SCALE_V2_LEARNABLE = (
-    " T_dir = E||g_t||^2 / (d ||grad F(c)||^2), the rounds before the summed residual "
-    "estimates point down the mean gradient (delta = r/2; bco_gym.reports.signal, "
-    "`python benchmarks/bench_scale.py signal`), is {t_dir} here, at most a tenth of the "
-    "largest horizon, and T* = d T_dir = {t_star} rounds estimate the whole gradient."
-)
-SCALE_V2_TUNING = (
-    " Theory constants cap delta at r (K_delta = {c}: the centre plus exploration). The "
-    "tuned rows hold delta = r/2 and the residual estimator fixed and tune c on seeds "
-    "100-101, disjoint from the evaluation seeds 0-7. Random plays the vertex-mixture law "
-    "(Dirichlet weights on the centre and k random vertices). FKM projects by a quadratic "
-    "programme or a full SVD every round, so it plays its own shorter horizons on the same "
-    "seeds (the compute frontier pairs it by seed)."
-)
-
-
-def _scale_v2_tuning(inner_radius: float, horizon: int, fkm_horizon: int) -> ScaleTuning:
-    """Tune c of BBCG and FKM with delta = r/2 and the residual estimator."""
-    fixed = {"smoothing_radius": inner_radius / 2, "estimator": "residual"}
-    return ScaleTuning(
-        SCALE_V2_TUNED,
-        GRID,
-        TUNING_SEEDS,
-        horizon,
-        {a: fixed for a in SCALE_V2_TUNED},
-        {"fkm": fkm_horizon},
-    )
-
-
-#: standard-v2's scenarios at scale: the three families of standard-v1's
-#: (dimension >= 1,000), each with a loss sequence learnable from one-point feedback
-#: within the horizon (T_dir <= T/10), cheap random play and every seed's tuning
-#: disjoint from the evaluation seeds.
-SCALE_V2: tuple[Scenario, ...] = (
-    Scenario(
-        name="scale-birkhoff-32-lownoise",
-        title="Birkhoff polytope 32x32, low-noise assignment costs (at scale)",
-        env_id="BCO-Birkhoff-v0",
-        agents=SCALE_V2_AGENTS,
-        horizon=100_000,
-        horizons=(10_000, 30_000),
-        agent_horizons={"fkm": (250, 500, 1_000)},
-        seeds=tuple(range(8)),
-        env_kwargs={"n": 32, "loss": "assignment", "loss_kwargs": LOW_NOISE_COSTS},
-        agent_kwargs=RANDOM_V2,
-        references=("random",),
-        description=(
-            "Doubly stochastic 32x32 matrices (dimension 1,024, affine dimension 961, "
-            "r = 1/31, R = 5.57); f_t(X) = <C_t, X>, mean costs uniform in [0.05, 0.95] "
-            "per cell, noise uniform in [-0.05, 0.05]. Why it is learnable: the one-point "
-            "residual carries the round-to-round change of the cost at the centre, "
-            "<C_t - C_(t-1), J/n>, of variance 2 s^2/3 for noise s; with s = 0.05 instead "
-            "of standard-v1's 0.25 and a mean range of 0.9 instead of 0.5 that noise is "
-            "75 times smaller against the gradient."
-            + SCALE_V2_LEARNABLE.format(t_dir="95", t_star="9.5e4")
-            + SCALE_V2_TUNING
-        ),
-        tuning=_scale_v2_tuning(1 / 31, 30_000, fkm_horizon=500),
-        quick_horizon=100,
-    ),
-    Scenario(
-        name="scale-flow-23-lownoise",
-        title="Flow polytope, 23x23 grid DAG, low-noise edge costs (at scale)",
-        env_id="BCO-ShortestPath-v0",
-        agents=SCALE_V2_AGENTS,
-        horizon=100_000,
-        horizons=(10_000, 30_000),
-        agent_horizons={"fkm": (100, 200, 400)},
-        seeds=tuple(range(8)),
-        env_kwargs={"grid": 23, "loss": "edge-costs", "loss_kwargs": LOW_NOISE_COSTS},
-        agent_kwargs=RANDOM_V2,
-        references=("random",),
-        description=(
-            "Unit s-t flows on the 23x23 grid DAG (1,012 edges, affine dimension 484, "
-            "r = 0.0327, R = 6.93); f_t(x) = <w_t, x>, mean edge costs uniform in "
-            "[0.05, 0.95], noise uniform in [-0.05, 0.05]. Why it is learnable: the "
-            "residual's noise is the change of the centre's cost <w_t - w_(t-1), c>, of "
-            "variance 2 s^2 ||c||^2/3 (||c||^2 = 8.0); s = 0.05 and the mean range 0.9 make "
-            "it 80 times smaller against the gradient than standard-v1's edge costs."
-            + SCALE_V2_LEARNABLE.format(t_dir="710", t_star="3.5e5")
-            + SCALE_V2_TUNING
-        ),
-        tuning=_scale_v2_tuning(0.032723999474885475, 30_000, fkm_horizon=200),
-        quick_horizon=100,
-    ),
-    Scenario(
-        name="scale-nuclear-64-lowrank",
-        title="Nuclear-norm ball 64x64, linear losses with a rank-one mean (at scale)",
-        env_id="BCO-NuclearBall-v0",
-        agents=SCALE_V2_AGENTS,
-        horizon=30_000,
-        horizons=(3_000, 10_000),
-        agent_horizons={"fkm": (250, 500, 1_000)},
-        seeds=tuple(range(8)),
-        env_kwargs={
-            "rows": 64,
-            "cols": 64,
-            "loss": "linear-low-rank",
-            "loss_kwargs": {"mean_norm": 0.5, "noise": 1.0, "rank": 1},
-        },
-        agent_kwargs=RANDOM_V2,
-        references=("random",),
-        description=(
-            "64x64 matrices of nuclear norm <= 1 (dimension 4,096, r = 1/8, R = 1); "
-            "f_t(X) = <M + a_t b_t^T, X> with M of rank one and ||M||_F = 0.5, and noise a "
-            "random rank-one matrix of Frobenius norm 1. The LMO is a top singular pair, "
-            "the projection a full SVD. Why it is learnable, where standard-v1's matrix "
-            "completion was not: every round's loss carries the whole mean gradient M "
-            "(completion observed one entry of 4,096, a mean gradient of 1.4e-4), and "
-            "f_t(0) = 0, so the residual has no noise but the played direction's: T_dir = "
-            "2(||M||^2 + s^2)/||M||^2 whatever the dimension. The best point is -u v^T for "
-            "M's singular pair, worth -0.5 a round against 0 at the centre."
-            + SCALE_V2_LEARNABLE.format(t_dir="10", t_star="4.1e4")
-            + SCALE_V2_TUNING
-        ),
-        tuning=_scale_v2_tuning(0.125, 10_000, fkm_horizon=500),
-        quick_horizon=100,
-    ),
-)
-
-STANDARD_V1: tuple[Scenario, ...] = (
-    Scenario(
-        name="ball-iid",
-        title="10-ball, i.i.d. linear losses",
-        env_id="BCO-Ball-v0",
-        agents=(*BANDIT, "ofw"),
-        horizon=100_000,
-        seeds=tuple(range(8)),
-        env_kwargs={"feedback": "full"},
-        description=(
-            "Theorem 1's setting with a well-rounded set (r = R = 1). Every bandit agent "
-            "learns; BBCG makes about one LMO call per thousand rounds and no projection, "
-            "FKM one projection per round, BFW one LMO call per round. OFW sees full "
-            "gradients (a lower reference, not a competitor)."
-        ),
-    ),
-    Scenario(
-        name="simplex-iid",
-        title="10-simplex, i.i.d. linear losses",
-        env_id="BCO-Simplex-v0",
-        agents=BANDIT,
-        horizon=100_000,
-        seeds=tuple(range(8)),
-        description=(
-            "The same losses on a thin set (r = 0.105 against R = 0.95). Theorem 1's "
-            "smoothing radius c T^(-1/4) is capped at r until T ~ 6,600 and the shrunk "
-            "set K_delta is still half of K at T = 10^5: the theorem's parameters are "
-            "cautious here, and the gaps to random open late."
-        ),
-    ),
-    Scenario(
-        name="ball-drift",
-        title="10-ball, drifting mean (linear-drift)",
-        env_id="BCO-Ball-v0",
-        agents=BANDIT,
-        horizon=100_000,
-        seeds=tuple(range(8)),
-        env_kwargs={"loss": "linear-drift", "loss_kwargs": {"rate": 1e-5}},
-        description=(
-            "The mean loss direction turns slowly (1e-5 rad per round, a sixth of a turn "
-            "over the run) in a random plane: an oblivious, non-stationary adversary. The "
-            "best fixed point is the direction of the summed losses."
-        ),
-    ),
-    Scenario(
-        name="ball-switching",
-        title="10-ball, switching mean (linear-switching, 5 segments)",
-        env_id="BCO-Ball-v0",
-        agents=(*BANDIT, "fejer-bgd"),
-        horizon=100_000,
-        seeds=tuple(range(8)),
-        env_kwargs={"loss": "linear-switching", "loss_kwargs": {"segments": 5}},
-        description=(
-            "The mean loss direction jumps to a fresh random direction at the start of "
-            "each of 5 equal segments (every 20,000 rounds). The best fixed point is the "
-            "wrong yardstick here: the adaptive regret (the largest regret over the dyadic "
-            "intervals and the whole run, each against its own best point), the switching regret "
-            "(against the best point of each segment) and the dynamic regret (against "
-            "each round's minimiser, noise included) say how well an agent follows the "
-            "change. fejer-bgd (formerly named so-bgd) is bandit gradient descent "
-            "with separation-oracle steps "
-            "instead of projections, whose regret bound holds on every interval."
-        ),
-    ),
-    Scenario(
-        name="ball-adversarial",
-        title="10-ball, follow-the-leader trap (linear-adversarial)",
-        env_id="BCO-Ball-v0",
-        agents=(*BANDIT, "ogd"),
-        horizon=100_000,
-        seeds=tuple(range(8)),
-        env_kwargs={"loss": "linear-adversarial", "feedback": "full"},
-        description=(
-            "Signs alternate every round around a small bias: chasing the last losses is "
-            "punished, the comparator is the bias direction. OGD (full information, "
-            "O(sqrt T) regret against any sequence) is the lower reference."
-        ),
-    ),
-    Scenario(
-        name="portfolio-nyse",
-        title="Online portfolio selection, NYSE (O) 1962-1984 (real data)",
-        env_id="BCO-Portfolio-v0",
-        agents=(*BANDIT, "ofw", "ogd"),
-        horizon=None,
-        seeds=tuple(range(8)),
-        env_kwargs={"dataset": "nyse_o", "feedback": "full"},
-        description=(
-            "f_t(x) = -log <r_t, x> on 36 stocks over 5,651 trading days; the comparator "
-            "is the best constantly rebalanced portfolio (wealth 250.6). Regret is the "
-            "log of the ratio of its final wealth to the agent's. Only the agents' "
-            "randomness differs across seeds (the data are fixed)."
-        ),
-    ),
-    Scenario(
-        name="shortest-paths",
-        title="Shortest paths, 6x6 grid DAG (projection >> LMO)",
-        env_id="BCO-ShortestPath-v0",
-        agents=BANDIT,
-        horizon=3_000,
-        seeds=tuple(range(4)),
-        env_kwargs={"grid": 6},
-        description=(
-            "Unit s-t flows on a 6x6 grid (60 edges): the LMO is a DAG shortest path, "
-            "the projection a quadratic programme. Compare the microseconds per round: "
-            "FKM pays a projection every round, BBCG an LMO call every few hundred."
-        ),
-        quick_horizon=100,
-    ),
-    Scenario(
-        name="rl-ball-iid",
-        title="RL baselines, 10-ball, i.i.d. linear losses",
-        env_id="BCO-Ball-v0",
-        agents=("sb3-ppo", "sb3-td3", "bbcg", "fkm", "random"),
-        horizon=2_000,
-        seeds=tuple(range(3)),
-        description=(
-            "PPO and TD3 (stable-baselines3, learning online, actions mapped onto the "
-            "ball by a radial map) against BBCG and FKM at a horizon an RL agent can "
-            "afford: RL exploits the stationarity of the losses."
-        ),
-        quick_horizon=64,
-    ),
-    Scenario(
-        name="rl-ball-adversarial",
-        title="RL baselines, 10-ball, follow-the-leader trap",
-        env_id="BCO-Ball-v0",
-        agents=("sb3-ppo", "sb3-td3", "bbcg", "fkm", "random"),
-        horizon=2_000,
-        seeds=tuple(range(3)),
-        env_kwargs={"loss": "linear-adversarial"},
-        description="The same agents against the alternating sequence.",
-        quick_horizon=64,
-    ),
-    *SCALE_V1,
-)
-
-
-#: A few small scenarios, under a minute on two cores: the quick version of the ball,
-#: simplex and drift scenarios of ``standard-v1``.
-QUICK_V1: tuple[Scenario, ...] = tuple(
-    replace(scenario.quick(), horizon=2_000, seeds=(0, 1, 2))
-    for scenario in STANDARD_V1
-    if scenario.name in ("ball-iid", "simplex-iid", "ball-drift")
-)
-
-QUICK_SEEDS = (0, 1, 2, 3)
-QUICK_HORIZON = 2_000
-SMOKE = "A smoke test (T = 2,000, 4 seeds): the verdicts are not evidence. "
-
-#: A smoke test under a minute (every agent's cells, from scratch): six scenarios of
-#: distinct purpose, none degenerate: at T = 2,000 no reference agent's theory constants
-#: cap its smoothing radius at r (checked by the tests), and the drift turns the mean by
-#: a full radian.
-QUICK_V2: tuple[Scenario, ...] = (
-    Scenario(
-        name="ball-iid",
-        title="10-ball, i.i.d. linear losses (smoke test)",
-        env_id="BCO-Ball-v0",
-        agents=BANDIT,
-        horizon=QUICK_HORIZON,
-        seeds=QUICK_SEEDS,
-        description=SMOKE + "Theorem 1's setting on a well-rounded set (r = R = 1).",
-    ),
-    Scenario(
-        name="ball-quadratic",
-        title="10-ball, smooth strongly convex losses (smoke test)",
-        env_id="BCO-Ball-v0",
-        agents=BANDIT,
-        horizon=QUICK_HORIZON,
-        seeds=QUICK_SEEDS,
-        env_kwargs={"loss": "quadratic"},
-        description=SMOKE + "Curvature: f_t(x) = ||x - z_t||^2/2 with noisy targets.",
-    ),
-    Scenario(
-        name="ball-drift",
-        title="10-ball, drifting mean, 1 rad over the run (smoke test)",
-        env_id="BCO-Ball-v0",
-        agents=BANDIT,
-        horizon=QUICK_HORIZON,
-        seeds=QUICK_SEEDS,
-        env_kwargs={"loss": "linear-drift", "loss_kwargs": {"rate": 5e-4}},
-        description=SMOKE + "A slowly turning mean: 5e-4 rad per round, 1 rad over 2,000 "
-        "rounds (quick-v1's drift turned 0.02 rad).",
-    ),
-    Scenario(
-        name="ball-switching",
-        title="10-ball, switching mean, 4 segments (smoke test)",
-        env_id="BCO-Ball-v0",
-        agents=(*BANDIT, "fejer-bgd"),
-        horizon=QUICK_HORIZON,
-        seeds=QUICK_SEEDS,
-        env_kwargs={"loss": "linear-switching", "loss_kwargs": {"segments": 4}},
-        description=SMOKE + "Abrupt changes: the mean jumps every 500 rounds; adaptive and "
-        "dynamic regrets beside the static one.",
-    ),
-    Scenario(
-        name="ball-trap",
-        title="10-ball, follow-the-leader trap (smoke test)",
-        env_id="BCO-Ball-v0",
-        agents=BANDIT,
-        horizon=QUICK_HORIZON,
-        seeds=QUICK_SEEDS,
-        env_kwargs={"loss": "linear-adversarial"},
-        description=SMOKE + "Signs alternating around a small bias: punishes chasing the "
-        "last losses.",
-    ),
-    Scenario(
-        name="box-iid",
-        title="10-box [-1, 1]^10, i.i.d. linear losses (smoke test)",
-        env_id="BCO-Hypercube-v0",
-        agents=("bbcg", "fkm", "random"),
-        horizon=QUICK_HORIZON,
-        seeds=QUICK_SEEDS,
-        description=SMOKE + "A polytope with R/r = sqrt(10): the minimiser is a vertex. BFW "
-        "is left out: at T = 2,000 its theory radius is capped at r (it would play the "
-        "centre).",
-    ),
-)
-SMOKE_TEST_NOTE = "smoke test: verdicts at T <= 2,000 are not evidence"
-
-V2_SEEDS = tuple(range(8))
-V2_TUNING_SEEDS = (100, 101)
-#: The reference agents of standard-v2: the paper's and its two baselines, and random.
-V2_AGENTS = BANDIT
-#: Agents a scenario of standard-v2 adds where they apply (the switching and drifting
-#: scenarios: the interval-regret methods; a smooth-loss scenario: Saha & Tewari). An
-#: agent not registered in this version of the library is left out (see ``_available``).
-V2_TRACKING = ("loo-bbgd", "so-bgd")
-V2_SMOOTH = ("saha-tewari",)
-V2_TUNED_NOTE = (
-    " Theory rows use each theorem's constants; tuned rows hold delta = r/2 and the "
-    "residual estimator fixed and tune c over 10, 100, 1,000, 10,000 on seeds 100-101 "
-    "(disjoint from the evaluation seeds 0-7) at the scenario's horizon."
-)
-
-
-def _available(agents: Sequence[str]) -> tuple[str, ...]:
-    """The agents registered here, in order (an agent of a later landing is left out)."""
-    from bco_gym.agents.registry import available_agents
-
-    known = available_agents()
-    return tuple(agent for agent in agents if agent in known)
-
-
-def _v2(
-    name: str,
-    purpose: str,
-    title: str,
-    env_id: str,
-    inner_radius: float,
-    horizon: int | None,
-    env_kwargs: Mapping[str, Any] | None = None,
-    extra: Sequence[str] = (),
-    description: str = "",
-    tuning_horizon: int | None = None,
-) -> Scenario:
-    """A standard-v2 scenario: theory and tuned reference agents on seeds 0-7."""
-    tuned_at = tuning_horizon or horizon
-    assert tuned_at is not None
-    return Scenario(
-        name=name,
-        purpose=purpose,
-        title=title,
-        env_id=env_id,
-        agents=(*V2_AGENTS, *_available(extra)),
-        horizon=horizon,
-        seeds=V2_SEEDS,
-        env_kwargs=dict(env_kwargs or {}),
-        references=("random",),
-        description=(description + " " + purpose + "." + V2_TUNED_NOTE).strip(),
-        tuning=_scale_tuning(inner_radius, tuned_at, seeds=V2_TUNING_SEEDS),
-        quick_horizon=200,
-    )
-
-
-#: The one-line purposes of standard-v2's scenarios at scale (:data:`SCALE_V2`).
-SCALE_V2_PURPOSES = {
-    "scale-birkhoff-32-lownoise": "Dimension 1,024: assignments at scale, LMO cheap, "
-    "projection a quadratic programme",
-    "scale-flow-23-lownoise": "Dimension 1,012: shortest paths at scale, five LMO calls per "
-    "random round",
-    "scale-nuclear-64-lowrank": "Dimension 4,096: the nuclear-norm ball with a rank-one "
-    "mean, LMO a top singular pair, projection a full SVD",
-}
-
-#: ball-trap-10's block: longer than an early window of T^(2/3) = 737 rounds at T = 20,000
-#: (such a window sees the first block's half swing, not the bias), short against T so the
-#: comparator is the bias direction (T bias = 2,000 against block swing / 2 = 450).
-TRAP_BLOCK = 1_000
-TRAP_DESCRIPTION = (
-    "f_t(x) = <theta_t, x>, theta_t = 0.1 mu + 0.9 s_t v (mu, v orthonormal): s_t = 1/2 for "
-    "the first 1,000 rounds, then -1, +1, ... in blocks of 1,000. The block is the reaction "
-    "time of the learners it traps: any window of the first 1,000 rounds (an explore-then-"
-    "commit schedule's T^(2/3) = 737 rounds among them) sees the swing 0.45 v over the bias "
-    "0.1 mu and points to the side of v that the later blocks alternately punish, so an agent "
-    "that acts on it and stops adapting pays about random's regret or more. Over the run the "
-    "swings cancel but for half a block: the comparator is the bias direction (T bias = "
-    "2,000 against block swing / 2 = 450), which a learner of the whole past finds."
-)
-#: simplex-portfolio-10's market (:class:`~bco_gym.losses.portfolio.PortfolioLoss`).
-PORTFOLIO_MARKET = {
-    "drift": 0.01,
-    "volatility": 0.01,
-    "correlation": 0.3,
-    "r_min": 0.9,
-    "r_max": 1.1,
-}
-PORTFOLIO_DESCRIPTION = (
-    "f_t(x) = -log <r_t, x> (1-exp-concave) on 10 assets: log r_(t,i) = mu_i + 0.01 "
-    "(sqrt(0.3) m_t + sqrt(0.7) e_(t,i)), drifts mu_i uniform in [-0.01, 0.01], r_t clipped "
-    "to [0.9, 1.1] (G = 3.9, M = 0.105). The comparator is the best constantly rebalanced "
-    "portfolio. Why synthetic: on the six shipped price series the mean gradient is not "
-    "told from its noise within the data's length (T_dir = 4.2e8 rounds on NYSE (O)'s "
-    "5,651 days, inf on the others; docs/benchmark.md), so no one-point method can separate "
-    "there. Here a drift as large as the daily volatility makes T_dir = 460 to 1,010 "
-    "rounds on seeds 0-7 (delta = r/2, bco_gym.reports.signal), at most a tenth of T."
-)
-
-#: The designed grid (docs/benchmark.md): sets x loss curvature x adversaries x dimension.
-STANDARD_V2_GRID: tuple[Scenario, ...] = (
-    _v2(
-        "ball-iid-10",
-        "Theorem 1's home ground: a well-rounded set (r = R) and stationary linear losses",
-        "10-ball, i.i.d. linear losses",
-        "BCO-Ball-v0",
-        1.0,
-        20_000,
-    ),
-    _v2(
-        "ball-quadratic-10",
-        "Curvature: smooth, strongly convex losses (squared distance to noisy targets)",
-        "10-ball, smooth strongly convex (quadratic) losses",
-        "BCO-Ball-v0",
-        1.0,
-        20_000,
-        {"loss": "quadratic"},
-        extra=V2_SMOOTH,
-    ),
-    _v2(
-        "ball-drift-10",
-        "A slowly moving optimum: the mean turns 4 rad over the run",
-        "10-ball, drifting mean (2e-4 rad per round)",
-        "BCO-Ball-v0",
-        1.0,
-        20_000,
-        {"loss": "linear-drift", "loss_kwargs": {"rate": 2e-4}},
-        extra=V2_TRACKING,
-    ),
-    _v2(
-        "ball-switching-10",
-        "Abrupt changes: the mean jumps to a fresh direction 5 times (adaptive regret)",
-        "10-ball, switching mean (5 segments)",
-        "BCO-Ball-v0",
-        1.0,
-        20_000,
-        {"loss": "linear-switching", "loss_kwargs": {"segments": 5}},
-        extra=V2_TRACKING,
-    ),
-    _v2(
-        "ball-trap-10",
-        "A trap for acting on an early window, then not adapting: the swing flips every "
-        "1,000 rounds",
-        "10-ball, follow-the-leader trap in blocks of 1,000 rounds",
-        "BCO-Ball-v0",
-        1.0,
-        20_000,
-        {"loss": "linear-adversarial", "loss_kwargs": {"block": TRAP_BLOCK}},
-        description=TRAP_DESCRIPTION,
-    ),
-    _v2(
-        "simplex-iid-10",
-        "A thin set (r/R = 0.11) where theory constants make the agents play the centre",
-        "10-simplex, i.i.d. linear losses",
-        "BCO-Simplex-v0",
-        0.10540925533894598,
-        20_000,
-    ),
-    _v2(
-        "simplex-portfolio-10",
-        "Exp-concave losses: portfolio selection, -log <r_t, x>, in a synthetic trending market",
-        "10-simplex, portfolio selection (synthetic market)",
-        "BCO-Simplex-v0",
-        0.10540925533894598,
-        20_000,
-        {"loss": "portfolio", "loss_kwargs": PORTFOLIO_MARKET},
-        description=PORTFOLIO_DESCRIPTION,
-    ),
-    _v2(
-        "l1-absolute-10",
-        "Non-smooth Lipschitz losses (robust regression with outliers) on the l1 ball",
-        "10-dim l1 ball, absolute-residual losses",
-        "BCO-L1Ball-v0",
-        0.31622776601683794,
-        20_000,
-        {"loss": "absolute"},
-    ),
-    _v2(
-        "box-iid-10",
-        "A box (R/r = sqrt(d)) whose minimiser is a vertex",
-        "10-box [-1, 1]^10, i.i.d. linear losses",
-        "BCO-Hypercube-v0",
-        1.0,
-        20_000,
-    ),
-    _v2(
-        "flow-6",
-        "A polytope known only by its LMO (shortest paths) at small size",
-        "Flow polytope, 6x6 grid DAG, i.i.d. edge costs",
-        "BCO-ShortestPath-v0",
-        0.15243820749215914,
-        10_000,
-        {"grid": 6},
-    ),
-    _v2(
-        "birkhoff-6",
-        "Another LMO-only polytope: assignments (Hungarian method) at small size",
-        "Birkhoff polytope 6x6, i.i.d. assignment costs",
-        "BCO-Birkhoff-v0",
-        0.2,
-        10_000,
-        {"n": 6},
-    ),
-    _v2(
-        "nuclear-10",
-        "The nuclear-norm ball at dimension 100 (matrix completion, one entry a round)",
-        "Nuclear-norm ball 10x10, matrix completion",
-        "BCO-NuclearBall-v0",
-        0.31622776601683794,
-        10_000,
-        {"rows": 10, "cols": 10},
-    ),
-    _v2(
-        "ball-iid-100",
-        "Dimension ~100 on the ball: the d/delta variance of one-point estimates",
-        "100-ball, i.i.d. linear losses",
-        "BCO-Ball-v0",
-        1.0,
-        20_000,
-        {"n": 100},
-    ),
-    _v2(
-        "box-quadratic-100",
-        "Curvature at dimension 100 on a box (R/r = 10)",
-        "100-box, smooth strongly convex (quadratic) losses",
-        "BCO-Hypercube-v0",
-        1.0,
-        20_000,
-        {"n": 100, "loss": "quadratic"},
-    ),
-    _v2(
-        "l1-iid-100",
-        "A cross-polytope at dimension 100 (r/R = 0.1, 200 vertices)",
-        "100-dim l1 ball, i.i.d. linear losses",
-        "BCO-L1Ball-v0",
-        0.1,
-        20_000,
-        {"n": 100},
-    ),
-)
-
-#: Suite name -> its scenarios.
-SUITES: dict[str, tuple[Scenario, ...]] = {
-    "quick-v1": QUICK_V1,
-    "standard-v1": STANDARD_V1,
-    "quick-v2": QUICK_V2,
-    "standard-v2": (
-        *STANDARD_V2_GRID,
-        *(replace(scenario, purpose=SCALE_V2_PURPOSES[scenario.name]) for scenario in SCALE_V2),
-    ),
-}
-
-
 # -- suites from files, choosing scenarios, degenerate rows ---------------------------------------
+SMOKE_TEST_NOTE = "smoke test: verdicts at T <= 2,000 are not evidence"
 #: Suites whose verdicts are smoke tests, not evidence (their horizons are too short).
 SMOKE_TESTS: dict[str, str] = {"quick-v1": SMOKE_TEST_NOTE, "quick-v2": SMOKE_TEST_NOTE}
 
@@ -1117,14 +422,29 @@ def load_suite_file(path: str | os.PathLike) -> tuple[str, tuple[Scenario, ...]]
 
     The optional top-level ``name`` (default: the file's stem) names the suite in
     scores.csv and the report. ValueError for an unreadable file, a key that is not a
-    field, a value :class:`Scenario` refuses, or two scenarios of one name.
+    field, a value :class:`Scenario` refuses, two scenarios of one name, or a scenario
+    whose env or agents refuse its keywords (:func:`check_scenario`). The built-in
+    suites are files of this form too (:func:`builtin_suite_path`), read by the same code.
     """
+    path = Path(path)
+    name, scenarios = _read_suite(path)
+    if name in BUILTIN_NAMES:
+        raise ValueError(
+            f"suite file {str(path)!r}: name={name!r} is a built-in suite's; choose another"
+        )
+    for scenario in scenarios:
+        check_scenario(scenario, f"suite file {str(path)!r}", scenario.agents)
+    return name, scenarios
+
+
+def _read_suite(path: Path) -> tuple[str, tuple[Scenario, ...]]:
+    """(name, scenarios) of the suite file ``path``, every value checked by
+    :class:`Scenario` (its env and agents are not built here)."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
 
-    path = Path(path)
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
@@ -1145,10 +465,6 @@ def load_suite_file(path: str | os.PathLike) -> tuple[str, tuple[Scenario, ...]]
     name = document.get("name", path.stem)
     if not isinstance(name, str) or not SLUG.fullmatch(name):
         raise ValueError(f"suite file {str(path)!r}: name={name!r}; expected a slug")
-    if name in SUITES:
-        raise ValueError(
-            f"suite file {str(path)!r}: name={name!r} is a built-in suite's; choose another"
-        )
     tables = document.get("scenario")
     if not isinstance(tables, list) or not tables:
         raise ValueError(f"suite file {str(path)!r} holds no [[scenario]] table")
@@ -1165,9 +481,33 @@ def load_suite_file(path: str | os.PathLike) -> tuple[str, tuple[Scenario, ...]]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ValueError(f"{where}: scenario name(s) {duplicates} used twice")
-    for scenario in scenarios:
-        check_scenario(scenario, where, scenario.agents)
     return name, tuple(scenarios)
+
+
+def builtin_suite_path(name: str) -> Path:
+    """The TOML file of the built-in suite ``name`` (``bco_gym/data/suites/NAME.toml``)."""
+    import bco_gym.data
+
+    return Path(bco_gym.data.__file__).resolve().parent / "suites" / f"{name}.toml"
+
+
+def _builtin_suites() -> dict[str, tuple[Scenario, ...]]:
+    suites = {}
+    for name in BUILTIN_NAMES:
+        found, scenarios = _read_suite(builtin_suite_path(name))
+        if found != name:
+            raise ValueError(f"{builtin_suite_path(name)} names suite {found!r}, not {name!r}")
+        suites[name] = scenarios
+    return suites
+
+
+#: The built-in suites, oldest first: each a TOML file in ``bco_gym/data/suites/``.
+BUILTIN_NAMES = ("quick-v1", "standard-v1", "quick-v2", "standard-v2")
+#: Suite name -> its scenarios (read from :func:`builtin_suite_path`'s files).
+SUITES: dict[str, tuple[Scenario, ...]] = _builtin_suites()
+#: standard-v1's and standard-v2's scenarios at scale (sets of dimension >= 1,000).
+SCALE_V1 = tuple(s for s in SUITES["standard-v1"] if s.name.startswith("scale-"))
+SCALE_V2 = tuple(s for s in SUITES["standard-v2"] if s.name.startswith("scale-"))
 
 
 def check_scenario(
