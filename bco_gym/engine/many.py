@@ -33,6 +33,7 @@ import gymnasium as gym
 from bco_gym.engine.isolation import played_elsewhere
 from bco_gym.engine.loops import Stage, play_block, play_lean
 from bco_gym.engine.memory import NO_OVERRIDE, check_planned_memory, check_run_memory
+from bco_gym.engine.options import RunOptions, cell_options
 from bco_gym.engine.preparation import (
     agent_seed_for,
     check_env_id,
@@ -46,7 +47,7 @@ from bco_gym.engine.preparation import (
 )
 from bco_gym.engine.result import RunResult
 from bco_gym.engine.rows import RowAgents
-from bco_gym.engine.runner import recording_warnings, row_result, run
+from bco_gym.engine.runner import PlayedRows, recording_warnings, row_results, run
 from bco_gym.engine.tally import check_horizon, resolve_checkpoints
 
 BATCHED_LOOPS = ("batched-block", "batched-lean", "batched-isolated")
@@ -102,37 +103,21 @@ def run_many(
         One :class:`~bco_gym.engine.result.RunResult` per seed, in order.
     """
     seeds = _check_seeds(seeds)
-    isolate = check_isolate(isolate)
-    if fast is False:
-        return _reference_runs(
-            env_id_or_env,
-            agent,
-            seeds,
-            horizon,
-            checkpoints,
-            env_kwargs,
-            agent_kwargs,
-            constants,
-            progress,
-            allow_large,
-            isolate,
-        )
-    wall_start = time.perf_counter()
-    results, seen = recording_warnings(
-        lambda: _run_batch(
-            env_id_or_env,
-            agent,
-            seeds,
-            horizon,
-            checkpoints,
-            env_kwargs,
-            agent_kwargs,
-            constants,
-            progress,
-            allow_large,
-            isolate,
-        )
+    options = RunOptions(
+        horizon=horizon,
+        checkpoints=checkpoints,
+        env_kwargs=env_kwargs,
+        agent_kwargs=agent_kwargs,
+        constants=constants,
+        progress=progress,
+        fast=fast,
+        allow_large=allow_large,
+        isolate=check_isolate(isolate),
     )
+    if fast is False:
+        return _reference_runs(env_id_or_env, agent, seeds, options)
+    wall_start = time.perf_counter()
+    results, seen = recording_warnings(lambda: _run_batch(env_id_or_env, agent, seeds, options))
     wall = (time.perf_counter() - wall_start) / len(seeds)
     return [dataclasses.replace(r, warnings=list(seen), wall_seconds=wall) for r in results]
 
@@ -208,14 +193,7 @@ def run_seed_batch(cells: Sequence[Any], progress: Any = False) -> list[RunResul
         first.env_id,
         agent if label is None else agent.with_label(label),
         [cell.seed for cell in cells],
-        horizon=first.horizon,
-        checkpoints=first.checkpoints,
-        env_kwargs=first.env_kwargs,
-        agent_kwargs=first.agent_kwargs,
-        constants=first.constants,
-        progress=progress,
-        fast=first.fast,
-        isolate=bool(getattr(first, "isolate", False)),
+        **cell_options(first, progress).keywords(),
     )
 
 
@@ -277,19 +255,12 @@ def warm_kernels(cells: Sequence[Any]) -> float:
 
 
 def _run_batch(
-    env_id_or_env: Any,
-    agent_name_or_agent: Any,
-    seeds: list[int],
-    horizon: int | None,
-    checkpoints: Sequence[int] | None,
-    env_kwargs: Mapping[str, Any] | None,
-    agent_kwargs: Mapping[str, Any] | None,
-    constants: str | None,
-    progress: bool | None,
-    allow_large: bool = False,
-    isolate: bool = False,
+    env_id_or_env: Any, agent_name_or_agent: Any, seeds: list[int], options: RunOptions
 ) -> list[RunResult]:
     """The body of :func:`run_many`'s batched path (warnings recorded by the caller)."""
+    horizon, checkpoints = options.horizon, options.checkpoints
+    env_kwargs, agent_kwargs = options.env_kwargs, options.agent_kwargs
+    allow_large, isolate = options.allow_large, options.isolate
     if isinstance(env_id_or_env, str):
         planned = {**dict(env_kwargs or {}), **({} if horizon is None else {"horizon": horizon})}
         check_planned_memory(env_id_or_env, planned, len(seeds), allow_large)
@@ -307,7 +278,7 @@ def _run_batch(
                 agent_name_or_agent, envs, agent_kwargs
             )
         points = resolve_checkpoints(checkpoints, envs.horizon)
-        label = constants_label(constants, spec, built_here, agent_kwargs)
+        label = constants_label(options.constants, spec, built_here, agent_kwargs)
         envs.reset(seed=seeds)
         block = getattr(agent, "supports_blocks", False) and envs.on_infeasible == "raise"
         play, loop = (play_block, "batched-block") if block else (play_lean, "batched-lean")
@@ -320,7 +291,7 @@ def _run_batch(
             envs.feedback == "full",
             two_point=envs.feedback == "two-point",
         )
-        show = want_progress(progress, envs.horizon)
+        show = want_progress(options.progress, envs.horizon)
         try:
             agent.reset(seed=[agent_seed_for(seed) for seed in seeds])
             cpu_start = time.process_time()
@@ -330,38 +301,10 @@ def _run_batch(
             if named is None:
                 raise
             raise named from error
-        cpu_share = (time.process_time() - cpu_start + played_elsewhere(agent)) / len(seeds)
-        results, latency_us = [], played.latency.summary()
-        for row, seed in enumerate(seeds):
-            sequence = envs.losses.sequences[row]
-            comparator_start = time.perf_counter()
-            comparators = played.comparators[row] if played.comparators else None
-            if comparators is None:
-                comparators = sequence.comparator(points)
-            comparator_seconds = time.perf_counter() - comparator_start
-            shares = (played.agent_seconds / len(seeds), played.env_seconds / len(seeds))
-            results.append(
-                row_result(
-                    played.tallies[row],
-                    points,
-                    comparators,
-                    env_id=env_id,
-                    spec=spec,
-                    seed=seed,
-                    stats=agent.row_stats(row),
-                    agent_object=agent,
-                    constants=label,
-                    env_kwargs=env_kwargs,
-                    agent_kwargs=agent_kwargs,
-                    losses=sequence,
-                    problem=envs.problem,
-                    loop=loop,
-                    seconds=(*shares, comparator_seconds),
-                    latency_us=latency_us,
-                    cpu_seconds=cpu_share,
-                )
-            )
-        return results
+        cpu_seconds = time.process_time() - cpu_start + played_elsewhere(agent)
+        sequences = envs.losses.sequences
+        batch = PlayedRows(played, agent, points, seeds, sequences, cpu_seconds)
+        return row_results(batch, env_id, spec, label, options, envs.problem, loop)
     finally:
         if isolate and agent is not None:
             agent.close()
@@ -475,17 +418,7 @@ def _prepare_batched_agent(
 
 
 def _reference_runs(
-    env_id: Any,
-    agent: Any,
-    seeds: list[int],
-    horizon: int | None,
-    checkpoints: Sequence[int] | None,
-    env_kwargs: Mapping[str, Any] | None,
-    agent_kwargs: Mapping[str, Any] | None,
-    constants: str | None,
-    progress: bool | None,
-    allow_large: bool = False,
-    isolate: bool = False,
+    env_id: Any, agent: Any, seeds: list[int], options: RunOptions
 ) -> list[RunResult]:
     """``fast=False``: each seed through the Gymnasium loop of ``run``."""
     from bco_gym.agents.base import Agent
@@ -496,23 +429,8 @@ def _reference_runs(
             "path, Agent subclass or factory), not a built agent"
         )
     agent = resolve_spec(agent, "run_many()")
-    return [
-        run(
-            env_id,
-            agent,
-            horizon=horizon,
-            seed=seed,
-            checkpoints=checkpoints,
-            env_kwargs=env_kwargs,
-            agent_kwargs=agent_kwargs,
-            constants=constants,
-            progress=progress,
-            fast=False,
-            allow_large=allow_large,
-            isolate=isolate,
-        )
-        for seed in seeds
-    ]
+    keywords = options.but(fast=False).keywords()
+    return [run(env_id, agent, seed=seed, **keywords) for seed in seeds]
 
 
 def _check_seeds(seeds: Any) -> list[int]:

@@ -60,6 +60,7 @@ import dataclasses
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import gymnasium as gym
@@ -72,6 +73,7 @@ from bco_gym.engine.loops import (
     play_lean,
 )
 from bco_gym.engine.memory import check_planned_memory, check_run_memory
+from bco_gym.engine.options import RunOptions
 from bco_gym.engine.preparation import (
     _optional_float,
     _prepare_agent,
@@ -102,7 +104,15 @@ from bco_gym.envs.feasibility import Feasibility
 from bco_gym.losses.batch import LossBatch
 
 LOOPS = ("block", "lean", "gym", "isolated", "isolated-gym")
-__all__ = ["LOOPS", "recording_warnings", "row_result", "run", "single_stage"]
+__all__ = [
+    "LOOPS",
+    "PlayedRows",
+    "recording_warnings",
+    "row_result",
+    "row_results",
+    "run",
+    "single_stage",
+]
 Result = TypeVar("Result")
 
 
@@ -165,22 +175,20 @@ def run(
             estimate and the limit) unless ``allow_large=True``.
     """
     seed = check_seed(seed)
+    options = RunOptions(
+        horizon=horizon,
+        checkpoints=checkpoints,
+        env_kwargs=env_kwargs,
+        agent_kwargs=agent_kwargs,
+        constants=constants,
+        progress=progress,
+        fast=fast,
+        allow_large=allow_large,
+        isolate=check_isolate(isolate),
+    )
     wall_start = time.perf_counter()
     result, seen = recording_warnings(
-        lambda: _run_recorded(
-            env_id_or_env,
-            agent_name_or_agent,
-            horizon=horizon,
-            seed=seed,
-            checkpoints=checkpoints,
-            env_kwargs=env_kwargs,
-            agent_kwargs=agent_kwargs,
-            constants=constants,
-            progress=progress,
-            fast=fast,
-            allow_large=allow_large,
-            isolate=check_isolate(isolate),
-        )
+        lambda: _run_recorded(env_id_or_env, agent_name_or_agent, seed, options)
     )
     return dataclasses.replace(result, warnings=seen, wall_seconds=time.perf_counter() - wall_start)
 
@@ -203,21 +211,12 @@ def recording_warnings(body: Callable[[], Result]) -> tuple[Result, list[str]]:
 
 
 def _run_recorded(
-    env_id_or_env: str | gym.Env,
-    agent_name_or_agent: Any,
-    *,
-    horizon: int | None,
-    seed: int,
-    checkpoints: Sequence[int] | None,
-    env_kwargs: Mapping[str, Any] | None,
-    agent_kwargs: Mapping[str, Any] | None,
-    constants: str | None,
-    progress: bool | None,
-    fast: bool | None,
-    allow_large: bool = False,
-    isolate: bool = False,
+    env_id_or_env: str | gym.Env, agent_name_or_agent: Any, seed: int, options: RunOptions
 ) -> RunResult:
     """The body of :func:`run` (which records the warnings raised here)."""
+    horizon, checkpoints = options.horizon, options.checkpoints
+    env_kwargs, agent_kwargs = options.env_kwargs, options.agent_kwargs
+    allow_large, isolate = options.allow_large, options.isolate
     if isinstance(env_id_or_env, str):
         planned = {**dict(env_kwargs or {}), **({} if horizon is None else {"horizon": horizon})}
         check_planned_memory(env_id_or_env, planned, 1, allow_large)
@@ -232,58 +231,94 @@ def _run_recorded(
             agent, spec = _prepare_agent(agent_name_or_agent, env, agent_kwargs)
         points = resolve_checkpoints(checkpoints, base.problem.horizon)
         built_here = agent is not agent_name_or_agent
-        label = constants_label(constants, spec, built_here, agent_kwargs)
-        loop = _select_loop(env, agent, fast, isolate)
+        label = constants_label(options.constants, spec, built_here, agent_kwargs)
+        loop = _select_loop(env, agent, options.fast, isolate)
         agent_seed = agent_seed_for(seed)
         observation, _ = env.reset(seed=seed)
-        show = want_progress(progress, base.problem.horizon)
+        show = want_progress(options.progress, base.problem.horizon)
         try:
             agent.reset(seed=[agent_seed] if isolate else agent_seed)
             cpu_start = time.process_time()
+            rows = agent if isolate else RowAgents([agent])
             if loop in ("gym", "isolated-gym"):
                 player = SingleIsolated(agent) if isolate else agent
                 played = play_gym(env, player, observation, checkpoints=points, progress=show)
             else:
                 play = play_block if loop == "block" else play_lean
-                stage = single_stage(base)
-                rows = agent if isolate else RowAgents([agent])
-                played = play(stage, rows, checkpoints=points, progress=show)
-            stats = agent.row_stats(0) if isolate else agent.stats
+                played = play(single_stage(base), rows, checkpoints=points, progress=show)
         except Exception as error:  # name the agent, the seed and the round
             named = named_failure(error, spec.name, [seed], agent)
             if named is None:
                 raise
             raise named from error
         cpu_seconds = time.process_time() - cpu_start + played_elsewhere(agent)
-        comparator_start = time.perf_counter()
-        comparators = played.comparators[0] if played.comparators else None
-        if comparators is None:
-            comparators = base.losses.comparator(points)
-        comparator_seconds = time.perf_counter() - comparator_start
-        return row_result(
-            played.tallies[0],
-            points,
-            comparators,
-            env_id=env_id,
-            spec=spec,
-            seed=seed,
-            stats=stats,
-            agent_object=agent,
-            constants=label,
-            env_kwargs=env_kwargs,
-            agent_kwargs=agent_kwargs,
-            losses=base.losses,
-            problem=base.problem,
-            loop=loop,
-            seconds=(played.agent_seconds, played.env_seconds, comparator_seconds),
-            latency_us=played.latency.summary(),
-            cpu_seconds=cpu_seconds,
-        )
+        played_rows = PlayedRows(played, rows, points, [seed], [base.losses], cpu_seconds)
+        return row_results(played_rows, env_id, spec, label, options, base.problem, loop)[0]
     finally:
         if isolate and agent is not None:
             agent.close()
         if owned:
             env.close()
+
+
+@dataclass(frozen=True)
+class PlayedRows:
+    """What a batch of runs (one run: a batch of one) played: the loop's record, the rows'
+    agent (batched, or :class:`~.rows.RowAgents`), the checkpoints, each row's seed and
+    loss sequence, and the CPU seconds the batch took."""
+
+    played: Any
+    rows: Any
+    points: list[int]
+    seeds: list[int]
+    sequences: Sequence[Any]
+    cpu_seconds: float
+
+
+def row_results(
+    batch: PlayedRows,
+    env_id: str,
+    spec: Any,
+    label: str,
+    options: RunOptions,
+    problem: Any,
+    loop: str,
+) -> list[RunResult]:
+    """One :class:`RunResult` per row of a played batch, by :func:`row_result`; the
+    seconds of the batch are shared equally among its rows."""
+    count = len(batch.seeds)
+    played = batch.played
+    shares = (played.agent_seconds / count, played.env_seconds / count)
+    latency_us = played.latency.summary()
+    results = []
+    for row, (seed, sequence) in enumerate(zip(batch.seeds, batch.sequences, strict=True)):
+        comparator_start = time.perf_counter()
+        comparators = played.comparators[row] if played.comparators else None
+        if comparators is None:
+            comparators = sequence.comparator(batch.points)
+        comparator_seconds = time.perf_counter() - comparator_start
+        results.append(
+            row_result(
+                played.tallies[row],
+                batch.points,
+                comparators,
+                env_id=env_id,
+                spec=spec,
+                seed=seed,
+                stats=batch.rows.row_stats(row),
+                agent_object=batch.rows,
+                constants=label,
+                env_kwargs=options.env_kwargs,
+                agent_kwargs=options.agent_kwargs,
+                losses=sequence,
+                problem=problem,
+                loop=loop,
+                seconds=(*shares, comparator_seconds),
+                latency_us=latency_us,
+                cpu_seconds=batch.cpu_seconds / count,
+            )
+        )
+    return results
 
 
 def row_result(

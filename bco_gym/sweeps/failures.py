@@ -87,6 +87,7 @@ def run_cell_or_failure(cell: Any) -> RunResult | CellFailure:
     ``cell.run()``'s.
     """
     from bco_gym.agents import resolve_agent
+    from bco_gym.engine.options import cell_options
     from bco_gym.engine.runner import run
 
     built: list[Any] = []
@@ -104,15 +105,8 @@ def run_cell_or_failure(cell: Any) -> RunResult | CellFailure:
         return run(
             cell.env_id,
             spec if isolate else dataclasses.replace(spec, factory=keeping),
-            horizon=cell.horizon,
             seed=cell.seed,
-            checkpoints=cell.checkpoints,
-            env_kwargs=cell.env_kwargs,
-            agent_kwargs=cell.agent_kwargs,
-            constants=cell.constants,
-            progress=False,
-            fast=cell.fast,
-            isolate=isolate,
+            **cell_options(cell).keywords(),
         )
     except Exception as error:  # the cell fails, the sweep goes on
         rounds = _rounds_of(built[-1]) if built else getattr(error, "failed_round", None)

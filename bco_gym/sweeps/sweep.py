@@ -30,6 +30,7 @@ import numpy as np
 
 from bco_gym.agents.registry import current_agent_name, identity_of_result
 from bco_gym.engine.compiled import kernel_mode
+from bco_gym.engine.options import RunOptions, cell_options
 from bco_gym.engine.result import RunResult
 from bco_gym.engine.runner import run
 from bco_gym.engine.tally import check_horizon
@@ -128,19 +129,12 @@ class Cell:
         return spec if self.label is None else spec.with_label(self.label)
 
     def run(self, progress: bool | None = False) -> RunResult:
-        return run(
-            self.env_id,
-            self.spec(),
-            horizon=self.horizon,
-            seed=self.seed,
-            checkpoints=self.checkpoints,
-            env_kwargs=self.env_kwargs,
-            agent_kwargs=self.agent_kwargs,
-            constants=self.constants,
-            progress=progress,
-            fast=self.fast,
-            isolate=self.isolate,
-        )
+        """Compute the cell: :func:`~bco_gym.engine.runner.run` with its options."""
+        return run(self.env_id, self.spec(), seed=self.seed, **self.options(progress).keywords())
+
+    def options(self, progress: bool | None = False) -> RunOptions:
+        """The options the cell is played with (:func:`~bco_gym.engine.options.cell_options`)."""
+        return cell_options(self, progress)
 
 
 # -- the grid -------------------------------------------------------------------------------------
