@@ -18,148 +18,42 @@ appended when --env-kwargs, --tuned or --gym-loop are given
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from bco_gym.cli_checks import MAX_HORIZON, MAX_POINTS, MAX_SEED, MAX_SEEDS, UsageError
+from bco_gym.cli_arguments import (
+    batch_size_int,
+    horizon_int,
+    integer_in,
+    json_object,
+    label_pair,
+    name_list,
+    non_negative_int,
+    points_int,
+    positive_range,
+    seed_list,
+)
+from bco_gym.cli_bench import command_bench, command_demo
+from bco_gym.cli_checks import MAX_HORIZON, MAX_SEEDS, UsageError
 from bco_gym.cli_commands import (
-    command_bench,
     command_cite,
     command_compare,
-    command_demo,
     command_exponents,
     command_export,
     command_list,
     command_plot,
     command_run,
     command_tune,
-    sanitize,
 )
+from bco_gym.cli_reports import WarningPrinter, error_line
 from bco_gym.errors import AgentError
 
 USAGE_ERROR = 2
 DEFAULT_AGENTS = "bbcg,fkm,bfw,random"
 EXPONENT_AGENTS = "bbcg,fkm,bfw,ofw"
-
-
-# -- argument types -------------------------------------------------------------------------------
-def _integer(text: str, low: int, high: int, what: str) -> int:
-    """An integer in [low, high]; 1e5 notation accepted when integral; limit named."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or value != int(value) or value < low:
-        raise argparse.ArgumentTypeError(f"{text!r} must be {what}")
-    if value > high:
-        raise argparse.ArgumentTypeError(f"{text!r} exceeds the limit of {high:,}")
-    exact = int(text) if text.strip().lstrip("+").isdigit() else int(value)
-    if exact > high:
-        raise argparse.ArgumentTypeError(f"{text!r} exceeds the limit of {high:,}")
-    return exact
-
-
-def horizon_int(text: str) -> int:
-    """A horizon T in 1..MAX_HORIZON."""
-    return _integer(text, 1, MAX_HORIZON, "a positive integer (rounds)")
-
-
-def points_int(text: str) -> int:
-    """A number of grid or horizon points in 1..MAX_POINTS."""
-    return _integer(text, 1, MAX_POINTS, "a positive integer")
-
-
-def batch_size_int(text: str) -> int:
-    """Seeds computed together by one batched run: an integer in 1..MAX_REQUESTED_BATCH_SIZE."""
-    from bco_gym.sweeps.backends import MAX_REQUESTED_BATCH_SIZE
-
-    return _integer(text, 1, MAX_REQUESTED_BATCH_SIZE, "a positive integer (seeds per batch)")
-
-
-def non_negative_int(text: str) -> int:
-    """A seed: an integer in 0..2^63-1 (1e3 notation accepted when integral)."""
-    return _integer(text, 0, MAX_SEED, "a non-negative integer")
-
-
-def seed_list(text: str) -> list[int]:
-    """``K`` (seeds 0..K-1) or ``A:B`` (seeds A..B-1, half-open as in Python); at most
-    MAX_SEEDS seeds."""
-    if ":" not in text:
-        return list(range(_integer(text, 1, MAX_SEEDS, "a positive integer (seed count)")))
-    start_text, _, stop_text = text.partition(":")
-    start, stop = non_negative_int(start_text), non_negative_int(stop_text)
-    if stop <= start:
-        raise argparse.ArgumentTypeError(f"seed range {text!r} is empty; use A:B with B > A")
-    if stop - start > MAX_SEEDS:
-        raise argparse.ArgumentTypeError(
-            f"seed range {text!r} holds {stop - start:,} seeds, "
-            f"more than the limit of {MAX_SEEDS:,}"
-        )
-    return list(range(start, stop))
-
-
-def _is_number(text: str) -> bool:
-    try:
-        return math.isfinite(float(text))
-    except ValueError:
-        return False
-
-
-def positive_range(text: str) -> tuple[float, float]:
-    """``LOW:HIGH`` with 0 < LOW < HIGH (finite floats; 1e3 notation allowed)."""
-    low_text, separator, high_text = text.partition(":")
-    if not separator or not (_is_number(low_text) and _is_number(high_text)):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a range LOW:HIGH of numbers")
-    low, high = float(low_text), float(high_text)
-    if not 0 < low < high:
-        raise argparse.ArgumentTypeError(f"range {text!r} must satisfy 0 < LOW < HIGH")
-    return low, high
-
-
-def split_agents(text: str) -> list[str]:
-    """``text`` split at the commas outside brackets and quotes, so that variants
-    ``fkm[c=2,estimator=residual]`` stay whole."""
-    parts, current, depth, quoted = [], [], 0, False
-    for char in text:
-        if char == '"':
-            quoted = not quoted
-        elif not quoted and char == "[":
-            depth += 1
-        elif not quoted and char == "]":
-            depth = max(0, depth - 1)
-        if char == "," and depth == 0 and not quoted:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current))
-    return parts
-
-
-def name_list(text: str) -> list[str]:
-    names = [name.strip() for name in split_agents(text) if name.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError(f"{text!r} names nothing; give a comma-separated list")
-    if len(set(names)) != len(names):
-        raise argparse.ArgumentTypeError(f"{text!r} repeats a name")
-    return names
-
-
-def json_object(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
-        raise argparse.ArgumentTypeError(f"{text[:80]!r} is not valid JSON: {error}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(
-            f"{text[:80]!r} must be a JSON object, e.g. '{{\"n\": 20}}'"
-        )
-    return value
 
 
 class Parser(argparse.ArgumentParser):
@@ -285,21 +179,6 @@ def _add_ray_address(command: argparse.ArgumentParser) -> None:
         help="with --backend ray: join this Ray cluster, e.g. 10.0.0.1:6379 as `ray start "
         "--head` prints it (default: a local instance; docs/usage.md, Running on a cluster)",
     )
-
-
-def label_pair(text: str) -> tuple[str, str]:
-    """``NAME=LABEL`` (split at the last '=' outside brackets: a variant's own '=' stay)."""
-    depth, cut = 0, -1
-    for index, char in enumerate(text):
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        if char == "=" and depth == 0:
-            cut = index
-    name, label = (text[:cut].strip(), text[cut + 1 :].strip()) if cut > 0 else ("", "")
-    if not name or not label:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} must read NAME=LABEL (an agent of --agents, then what to call it)"
-        )
-    return name, label
 
 
 def _add_identity_flags(command: argparse.ArgumentParser, *, kwargs: bool = True) -> None:
@@ -553,7 +432,7 @@ def _add_bench(commands: Any) -> None:
     )
     command.add_argument(
         "--seeds",
-        type=lambda text: _integer(text, 2, MAX_SEEDS, "an integer >= 2 (seeds per scenario)"),
+        type=lambda text: integer_in(text, 2, MAX_SEEDS, "an integer >= 2 (seeds per scenario)"),
         default=None,
         help="seeds 0..K-1 in every scenario (default: each scenario's own seeds)",
     )
@@ -608,7 +487,7 @@ def _add_bench(commands: Any) -> None:
     )
     command.add_argument(
         "--fresh-seeds",
-        type=lambda text: _integer(text, 2, MAX_SEEDS, "an integer >= 2 (fresh seeds)"),
+        type=lambda text: integer_in(text, 2, MAX_SEEDS, "an integer >= 2 (fresh seeds)"),
         default=None,
         metavar="N",
         help="also play every scenario on N seeds drawn from the operating system's entropy "
@@ -685,40 +564,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(stop.code or 0) if not isinstance(stop.code, str) else USAGE_ERROR
     with warnings.catch_warnings():
         warnings.simplefilter("default")
-        warnings.showwarning = _WarningPrinter()
+        warnings.showwarning = WarningPrinter()
         try:
             return int(args.handler(args) or 0)
         except REPORTED_ERRORS as error:
-            print(f"bco-gym {args.command}: error: {_one_line(error)}", file=sys.stderr)
+            print(f"bco-gym {args.command}: error: {error_line(error)}", file=sys.stderr)
             return USAGE_ERROR
         except AgentError as error:  # the user's agent raised while it played: not a usage error
-            print(f"bco-gym {args.command}: error: {_one_line(error)}", file=sys.stderr)
+            print(f"bco-gym {args.command}: error: {error_line(error)}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:
             print(f"bco-gym {args.command}: interrupted", file=sys.stderr)
             return 130
-
-
-def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split())
-    if isinstance(error, OSError) and error.filename is not None:
-        text = f"{error.strerror or type(error).__name__}: {error.filename!r}"
-    if isinstance(error, MemoryError):
-        text = f"out of memory ({text or 'MemoryError'})"
-    return sanitize(text or type(error).__name__)
-
-
-class _WarningPrinter:
-    """``warnings.showwarning`` for the CLI: each distinct warning once, on one line."""
-
-    def __init__(self) -> None:
-        self.seen: set[str] = set()
-
-    def __call__(self, message: Any, category: type[Warning], *_: Any, **__: Any) -> None:
-        text = sanitize(" ".join(str(message).split()))
-        if text not in self.seen:
-            self.seen.add(text)
-            print(f"warning: {category.__name__}: {text}", file=sys.stderr)
 
 
 __all__ = ["USAGE_ERROR", "UsageError", "build_parser", "main"]

@@ -1,4 +1,5 @@
-"""The ``bco-gym`` sub-commands and the reports they print and write.
+"""The ``bco-gym`` sub-commands run, compare, exponents, tune, plot and list (demo and
+bench: :mod:`bco_gym.cli_bench`; what they print and write: :mod:`bco_gym.cli_reports`).
 
 Each ``command_*`` takes the parsed arguments (see :mod:`bco_gym.cli`), checks every
 argument (:mod:`bco_gym.cli_checks`) before computing or writing anything, and returns
@@ -8,14 +9,10 @@ the exit code. Tables and figures are written atomically and never through a sym
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
-import secrets
-import shlex
 import sys
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,20 +35,21 @@ from bco_gym.cli_checks import (
     claim_command_directory,
     load_tuned_checked,
 )
+from bco_gym.cli_reports import (
+    matplotlib_missing,
+    print_tuning,
+    regret_line,
+    report_compare,
+    report_exponents,
+    report_failures,
+    report_tuning_failures,
+    report_warnings,
+    sanitize,
+)
 from bco_gym.io import name_digest, write_text
 
 COMPARE_OUTPUTS = ("table.md", "table.csv", "regret.png")
 EXPONENT_OUTPUTS = ("exponents.md", "exponents.csv", "exponents.png")
-#: What the other commands write under their default parent ``results/`` (demo's default
-#: --out): they do not make ``results/`` a stranger's directory.
-DEMO_SHARED = ("compare", "exponents", "tuned_constants.json", "tuned_constants_runs")
-
-
-def sanitize(text: str) -> str:
-    """``text`` without control characters (no terminal escape sequences)."""
-    from bco_gym.reports.summary import sanitize_text
-
-    return sanitize_text(text)
 
 
 # -- shared steps ---------------------------------------------------------------------------------
@@ -144,7 +142,7 @@ def _warn(message: str) -> None:
     print(f"warning: {sanitize(message)}", file=sys.stderr)
 
 
-def _progress(args: argparse.Namespace) -> bool | str:
+def progress_mode(args: argparse.Namespace) -> bool | str:
     """Sweeps' progress: none with --quiet, a bar on a terminal, else a line per cell."""
     if args.quiet:
         return False
@@ -168,15 +166,6 @@ def default_out(command: str, args: argparse.Namespace, agents: Sequence[str], a
     if extra != {"env_kwargs": {}, "tuned": None, "gym_loop": False}:
         name += "_" + name_digest(extra, 8)
     return Path("results") / command / re.sub(r"[^A-Za-z0-9._+-]+", "-", name)
-
-
-def _matplotlib_missing() -> str | None:
-    """None when figures can be drawn, else the one-line note saying why not."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return 'matplotlib is not installed (pip install "bco_gym[plot]"): tables only, no figure'
-    return None
 
 
 # -- commands -------------------------------------------------------------------------------------
@@ -231,21 +220,6 @@ def command_run(args: argparse.Namespace) -> int:
     if args.out is not None:
         print(f"wrote {save_result(args.out, result)}")
     return 0
-
-
-def regret_line(result: Any) -> str:
-    """``bco-gym run``'s regret line: the regret, its comparator (exact, certified with
-    its gap, or uncertified, then with the warning on a line of its own), T^(3/4), bound."""
-    from bco_gym.losses.verification import UNCERTIFIED
-    from bco_gym.reports.summary import UNCERTIFIED_NOTE, comparator_text
-
-    bound = "-" if result.regret_bound is None else f"{result.regret_bound:.4g}"
-    status = comparator_text([result])
-    line = (
-        f"regret {result.final_regret:.6g} (comparator {status})  "
-        f"regret/T^(3/4) {result.final_regret / result.horizon**0.75:.4g}  bound {bound}"
-    )
-    return line + (f"\nwarning: {UNCERTIFIED_NOTE}" if status == UNCERTIFIED else "")
 
 
 def command_compare(args: argparse.Namespace) -> int:
@@ -305,7 +279,7 @@ def _sweep_agents(
     names = agent_labels(args.label, agents)
     check_instance(args.env, env_kwargs, horizons[0], agents, overrides)
     announce_feedback(agents, args.env_kwargs)
-    missing = _matplotlib_missing()
+    missing = matplotlib_missing()
     if missing:
         print(f"note: {missing}", file=sys.stderr)
     with DirectoryLock(out):
@@ -319,7 +293,7 @@ def _sweep_agents(
             env_kwargs=env_kwargs,
             agent_kwargs=overrides,
             constants=labels,
-            progress=_progress(args),
+            progress=progress_mode(args),
             ray_address=args.ray_address,
             fast=_fast(args),
             batch_size=args.batch_size,
@@ -362,22 +336,6 @@ def agent_labels(pairs: Sequence[tuple[str, str]], agents: Sequence[str]) -> dic
     return labels
 
 
-def report_failures(out: Path) -> int:
-    """The failed cells recorded in ``out`` on stderr; the exit status (1 if any)."""
-    from bco_gym.sweeps import load_failures
-
-    failures = load_failures(out)
-    for failure in failures:
-        print(f"error: {sanitize(failure.describe())}", file=sys.stderr)
-    if failures:
-        print(
-            f"error: {len(failures)} cell(s) failed (recorded in {out / 'failures'}); the "
-            "other cells finished and are reported",
-            file=sys.stderr,
-        )
-    return 1 if failures else 0
-
-
 def log_horizons(low: float, high: float, points: int) -> list[int]:
     """``points`` log-spaced integer horizons from ``low`` to ``high`` (duplicates merged)."""
     if low < 1:
@@ -417,7 +375,7 @@ def command_tune(args: argparse.Namespace) -> int:
                 out=sweep_dir,
                 backend=args.backend,
                 env_kwargs=env_kwargs,
-                progress=_progress(args),
+                progress=progress_mode(args),
                 ray_address=args.ray_address,
                 batch_size=args.batch_size,
                 agent_kwargs=fixed_kwargs(args.fixed, agents),
@@ -435,21 +393,6 @@ def command_tune(args: argparse.Namespace) -> int:
     return report_tuning_failures(tuning.failures, sweep_dir)
 
 
-def report_tuning_failures(failures: Sequence[Any], sweep_dir: Path) -> int:
-    """Each failed tuning cell on stderr, and where it is recorded; the exit status (1 if any)."""
-    for failure in failures:
-        kwargs = sorted(failure.cell.get("agent_kwargs", {}).items())
-        given = ", ".join(f"{name}={value!r}" for name, value in kwargs)
-        print(f"error: {sanitize(failure.describe())} (with {sanitize(given)})", file=sys.stderr)
-    if failures:
-        print(
-            f"error: {len(failures)} tuning cell(s) failed (recorded in "
-            f"{sweep_dir / 'failures'}); a value with a failed cell was not chosen",
-            file=sys.stderr,
-        )
-    return 1 if failures else 0
-
-
 def fixed_kwargs(fixed: dict[str, Any], agents: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``tune --fixed``: a JSON object of agent -> object of keyword arguments."""
     for agent, kwargs in fixed.items():
@@ -458,225 +401,6 @@ def fixed_kwargs(fixed: dict[str, Any], agents: Sequence[str]) -> dict[str, dict
         if not isinstance(kwargs, dict):
             raise UsageError(f"--fixed {agent!r}: expected an object of arguments, got {kwargs!r}")
     return fixed
-
-
-def command_demo(args: argparse.Namespace) -> int:
-    from bco_gym.reports.demo import SCENARIOS, run_demo
-    from bco_gym.reports.suites import resolve_suite, select_scenarios
-
-    check_ray_address(args)
-    try:
-        if args.suite is None:  # the demo's own scenarios
-            name, found = "demo", SCENARIOS
-        else:
-            name, found = resolve_suite(args.suite)
-        scenarios = select_scenarios(name, found, args.scenarios)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-
-    out = check_command_directory(
-        args.out, "demo", outputs=("report.md",), shared=DEMO_SHARED, recognise=_demo_written
-    )
-    claim_command_directory(out, "demo")
-
-    def announce(line: str) -> None:
-        if not args.quiet:
-            print(line, file=sys.stderr, flush=True)
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the runs keep theirs; the report lists them
-        with backend_session(args.backend, args.ray_address):
-            path = run_demo(
-                out,
-                scenarios=scenarios,
-                backend=args.backend,
-                progress=_progress(args),
-                quick=args.quick,
-                announce=announce,
-            )
-    print(f"wrote {path} and {path.with_name('index.html')} (open it in a browser)")
-    return 0
-
-
-def check_ray_address(args: argparse.Namespace) -> None:
-    """``--ray-address`` only with ``--backend ray``, and Ray installed when asked for."""
-    if args.ray_address is not None and args.backend != "ray":
-        raise UsageError(
-            f"--ray-address {args.ray_address!r} needs --backend ray (not {args.backend!r})"
-        )
-    if args.backend == "ray":
-        from bco_gym.sweeps.backends import import_ray
-
-        try:
-            import_ray()
-        except ImportError as error:
-            raise UsageError(str(error)) from None
-
-
-def backend_session(
-    backend: str, ray_address: str | None
-) -> contextlib.AbstractContextManager[Any]:
-    """One Ray connection over a whole bench or demo on the Ray backend (the cluster at
-    ``ray_address``, or a local instance: :func:`bco_gym.sweeps.backends.ray_session`);
-    nothing on the other backends."""
-    if backend != "ray":
-        return contextlib.nullcontext()
-    from bco_gym.sweeps.backends import ray_session
-
-    return ray_session(ray_address)
-
-
-def command_bench(args: argparse.Namespace) -> int:
-    from bco_gym.agents.registry import resolve_agent
-    from bco_gym.engine.isolation import protected
-    from bco_gym.reports.bench import DAMAGED_ARCHIVE, MARKER, run_bench
-    from bco_gym.reports.suites import SUPERSEDED, resolve_suite, select_scenarios
-    from bco_gym.sweeps.sweep import StaleCellWarning
-
-    check_ray_address(args)
-    try:
-        name, found = resolve_suite(args.suite)
-        select_scenarios(name, found, args.scenarios)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    if name in SUPERSEDED:
-        print(f"warning: {SUPERSEDED[name]}", file=sys.stderr, flush=True)
-
-    for agent in args.agents:
-        try:
-            resolve_agent(agent)
-        except (ValueError, TypeError) as error:
-            raise UsageError(str(error)) from None
-    if args.tune:
-        from bco_gym.reports.bench_tuning import check_tunable
-
-        try:
-            check_tunable(args.agents)
-        except ValueError as error:
-            raise UsageError(str(error)) from None
-    agent_kwargs = agent_kwargs_per_agent(args.agent_kwargs, args.agents)
-    labels = agent_labels(args.label, args.agents)
-    out = check_command_directory(
-        args.out,
-        "bench",
-        outputs=("report.md", "scores.csv"),
-        recognise=lambda path: (path / MARKER).is_file(),
-    )
-    claim_command_directory(out, "bench")
-
-    def announce(line: str) -> None:
-        if not args.quiet:
-            print(line, file=sys.stderr, flush=True)
-
-    protection = protected() if args.isolate else contextlib.nullcontext()
-    with warnings.catch_warnings(), protection:  # the bench non-dumpable (isolation)
-        warnings.simplefilter("ignore")  # the runs keep theirs; the report lists them
-        warnings.simplefilter("default", StaleCellWarning)  # but stale cells are said here
-        with backend_session(args.backend, args.ray_address):
-            outcome = run_bench(
-                args.agents,
-                out,
-                suite=args.suite,
-                scenarios=args.scenarios,
-                seeds=args.seeds,
-                recompute_references=args.recompute_references,
-                backend=args.backend,
-                batch_size=args.batch_size,
-                progress=_progress(args),
-                announce=announce,
-                command=_bench_command(args),
-                agent_kwargs=agent_kwargs,
-                labels=labels,
-                reuse_stale=args.reuse_stale,
-                agents_only=args.agents_only,
-                isolate=args.isolate,
-                fresh_seeds=args.fresh_seeds,
-                tune=args.tune,
-                timings=args.timings,
-            )
-    print(f"wrote {outcome.report} and {outcome.scores}")
-    if args.fresh_seeds is not None:
-        print(f"fresh seeds in {outcome.report.with_name('fresh-seeds.json')}")
-    for line in outcome.recomputed:  # said whatever --quiet and the warning filters say
-        print(sanitize(f"warning: recomputed a damaged cell: {line}"), file=sys.stderr)
-    for line in outcome.archive_notes:  # a damaged archive too (announced unless --quiet)
-        if args.quiet and DAMAGED_ARCHIVE in line:
-            print(sanitize(f"warning: {line}"), file=sys.stderr)
-    if outcome.failures:
-        print(f"{len(outcome.failures)} cell(s) failed (listed in the report):", file=sys.stderr)
-        for failure in outcome.failures:
-            print(f"  {failure}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _bench_command(args: argparse.Namespace) -> str:
-    """The command line that reproduces the bench (what the report names)."""
-    seeds = f" --seeds {args.seeds}" if args.seeds is not None else ""
-    chosen = f" --scenarios {','.join(args.scenarios)}" if args.scenarios else ""
-    chosen += " --recompute-references" if args.recompute_references else ""
-    extra = "".join(f" --label {shlex.quote(f'{name}={label}')}" for name, label in args.label)
-    if args.agent_kwargs:
-        extra += f" --agent-kwargs {shlex.quote(json.dumps(args.agent_kwargs))}"
-    extra += " --agents-only" if args.agents_only else ""
-    extra += " --isolate" if args.isolate else ""
-    extra += f" --fresh-seeds {args.fresh_seeds}" if args.fresh_seeds is not None else ""
-    extra += " --tune" if args.tune else ""
-    extra += " --timings" if args.timings else ""
-    return (
-        f"bco-gym bench --agents {shlex.quote(','.join(args.agents))} --suite {args.suite}"
-        f"{chosen}{seeds} --out {args.out}{extra}"
-    )
-
-
-def _demo_written(path: Path) -> bool:
-    """Whether ``path`` holds a demo written before the owner file existed: a
-    ``runs/`` directory of sweeps (each with its ``manifest.json``)."""
-    runs = path / "runs"
-    if runs.is_symlink() or not runs.is_dir():
-        return False
-    sweeps = list(runs.iterdir())
-    return bool(sweeps) and all((entry / "manifest.json").is_file() for entry in sweeps)
-
-
-def print_tuning(args: argparse.Namespace, tuning: Any, grid: Sequence[float]) -> None:
-    from bco_gym.agents.registry import find_agent
-    from bco_gym.reports.summary import format_column, render_text
-
-    chosen = list(tuning.constants.items())
-    theory = format_column([c.theory_value for _, c in chosen], 4)
-    for i, (agent, _) in enumerate(chosen):  # an agent's own default, not a theorem's
-        spec = find_agent(agent)
-        if spec is not None and not spec.theory_defaults:
-            theory[i] += " (default, no theorem)"
-    values = format_column([c.value for _, c in chosen], 4)
-    regrets = format_column([c.mean_regret for _, c in chosen], 4)
-    header = ["agent", "param", "theory value", "tuned value", "mean regret (tuned)", "grid scores"]
-    body = [
-        [
-            tuning.label(agent),
-            c.param,
-            theory[i],
-            values[i],
-            regrets[i],
-            " ".join(format_column(c.scores, 3)),
-        ]
-        for i, (agent, c) in enumerate(chosen)
-    ]
-    print(
-        f"{args.env}, T={args.horizon}, tuning seeds {list(tuning.tune_seeds)}, "
-        f"grid {' '.join(f'{v:g}' for v in grid)}"
-    )
-    print(render_text(header, body))
-    for agent, reason in tuning.skipped.items():
-        print(f"{tuning.label(agent)}: skipped, {reason}")
-    for agent, constant in chosen:
-        if constant.excluded:
-            left_out = ", ".join(f"{v:g}" for v in constant.excluded)
-            print(
-                f"{tuning.label(agent)}: {constant.param} = {left_out} left out (a cell "
-                "failed; score -)"
-            )
 
 
 def command_plot(args: argparse.Namespace) -> int:
@@ -743,11 +467,9 @@ def _emit(text: str, out: Path | None) -> None:
     if out is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return
-    from bco_gym.sweeps.results import atomic_write
-
     if out.is_dir():
         raise UsageError(f"--out {str(out)!r} is a directory; give a file name")
-    atomic_write(out, lambda stream: stream.write(text.encode("utf-8")))
+    write_text(out, text)
 
 
 def version_text() -> str:
@@ -823,117 +545,3 @@ def plain_summary(docstring: str | None, width: int = 72) -> str:
     text = text.replace("``", "").replace("`", "").replace("**", "")
     sentence = re.split(r"(?<=[.:;])\s", text, maxsplit=1)[0].rstrip(".:;")
     return sentence if len(sentence) <= width else sentence[: width - 3].rstrip() + "..."
-
-
-def report_warnings(results: Sequence[Any]) -> None:
-    """The runs' warnings on stderr, one line per kind: messages that differ only in their
-    numbers (the same cap at another T or seed) are one kind, shown once with its runs."""
-    kinds: dict[str, tuple[str, list[str]]] = {}
-    for result in results:
-        for message in result.warnings:
-            kind = re.sub(r"\d[\d.,e+-]*", "#", message)
-            first, runs = kinds.setdefault(kind, (message, []))
-            runs.append(f"{result.agent}/T={result.horizon}")
-    for first, runs in kinds.values():
-        where = ", ".join(dict.fromkeys(runs))
-        text = sanitize(" ".join(first.split()))
-        print(f"warning ({len(runs)} runs: {where}; shown for the first): {text}", file=sys.stderr)
-
-
-# -- reports --------------------------------------------------------------------------------------
-def _write_figure(draw: Any, path: Path) -> str:
-    """Draw with ``draw(temporary path)``, then move the figure into place atomically
-    (never through a symlink); the one-line note instead when matplotlib is missing."""
-    missing = _matplotlib_missing()
-    if missing:
-        return f"no figure ({missing})"
-    temporary = path.with_name(f".{path.stem}.{secrets.token_hex(6)}.tmp{path.suffix}")
-    try:
-        draw(temporary)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-    return str(path)
-
-
-def report_compare(results: Sequence[Any], out: Path | None) -> None:
-    """Print the compare table; write table.md, table.csv and regret.png into ``out``
-    (nothing when ``out`` is None)."""
-    from bco_gym.reports.summary import (
-        compare_columns,
-        render_csv,
-        render_markdown,
-        render_text,
-        summarize,
-    )
-
-    rows = summarize(results)
-    header, body = compare_columns(rows)
-    first = results[0]
-    print(
-        sanitize(
-            f"{first.env_id}  T={first.horizon}  seeds={sorted({r.seed for r in results})}  "
-            f"loss={first.loss.get('name')}"
-        )
-    )
-    print(render_text(header, body))
-    _warn_uncertified(rows)
-    if out is None:
-        return
-    out = Path(out)
-    write_text(out / "table.md", render_markdown(header, body) + "\n")
-    write_text(out / "table.csv", render_csv(rows))
-
-    def draw(path: Path) -> None:
-        from bco_gym.plotting import plot_regret
-
-        plot_regret(results, path)
-
-    figure = _write_figure(draw, out / "regret.png")
-    print(f"wrote {out / 'table.md'}, {out / 'table.csv'}, {figure}")
-
-
-def _warn_uncertified(rows: Sequence[Any]) -> None:
-    """Under a table, the warning when a row's comparator is uncertified."""
-    from bco_gym.losses.verification import UNCERTIFIED
-    from bco_gym.reports.summary import UNCERTIFIED_NOTE
-
-    uncertified = [row.agent for row in rows if row.comparator == UNCERTIFIED]
-    if uncertified:
-        print(sanitize(f"warning ({', '.join(dict.fromkeys(uncertified))}): {UNCERTIFIED_NOTE}"))
-
-
-def report_exponents(results: Sequence[Any], out: Path | None) -> None:
-    """Print the exponents table; write exponents.md, exponents.csv and exponents.png
-    into ``out`` (nothing when ``out`` is None)."""
-    from bco_gym.reports.summary import (
-        exponent_columns,
-        fit_exponents,
-        render_csv,
-        render_markdown,
-        render_text,
-    )
-
-    fits = fit_exponents(results)
-    header, body = exponent_columns(fits)
-    print(
-        sanitize(
-            f"{results[0].env_id}  loss={results[0].loss.get('name')}  "
-            "slope: least squares of log mean regret on log T; CI: bootstrap over seeds"
-        )
-    )
-    print(render_text(header, body))
-    _warn_uncertified(fits)
-    if out is None:
-        return
-    out = Path(out)
-    write_text(out / "exponents.md", render_markdown(header, body) + "\n")
-    write_text(out / "exponents.csv", render_csv(fits))
-
-    def draw(path: Path) -> None:
-        from bco_gym.plotting import plot_exponents
-
-        plot_exponents(fits, path)
-
-    figure = _write_figure(draw, out / "exponents.png")
-    print(f"wrote {out / 'exponents.md'}, {out / 'exponents.csv'}, {figure}")

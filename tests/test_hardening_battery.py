@@ -102,7 +102,7 @@ OWNED_ALLOWED = [
 
 @pytest.mark.parametrize("files", OWNED_ALLOWED)
 def test_demo_accepts_a_new_empty_or_own_directory(tmp_path, files):
-    from bco_gym.cli_commands import DEMO_SHARED, _demo_written
+    from bco_gym.cli_bench import DEMO_SHARED, _demo_written
 
     out = _layout(tmp_path / "out", files) if files else tmp_path / "out"
     kwargs = {"shared": DEMO_SHARED, "recognise": _demo_written}

@@ -41,11 +41,9 @@ code): ``OKAY`` and ``STAT`` (JSON of bounded size, checked), ``PLAY`` (raw floa
 of exactly the expected size), ``FAIL`` (JSON: the row, the round, the exception's kind,
 type and message).
 
-Memory. While a child runs, the parent process makes itself non-dumpable on Linux
-(``prctl(PR_SET_DUMPABLE, 0)``, restored afterwards), so that a process of the same user
-can neither attach to it (ptrace) nor read ``/proc/<pid>/mem``. A process with
-``CAP_SYS_PTRACE`` (root) still can: isolation is a process boundary, not a sandbox
-(docs/benchmark.md, "Threat model").
+Memory. While a child runs, the parent process is non-dumpable on Linux
+(:mod:`~bco_gym.engine.protection`). The child's side is
+:mod:`~bco_gym.engine.isolation_child`.
 """
 
 from __future__ import annotations
@@ -60,7 +58,6 @@ import signal
 import struct
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -69,6 +66,7 @@ from typing import Any
 import numpy as np
 
 from bco_gym.engine.feedback import ENTITLED
+from bco_gym.engine.protection import protect, unprotect
 
 #: Seconds the parent waits for the child to start and build the agent.
 START_TIMEOUT = 300.0
@@ -78,11 +76,10 @@ ROUND_TIMEOUT = 300.0
 MAX_JSON_BYTES = 4 * 2**20
 #: The protocol's version: a child of another bco_gym (an upgrade during a run) refuses.
 PROTOCOL = 1
-_HEADER = struct.Struct("<4sQ")
-#: What the child runs (``-c``, not ``-m``: this module is imported already as the
-#: package loads, and runpy would execute a second copy of it).
-CHILD_COMMAND = "from bco_gym.engine.isolation import child_main; child_main()"
-_ROUND = struct.Struct("<q")
+HEADER = struct.Struct("<4sQ")
+#: What the child runs (:func:`bco_gym.engine.isolation_child.child_main`).
+CHILD_COMMAND = "from bco_gym.engine.isolation_child import child_main; child_main()"
+ROUND = struct.Struct("<q")
 FEEDBACKS = tuple(ENTITLED)
 
 
@@ -204,7 +201,7 @@ class IsolatedAgents:
 
     def act(self, observations: Any = None) -> np.ndarray:
         """The S plays of the round (the child computes the observations t/T itself)."""
-        self._child.send(b"PLAY", _ROUND.pack(self._round) + self._pending)
+        self._child.send(b"PLAY", ROUND.pack(self._round) + self._pending)
         self._pending = b""
         size = self.batch_size * math.prod(self._action_shape) * 8
         payload = self._answer(b"PLAY", f"playing round {self._round}", size=size)
@@ -371,58 +368,6 @@ def check_importable(spec: Any) -> None:
         )
 
 
-# -- memory the agent's process may not read --------------------------------------------------
-_PR_GET_DUMPABLE, _PR_SET_DUMPABLE = 3, 4
-_PROTECTION = {"depth": 0, "previous": None}
-_PROTECTION_LOCK = threading.Lock()
-
-
-def _prctl(option: int, value: int = 0) -> int | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(option, value, 0, 0, 0))
-    except (OSError, AttributeError):
-        return None
-
-
-def _protect() -> None:
-    """Make this process non-dumpable while a child runs (module docstring)."""
-    with _PROTECTION_LOCK:
-        if _PROTECTION["depth"] == 0:
-            _PROTECTION["previous"] = _prctl(_PR_GET_DUMPABLE)
-            _prctl(_PR_SET_DUMPABLE, 0)
-        _PROTECTION["depth"] += 1  # type: ignore[operator]
-
-
-def _unprotect() -> None:
-    with _PROTECTION_LOCK:
-        _PROTECTION["depth"] -= 1  # type: ignore[operator]
-        previous = _PROTECTION["previous"]
-        if _PROTECTION["depth"] == 0 and isinstance(previous, int) and previous > 0:
-            _prctl(_PR_SET_DUMPABLE, previous)
-
-
-@contextlib.contextmanager
-def protected() -> Any:
-    """This process non-dumpable for the ``with`` block (as while a child runs): what
-    ``bco-gym bench --isolate`` holds for the whole bench, whose memory holds the fresh
-    seeds and the reference results while the agents' processes run."""
-    _protect()
-    try:
-        yield
-    finally:
-        _unprotect()
-
-
-def dumpable() -> int | None:
-    """This process's dumpable flag (Linux; None elsewhere): 0 while a child runs."""
-    return _prctl(_PR_GET_DUMPABLE)
-
-
 # -- the pipe to the child ----------------------------------------------------------------------
 class _Child:
     """The child process and its two pipes, with deadlines on every read and write."""
@@ -433,7 +378,7 @@ class _Child:
         environment = dict(os.environ)
         known = environment.get("PYTHONPATH")
         environment["PYTHONPATH"] = package_root + (os.pathsep + known if known else "")
-        _protect()
+        protect()
         self._protected = True
         try:
             self.process = subprocess.Popen(
@@ -454,7 +399,7 @@ class _Child:
         self._closed = False
 
     def send(self, tag: bytes, payload: bytes) -> None:
-        data = memoryview(_HEADER.pack(tag, len(payload)) + payload)
+        data = memoryview(HEADER.pack(tag, len(payload)) + payload)
         deadline = time.monotonic() + ROUND_TIMEOUT
         while len(data):
             remaining = deadline - time.monotonic()
@@ -471,7 +416,7 @@ class _Child:
 
     def receive(self, doing: str, size: int | None, timeout: float) -> tuple[bytes, bytes]:
         deadline = time.monotonic() + timeout
-        tag, length = _HEADER.unpack(self._read(_HEADER.size, deadline, doing))
+        tag, length = HEADER.unpack(self._read(HEADER.size, deadline, doing))
         if tag in (b"OKAY", b"STAT", b"FAIL"):
             if length > MAX_JSON_BYTES:
                 raise self._error(
@@ -531,7 +476,7 @@ class _Child:
             if self.process.poll() is None:
                 with contextlib.suppress(OSError, ValueError):
                     os.set_blocking(self._write_fd, True)
-                    os.write(self._write_fd, _HEADER.pack(b"EXIT", 0))
+                    os.write(self._write_fd, HEADER.pack(b"EXIT", 0))
                 try:
                     self.process.wait(timeout=1.0)
                 except subprocess.TimeoutExpired:
@@ -547,7 +492,7 @@ class _Child:
     def _release(self) -> None:
         if getattr(self, "_protected", False):
             self._protected = False
-            _unprotect()
+            unprotect()
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
@@ -619,245 +564,3 @@ def _checked_rows(found: Any, rows: int, error: Any) -> list[dict[str, Any]]:
             raise error("sent a malformed STAT (regret bound)")
         checked.append(entry)
     return checked
-
-
-# -- the child ------------------------------------------------------------------------------
-class _Counter:
-    """Oracle calls through one agent's set: the outermost call counts."""
-
-    def __init__(self) -> None:
-        self.counts = {"lmo_calls": 0, "projections": 0}
-        self.depth = 0
-
-
-_COUNTED = (
-    ("lmo", "lmo_calls", False),
-    ("lmo_many", "lmo_calls", True),
-    ("project", "projections", False),
-    ("project_many", "projections", True),
-)
-
-
-def _count_oracles(convex_set: Any, counter: _Counter) -> None:
-    """Wrap ``convex_set``'s oracles (on the instance) so that ``counter`` counts them."""
-    for method_name, key, batched in _COUNTED:
-        method = getattr(convex_set, method_name, None)
-        if method is None:
-            continue
-
-        def counting(
-            *args: Any,
-            _method: Any = method,
-            _key: str = key,
-            _batched: bool = batched,
-            **kwargs: Any,
-        ) -> Any:
-            if counter.depth:
-                return _method(*args, **kwargs)
-            counter.depth += 1
-            try:
-                value = _method(*args, **kwargs)
-            finally:
-                counter.depth -= 1
-            counter.counts[_key] += int(np.shape(args[0])[0]) if _batched and args else 1
-            return value
-
-        setattr(convex_set, method_name, counting)
-
-
-class _Session:
-    """The child's state: the agents (a RowAgents), their counters and the problem."""
-
-    def __init__(self, document: Mapping[str, Any]):
-        from bco_gym.agents.registry import resolve_agent
-        from bco_gym.engine.result import jsonable
-        from bco_gym.engine.rows import RowAgents
-        from bco_gym.problem import own_copy
-
-        if document.get("protocol") != PROTOCOL:
-            raise RuntimeError(
-                f"the bench speaks protocol {document.get('protocol')!r} and the agent's "
-                f"process, another bco_gym, protocol {PROTOCOL}; install one version"
-            )
-        sys.path[:] = list(document["sys_path"])
-        problem = document["problem"]
-        spec = resolve_agent(document["import_path"])
-        self.counters, agents = [], []
-        for _ in range(int(document["rows"])):
-            own = own_copy(problem)
-            counter = _Counter()
-            _count_oracles(own.set, counter)
-            agents.append(spec.build(own, **dict(document["kwargs"])))
-            self.counters.append(counter)
-        self.rows = RowAgents(agents)
-        self.horizon = problem.horizon
-        self.shape = tuple(problem.set.shape)
-        labelled = spec.labelled(agents[0])
-        self.jsonable = jsonable
-        self.built = {
-            "name": labelled.name,
-            "feedback": labelled.feedback,
-            "regret_exponent": labelled.regret_exponent,
-            "params": jsonable(dict(agents[0].params)),
-            "regret_bound": _bound(agents[0]),
-        }
-        self.round = 0
-        self.action_shape = (2, *self.shape) if problem.feedback == "two-point" else self.shape
-        self.described = f"a point of {problem.set!r}" + (
-            " twice: two-point feedback" if problem.feedback == "two-point" else ""
-        )
-
-    def reset(self, seeds: Sequence[int]) -> None:
-        self.rows.reset(seed=[int(seed) for seed in seeds])
-        for counter in self.counters:
-            counter.counts = {"lmo_calls": 0, "projections": 0}
-        self.round = 0
-
-    def feed(self, payload: bytes, feedback: str) -> None:
-        """Hand the agents the feedback of round ``self.round - 1`` (raw float64 arrays: the
-        losses, then what ``feedback``, the agents' entitlement, adds)."""
-        rows = self.rows.batch_size
-        values = np.frombuffer(payload, dtype="<f8").copy()  # writable, as in-process
-        losses = values[:rows]
-        info: dict[str, Any] = {"loss": losses, "t": self.round}
-        extra = values[rows:]
-        if feedback == "full":
-            info["gradient"] = extra.reshape((rows, *self.shape))
-        elif feedback == "two-point":
-            info["losses"] = extra.reshape((rows, 2))
-        self.rows.update(losses, info)
-
-    def play(self, action_shape: tuple[int, ...], described: str) -> bytes:
-        observations = np.full((self.rows.batch_size, 1), self.round / self.horizon, np.float32)
-        plays = np.asarray(self.rows.act(observations))
-        expected = (self.rows.batch_size, *action_shape)
-        if plays.shape != expected:
-            from bco_gym.errors import InfeasibleActionError
-
-            shape = plays.shape[1:] if plays.ndim else plays.shape
-            raise InfeasibleActionError(
-                f"round {self.round}: action of shape {shape}, expected {action_shape} "
-                f"({described})"
-            )
-        self.round += 1
-        return np.ascontiguousarray(plays, dtype="<f8").tobytes()
-
-    def final(self) -> dict[str, Any]:
-        from bco_gym.engine.result import scalar_stats
-
-        rows = []
-        for row, counter in enumerate(self.counters):
-            agent = self.rows.agents[row]
-            stats = {**scalar_stats(agent.stats), **counter.counts, "rounds": self.round}
-            rows.append(
-                {
-                    "stats": stats,
-                    "params": self.jsonable(dict(agent.params)),
-                    "regret_bound": _bound(agent),
-                }
-            )
-        return {"rows": rows}
-
-
-def _bound(agent: Any) -> float | None:
-    value = agent.regret_bound()
-    return None if value is None else float(value)
-
-
-def _report(error: Exception, session: _Session | None) -> dict[str, Any]:
-    """What the parent is told of an exception: the row and round where it was raised
-    (the agent's own round count), its kind (how the parent raises it again), its type's
-    name and its message."""
-    from bco_gym.errors import AgentError, InfeasibleActionError
-
-    row = rounds = None
-    if session is not None:
-        row = getattr(session.rows, "failed_row", None)
-        rounds = session.round
-        if row is not None and 0 <= row < len(session.rows.agents):
-            rounds = getattr(session.rows.agents[row], "_round", rounds)
-    kinds = (
-        (InfeasibleActionError, "infeasible"),
-        (AgentError, "agent"),
-        (ValueError, "value"),
-        (TypeError, "type"),
-    )
-    kind = next((name for cls, name in kinds if isinstance(error, cls)), "other")
-    return {
-        "row": row,
-        "round": rounds,
-        "kind": kind,
-        "type": type(error).__name__,
-        "message": str(error),
-    }
-
-
-def _watch_parent() -> None:
-    """Exit as soon as the parent is gone (a daemon thread; the agent may be busy)."""
-    parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
-def child_main() -> None:
-    """The child's loop (:data:`CHILD_COMMAND`)."""
-    _watch_parent()
-    reader = os.fdopen(os.dup(0), "rb", buffering=0)
-    writer = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    os.dup2(2, 1)  # what the agent prints goes to stderr, never into the protocol
-
-    def read(count: int) -> bytes:
-        chunks, missing = [], count
-        while missing:
-            chunk = reader.read(missing)
-            if not chunk:
-                raise SystemExit(0)
-            chunks.append(chunk)
-            missing -= len(chunk)
-        return b"".join(chunks)
-
-    def send(tag: bytes, payload: bytes) -> None:
-        writer.write(_HEADER.pack(tag, len(payload)) + payload)
-
-    session: _Session | None = None
-    entitled = "bandit"
-    while True:
-        tag, length = _HEADER.unpack(read(_HEADER.size))
-        payload = read(length)
-        if tag == b"EXIT":
-            if session is not None:
-                with contextlib.suppress(Exception):
-                    session.rows.close()
-            return
-        try:
-            if tag == b"INIT":
-                document = pickle.loads(payload)
-                session = _Session(document)
-                send(b"OKAY", json.dumps(session.built).encode())
-            elif session is None:
-                raise RuntimeError(f"message {tag!r} before INIT")
-            elif tag == b"SEED":
-                message = json.loads(payload)
-                entitled = message["feedback"]
-                session.reset(message["seeds"])
-                send(b"OKAY", b"{}")
-            elif tag in (b"PLAY", b"DONE"):
-                start = 0 if tag == b"DONE" else _ROUND.size
-                if tag == b"PLAY" and _ROUND.unpack(payload[: _ROUND.size])[0] != session.round:
-                    raise RuntimeError("rounds out of step with the parent")
-                if session.round > 0 and len(payload) > start:
-                    session.feed(payload[start:], entitled)
-                if tag == b"PLAY":
-                    send(b"PLAY", session.play(session.action_shape, session.described))
-                else:
-                    send(b"STAT", json.dumps(session.final()).encode())
-            else:
-                raise RuntimeError(f"unknown message {tag!r}")
-        except Exception as error:  # the agent's code (or its import) raised: report it
-            send(b"FAIL", json.dumps(_report(error, session)).encode())

@@ -157,7 +157,7 @@ def run_seed_batch(cells: Sequence[Any], progress: Any = False) -> list[RunResul
     ``progress`` as for :func:`run_many`; a callable is called with the rounds the batch
     advances, counted once per row (a batch of S runs advancing k rounds: S * k).
 
-    ``cells`` are :class:`~bco_gym.sweeps.sweep.Cell` values (or anything with the
+    ``cells`` are :class:`~bco_gym.sweeps.cell.Cell` values (or anything with the
     same fields); every field but ``seed`` must be equal (ValueError naming the first
     that differs). Result i equals ``cells[i].run()``.
     """

@@ -41,7 +41,7 @@ class RunOptions:
 
 
 def cell_options(cell: Any, progress: bool | Callable[[int], Any] | None = False) -> RunOptions:
-    """The options a sweep cell (:class:`~bco_gym.sweeps.sweep.Cell`, or anything with its
+    """The options a sweep cell (:class:`~bco_gym.sweeps.cell.Cell`, or anything with its
     fields) is played with."""
     return RunOptions(
         horizon=cell.horizon,

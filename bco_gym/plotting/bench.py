@@ -1,6 +1,6 @@
 """The benchmark's figures: scores across the scenarios of a suite.
 
-Each takes the :class:`~bco_gym.reports.bench_report.Aggregates` of ``bco-gym bench``:
+Each takes the :class:`~bco_gym.reports.bench_aggregates.Aggregates` of ``bco-gym bench``:
 
 * :func:`aggregate_figure` -- per agent, the IQM and the mean of its normalised scores
   (final regret / random's on the same seed) with their stratified-bootstrap 95%

@@ -44,7 +44,7 @@ path exactly. ``project_many`` solves the QPs row by row.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -56,6 +56,7 @@ from bco_gym import portable
 from bco_gym.sets._qp import NonnegativeProjector, missing_solver_message, qp_available
 from bco_gym.sets.base import ConvexSet
 from bco_gym.sets.checks import DEFAULT_ATOL, SCREEN_SLACK, check_size, off_by
+from bco_gym.sets.edges import check_node, normalise_edges
 
 _SAMPLE_VERTICES = 5
 # Weights beyond these magnitudes are rescaled before the dynamic programme (see lmo).
@@ -88,9 +89,9 @@ class FlowPolytope(ConvexSet):
     projection_extra = "qp"  # the projection is a QP (Clarabel), the optional extra
 
     def __init__(self, edges: Iterable[Sequence[Hashable]], source: Hashable, sink: Hashable):
-        self.edges = _normalise_edges(edges)
-        self.source = _check_node(source, "source")
-        self.sink = _check_node(sink, "sink")
+        self.edges = normalise_edges(edges)
+        self.source = check_node(source, "source")
+        self.sink = check_node(sink, "sink")
         self.nodes = tuple(dict.fromkeys(node for edge in self.edges for node in edge))
         self._grid_shape: tuple[int, int] | None = None
         index = {node: i for i, node in enumerate(self.nodes)}
@@ -594,44 +595,3 @@ class FlowPolytope(ConvexSet):
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """x_e in [0, 1] on live edges ([1, 1] if on every path), [0, 0] on dead ones."""
         return self._fixed.astype(float), self.on_path.astype(float)
-
-
-def _plain(node: Hashable) -> Hashable:
-    """numpy scalars as Python scalars, so nodes compare and print plainly."""
-    return node.item() if isinstance(node, np.generic) else node
-
-
-def _check_node(node: Hashable, where: str) -> Hashable:
-    """A node as a plain hashable value equal to itself (so it can index the graph)."""
-    node = _plain(node)
-    allowed = "nodes must be hashable values equal to themselves (str, int, tuple, ...)"
-    try:
-        hash(node)
-    except TypeError:
-        raise ValueError(
-            f"FlowPolytope: {where} has an unhashable node {node!r}; {allowed}"
-        ) from None
-    if node != node:
-        raise ValueError(f"FlowPolytope: {where} has the node {node!r}; {allowed}")
-    return node
-
-
-def _normalise_edges(edges: Iterable[Sequence[Hashable]]) -> tuple[tuple[Hashable, Hashable], ...]:
-    if isinstance(edges, str | bytes | Mapping) or not isinstance(edges, Iterable):
-        raise ValueError(f"FlowPolytope: edges={edges!r} must be a sequence of (tail, head) pairs")
-    result = []
-    for e, edge in enumerate(edges):
-        if isinstance(edge, str | bytes) or not isinstance(edge, Iterable):
-            raise ValueError(f"FlowPolytope: edge {e} is {edge!r}; expected a (tail, head) pair")
-        pair = tuple(edge)
-        if len(pair) != 2:
-            raise ValueError(f"FlowPolytope: edge {e} is {edge!r}; expected a (tail, head) pair")
-        tail, head = (_check_node(node, f"edge {e}") for node in pair)
-        if tail == head:
-            raise ValueError(
-                f"FlowPolytope: the graph is not a DAG; edge {e} is a self-loop at {tail!r}"
-            )
-        result.append((tail, head))
-    if not result:
-        raise ValueError("FlowPolytope: edges is empty; expected at least two s-t paths")
-    return tuple(result)

@@ -3,7 +3,7 @@
 A saved result is ``<name>.json`` (metadata) beside ``<name>.npz`` (its arrays). The
 JSON holds the result's *key* (the cell it answers: env id, env kwargs, agent, agent
 kwargs, horizon, seed, and for a sweep cell the rest of
-:class:`~bco_gym.sweeps.sweep.Cell`), the shape declared for every array, the metadata,
+:class:`~bco_gym.sweeps.cell.Cell`), the shape declared for every array, the metadata,
 and one SHA-256 digest over the canonical JSON of all of that *and* the NPZ's bytes. So
 
 * editing any value in the JSON (``final_regret``, the key, a declared shape),

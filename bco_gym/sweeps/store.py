@@ -1,7 +1,7 @@
 """A sweep directory: its manifest, its verified cells, its lock, and how it grows.
 
 ``manifest.json`` lists the sweep's cells (the dicts of
-:class:`~bco_gym.sweeps.sweep.Cell`); ``cells/<key>.json`` + ``.npz`` hold each
+:class:`~bco_gym.sweeps.cell.Cell`); ``cells/<key>.json`` + ``.npz`` hold each
 finished cell, bound to it (see :mod:`~bco_gym.sweeps.results`); ``.lock`` is held
 by the one process writing the directory (:class:`DirectoryLock`).
 

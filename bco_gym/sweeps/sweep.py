@@ -17,24 +17,17 @@ Workers exit when the sweeping process dies, even by SIGKILL.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from bco_gym.agents.registry import current_agent_name, identity_of_result
 from bco_gym.engine.compiled import kernel_mode
-from bco_gym.engine.options import RunOptions, cell_options
 from bco_gym.engine.result import RunResult
-from bco_gym.engine.runner import run
 from bco_gym.engine.tally import check_horizon
-from bco_gym.io import name_digest
 from bco_gym.sweeps.backends import (
     BACKENDS,
     batches,
@@ -43,98 +36,23 @@ from bco_gym.sweeps.backends import (
     split_costly,
     worker_count,
 )
+from bco_gym.sweeps.cell import IDENTITY_FIELDS, MAX_SEED, MAX_SEEDS, Cell
 from bco_gym.sweeps.failures import (
     CellFailure,
     CellFailureWarning,
     clear_failure,
     save_failure,
 )
-from bco_gym.sweeps.results import CorruptResultError
+from bco_gym.sweeps.finished import (
+    FAILURE_MODES,
+    CorruptCellWarning,
+    StaleCellWarning,
+    as_stored,
+    cell_key,
+    labelled,
+    load_finished,
+)
 from bco_gym.sweeps.store import SweepStore
-
-IDENTITY_FIELDS = ("label", "identity")
-#: The most seeds the CLI and suite files accept for one command or scenario.
-MAX_SEEDS = 10_000
-#: The largest seed (numpy's generators take any non-negative int; the CLI, int64's).
-MAX_SEED = 2**63 - 1
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One run of a sweep: everything that determines its result.
-
-    ``agent`` is the spelling a worker resolves (a name, an import path, a variant
-    ``NAME[key=value,...]``); ``identity`` is the agent's identity with ``agent_kwargs``
-    (:meth:`~bco_gym.agents.registry.AgentSpec.identity`) and ``label`` what its
-    results are called. ``constants`` labels where the agent's constants come from
-    ("theory", "tuned", "custom"); ``checkpoints`` None means the runner's default;
-    ``fast`` is passed to :func:`~bco_gym.engine.runner.run`.
-
-    The key of a cell with an identity depends on the identity, never on the spelling
-    or the label: every spelling of an agent finds the same cells. Cells written before
-    identities existed (no ``identity``) keep the key they had.
-    """
-
-    env_id: str
-    agent: str
-    horizon: int
-    seed: int
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    agent_kwargs: dict[str, Any] = field(default_factory=dict)
-    constants: str = "theory"
-    checkpoints: tuple[int, ...] | None = None
-    fast: bool | None = None
-    label: str | None = None
-    identity: str | None = None
-    isolate: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        document = asdict(self)
-        document["checkpoints"] = None if self.checkpoints is None else list(self.checkpoints)
-        for name in IDENTITY_FIELDS:  # absent, as in the cells written before them
-            if document[name] is None:
-                del document[name]
-        if not self.isolate:  # absent, so that a cell played in-process keeps its key
-            del document["isolate"]
-        return document
-
-    @classmethod
-    def from_dict(cls, document: Mapping[str, Any]) -> Cell:
-        values = dict(document)
-        if values.get("checkpoints") is not None:
-            values["checkpoints"] = tuple(values["checkpoints"])
-        return cls(**values)
-
-    @property
-    def key(self) -> str:
-        """A file-name-safe id: readable fields plus a digest of the whole cell (with an
-        identity: of every field but the spelling, the label and the keyword arguments,
-        which the identity holds)."""
-        document = self.to_dict()
-        document.pop("label", None)
-        name = self.agent
-        if self.identity is not None:
-            for field_name in ("agent", "agent_kwargs"):
-                del document[field_name]
-            name = self.identity.split("[", 1)[0].rsplit(":", 1)[-1]
-        digest = name_digest(document, 10)
-        readable = f"{self.env_id}_{name}_T{self.horizon}_s{self.seed}"
-        return f"{re.sub(r'[^A-Za-z0-9._-]+', '-', readable)}_{digest}"
-
-    def spec(self) -> Any:
-        """The agent's AgentSpec, carrying the cell's label."""
-        from bco_gym.agents import resolve_agent
-
-        spec = resolve_agent(self.agent)
-        return spec if self.label is None else spec.with_label(self.label)
-
-    def run(self, progress: bool | None = False) -> RunResult:
-        """Compute the cell: :func:`~bco_gym.engine.runner.run` with its options."""
-        return run(self.env_id, self.spec(), seed=self.seed, **self.options(progress).keywords())
-
-    def options(self, progress: bool | None = False) -> RunOptions:
-        """The options the cell is played with (:func:`~bco_gym.engine.options.cell_options`)."""
-        return cell_options(self, progress)
 
 
 # -- the grid -------------------------------------------------------------------------------------
@@ -393,10 +311,10 @@ def run_cells(
         raise ValueError("the sweep lists the same cell twice")
     store = SweepStore(out)
     with store.lock():
-        grid, documents = _as_stored(store, grid)
+        grid, documents = as_stored(store, grid)
         keys = [cell.key for cell in grid]
-        store.open({"cells": [documents[key] for key in keys]}, key=_cell_key)
-        results = _load_finished(store, grid, documents, reuse_stale)
+        store.open({"cells": [documents[key] for key in keys]}, key=cell_key)
+        results = load_finished(store, grid, documents, reuse_stale)
         pending = [cell for cell in grid if cell.key not in results]
         report = _Progress(grid, set(results), progress, cost)
         failed: list[CellFailure] = []
@@ -409,9 +327,9 @@ def run_cells(
                 return
             document = documents[cell.key]
             stored_label = document.get("label", document["agent"])
-            store.save(cell.key, _labelled(result, stored_label), document)
+            store.save(cell.key, labelled(result, stored_label), document)
             clear_failure(out, cell.key)
-            results[cell.key] = _labelled(result, cell.label)
+            results[cell.key] = labelled(result, cell.label)
             report.finished(cell, result)
 
         try:
@@ -475,7 +393,7 @@ def run_in_memory(
             failed.append(result)
             report.finished(cell, None)
             return
-        results[cell.key] = _labelled(result, cell.label)
+        results[cell.key] = labelled(result, cell.label)
         report.finished(cell, result)
 
     try:
@@ -492,170 +410,6 @@ def run_in_memory(
     finally:
         report.close()
     return [results[key] for key in keys if key in results], failed
-
-
-FAILURE_MODES = ("raise", "record")
-
-
-class CorruptCellWarning(UserWarning):
-    """A finished cell's files failed verification; the cell is computed again."""
-
-
-class StaleCellWarning(UserWarning):
-    """Finished cells were computed by other code than their agent's current code."""
-
-
-def _cell_key(document: Mapping[str, Any]) -> str:
-    """The key of a manifest's cell dict (for merging manifests by identity)."""
-    try:
-        return Cell.from_dict(document).key
-    except (TypeError, ValueError):
-        return json.dumps(document, sort_keys=True)
-
-
-def _as_stored(
-    store: SweepStore, grid: Sequence[Cell]
-) -> tuple[list[Cell], dict[str, dict[str, Any]]]:
-    """(the grid, key -> the cell dict its result is stored under). A cell the directory
-    lists already is found by its key, whatever spelling and label wrote it; in a
-    directory written before identities, by its older key (then that cell is run, under
-    the label asked for now). The dict of a new cell is its own."""
-    try:
-        stored = store.read_manifest()["spec"]["cells"] if store.manifest_path.exists() else []
-    except ValueError:
-        stored = []
-    by_key: dict[str, tuple[Cell, dict[str, Any]]] = {}
-    for document in stored:
-        try:
-            cell = Cell.from_dict(document)
-        except (TypeError, ValueError):
-            continue
-        by_key[cell.key] = (cell, document)
-        if cell.identity is None:  # an older cell: also found by its agent's identity now
-            upgraded = _with_identity(cell)
-            if upgraded is not None:
-                by_key.setdefault(upgraded.key, (cell, document))
-    found, documents = [], {}
-    for cell in grid:
-        old = by_key.get(cell.key)
-        if old is not None and old[0].identity is None and cell.identity is not None:
-            old = (replace(old[0], label=cell.label), old[1])
-        if old is None:
-            found.append(cell)
-            documents[cell.key] = cell.to_dict()
-        else:
-            found.append(replace(old[0], label=cell.label) if cell.identity else old[0])
-            documents[found[-1].key] = old[1]
-    return found, documents
-
-
-def _with_identity(cell: Cell) -> Cell | None:
-    """An older cell with the identity of its agent (None when it no longer resolves;
-    a name given since to another agent, the old "so-bgd", is read as its current one)."""
-    from bco_gym.agents import find_agent
-
-    spec = find_agent(current_agent_name(cell.agent))
-    return None if spec is None else replace(cell, identity=spec.identity(cell.agent_kwargs))
-
-
-def _load_finished(
-    store: SweepStore,
-    grid: Sequence[Cell],
-    documents: Mapping[str, dict[str, Any]],
-    reuse_stale: bool = False,
-) -> dict[str, RunResult]:
-    results: dict[str, RunResult] = {}
-    stale: dict[str, list[tuple[Cell, str, str]]] = {}
-    unproven: dict[str, tuple[str, list[Cell]]] = {}
-    digests: dict[str, tuple[str | None, str | None]] = {}
-    for cell in grid:
-        try:
-            found = store.load(cell.key, documents[cell.key])
-        except CorruptResultError as error:
-            warnings.warn(f"recomputing cell {cell.key}: {error}", CorruptCellWarning, stacklevel=3)
-            continue
-        if found is None:
-            continue
-        if _another_agent(found, cell):  # e.g. saved under a name since given to another
-            warnings.warn(
-                f"recomputing cell {cell.key}: its stored result is of the agent now named "
-                f"{found.agent!r} ({identity_of_result(found)}), not of {cell.agent!r}",
-                CorruptCellWarning,
-                stacklevel=3,
-            )
-            continue
-        if cell.agent not in digests:
-            digests[cell.agent] = _current_digest(cell.agent)
-        before, (now, why) = found.agent_spec.get("digest"), digests[cell.agent]
-        if now is None or before is None:  # nothing proves the code is the same
-            why = why or f"its stored result records no code digest (agent {cell.agent!r})"
-            unproven.setdefault(cell.label or cell.agent, (why, []))[1].append(cell)
-            if not reuse_stale:
-                continue
-            note = f"StaleCellWarning: kept (reuse_stale) although unproven: {why}"
-            found = replace(found, warnings=[*found.warnings, note])
-        elif before != now:
-            stale.setdefault(cell.label or cell.agent, []).append((cell, before, now))
-            if not reuse_stale:
-                continue
-            note = (
-                f"StaleCellWarning: kept (reuse_stale) although computed by code digest "
-                f"{before}, not the agent's current {now}"
-            )
-            found = replace(found, warnings=[*found.warnings, note])
-        results[cell.key] = _labelled(found, cell.label)
-    what = "kept as asked (reuse_stale)" if reuse_stale else "recomputed"
-    for agent, cells_found in stale.items():
-        before, now = cells_found[0][1], cells_found[0][2]
-        shown = _cells_shown([c for c, _, _ in cells_found])
-        warnings.warn(
-            f"agent {agent!r}: {len(cells_found)} stored cell(s) of {str(store.directory)!r} "
-            f"were computed by other code (digest {before}, now {now}): {shown}; {what}",
-            StaleCellWarning,
-            stacklevel=3,
-        )
-    for agent, (why, cells_found) in unproven.items():
-        warnings.warn(
-            f"agent {agent!r}: {len(cells_found)} stored cell(s) of {str(store.directory)!r} "
-            f"cannot be shown to come from its current code: no code digest can be taken "
-            f"({why}): {_cells_shown(cells_found)}; {what}",
-            StaleCellWarning,
-            stacklevel=3,
-        )
-    return results
-
-
-def _cells_shown(cells_found: Sequence[Cell]) -> str:
-    shown = ", ".join(f"seed {c.seed} T={c.horizon}" for c in cells_found[:8])
-    return shown + (f" and {len(cells_found) - 8} more" if len(cells_found) > 8 else "")
-
-
-def _another_agent(found: RunResult, cell: Cell) -> bool:
-    """Whether a stored result is of another agent than the cell's: by identity where
-    both record one, else (cells and results written before identities) by name."""
-    recorded = (found.agent_spec or {}).get("identity")
-    path = (found.agent_spec or {}).get("import_path")
-    if cell.identity is not None and recorded is not None:
-        return recorded != cell.identity or path != cell.identity.split("[", 1)[0]
-    return cell.identity is None and recorded is None and found.agent != cell.agent
-
-
-def _current_digest(agent: str) -> tuple[str | None, str | None]:
-    """(the agent's code digest, why none can be taken)."""
-    from bco_gym.agents import find_agent
-
-    spec = find_agent(agent)
-    if spec is None:
-        return None, f"{agent!r} no longer resolves here"
-    return spec.digest, spec.no_digest_reason
-
-
-def _labelled(result: RunResult, label: str | None) -> RunResult:
-    """``result`` under ``label`` (a cell computed under another spelling)."""
-    if label is None or result.agent == label:
-        return result
-    spec = {**result.agent_spec, "name": label} if result.agent_spec else result.agent_spec
-    return replace(result, agent=label, agent_spec=spec)
 
 
 class _Progress:
@@ -735,3 +489,19 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+__all__ = [
+    "BACKENDS",
+    "FAILURE_MODES",
+    "IDENTITY_FIELDS",
+    "MAX_SEED",
+    "MAX_SEEDS",
+    "Cell",
+    "CorruptCellWarning",
+    "StaleCellWarning",
+    "cells",
+    "run_cells",
+    "run_in_memory",
+    "sweep",
+]

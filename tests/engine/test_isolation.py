@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 import bco_gym  # noqa: F401  (registers the ids)
-from bco_gym.engine import isolation
+from bco_gym.engine import isolation, protection
 from bco_gym.errors import AgentError, InfeasibleActionError
 from bco_gym.experiment import run, run_many
 
@@ -162,10 +162,10 @@ def test_the_parent_is_not_dumpable_while_its_child_runs():
         "user_agents:Jitter",
         seed=0,
         isolate=True,
-        progress=lambda rounds: seen.append(isolation.dumpable()),
+        progress=lambda rounds: seen.append(protection.dumpable()),
         **BALL,
     )
-    before_after = isolation.dumpable()
+    before_after = protection.dumpable()
     if before_after is None:
         pytest.skip("prctl(PR_GET_DUMPABLE) is Linux's")
     assert seen and set(seen) == {0} and before_after == 1

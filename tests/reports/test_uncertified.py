@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bco_gym.cli_commands import regret_line, report_compare
+from bco_gym.cli_reports import regret_line, report_compare
 from bco_gym.engine import run_many
 from bco_gym.envs import BanditConvexEnv
 from bco_gym.losses import from_function
