@@ -2,42 +2,7 @@
 under this name; the code lives in :mod:`bco_gym.stats.paired`, below both the reports and
 the figures."""
 
-from bco_gym.stats.paired import (
-    FEEDBACK_MARKS,
-    LEVEL,
-    OBSERVATION_KWARGS,
-    SCALING_EXPONENT,
-    PairedRow,
-    feedback_of,
-    find_reference,
-    group_series,
-    is_bandit,
-    is_full_information,
-    paired_columns,
-    paired_differences,
-    paired_table,
-    scale_text,
-    series_key,
-    series_label,
-    t_interval,
-)
+from bco_gym.stats import paired as _moved
+from bco_gym.stats.paired import *  # noqa: F403  (the names of __all__, the same objects)
 
-__all__ = [
-    "FEEDBACK_MARKS",
-    "LEVEL",
-    "OBSERVATION_KWARGS",
-    "SCALING_EXPONENT",
-    "PairedRow",
-    "feedback_of",
-    "find_reference",
-    "group_series",
-    "is_bandit",
-    "is_full_information",
-    "paired_columns",
-    "paired_differences",
-    "paired_table",
-    "scale_text",
-    "series_key",
-    "series_label",
-    "t_interval",
-]
+__all__ = list(_moved.__all__)

@@ -2,32 +2,7 @@
 this name; the code lives in :mod:`bco_gym.stats.ranking`, below both the reports and the
 figures."""
 
-from bco_gym.stats.ranking import (
-    ALPHA,
-    EXHAUSTIVE_LIMIT,
-    Family,
-    PairComparison,
-    Ranking,
-    compare_family,
-    holm,
-    ordered_groups,
-    paired_p_value,
-    rank,
-    ranking_text,
-    relations_text,
-)
+from bco_gym.stats import ranking as _moved
+from bco_gym.stats.ranking import *  # noqa: F403  (the names of __all__, the same objects)
 
-__all__ = [
-    "ALPHA",
-    "EXHAUSTIVE_LIMIT",
-    "Family",
-    "PairComparison",
-    "Ranking",
-    "compare_family",
-    "holm",
-    "ordered_groups",
-    "paired_p_value",
-    "rank",
-    "ranking_text",
-    "relations_text",
-]
+__all__ = list(_moved.__all__)

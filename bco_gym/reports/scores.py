@@ -2,60 +2,7 @@
 improvement, performance profiles: kept importable under this name; the code lives in
 :mod:`bco_gym.stats.scores`, below both the reports and the figures."""
 
-from bco_gym.stats.scores import (
-    BASELINE_IDENTITY,
-    BOOTSTRAP_REPS,
-    COLUMNS,
-    LEVEL,
-    SCORE_FLOOR,
-    SEED,
-    TRIM,
-    Estimate,
-    ProfileEstimate,
-    ScoreRow,
-    agent_label,
-    aggregate,
-    bootstrap_aggregates,
-    bootstrap_improvement,
-    bootstrap_profile,
-    improvement,
-    improvement_matrix,
-    iqm,
-    is_baseline,
-    mean_of_means,
-    performance_profile,
-    probability_of_improvement,
-    profile,
-    rliable_available,
-    score_rows,
-    scores_by_scenario,
-)
+from bco_gym.stats import scores as _moved
+from bco_gym.stats.scores import *  # noqa: F403  (the names of __all__, the same objects)
 
-__all__ = [
-    "BASELINE_IDENTITY",
-    "BOOTSTRAP_REPS",
-    "COLUMNS",
-    "LEVEL",
-    "SCORE_FLOOR",
-    "SEED",
-    "TRIM",
-    "Estimate",
-    "ProfileEstimate",
-    "ScoreRow",
-    "agent_label",
-    "aggregate",
-    "bootstrap_aggregates",
-    "bootstrap_improvement",
-    "bootstrap_profile",
-    "improvement",
-    "improvement_matrix",
-    "iqm",
-    "is_baseline",
-    "mean_of_means",
-    "performance_profile",
-    "probability_of_improvement",
-    "profile",
-    "rliable_available",
-    "score_rows",
-    "scores_by_scenario",
-]
+__all__ = list(_moved.__all__)

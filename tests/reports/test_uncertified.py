@@ -13,7 +13,7 @@ from bco_gym.losses.verification import comparator_status
 from bco_gym.reports.bench_provenance import ScenarioRun
 from bco_gym.reports.bench_report import _scenario_lines
 from bco_gym.reports.report import ReportSection, write_report
-from bco_gym.reports.suites import ReportSection as SuiteScenario
+from bco_gym.reports.suites import Scenario as SuiteScenario
 from bco_gym.reports.summary import (
     comparator_text,
     compare_columns,
