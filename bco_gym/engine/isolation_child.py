@@ -203,7 +203,7 @@ def _watch_parent() -> None:
 
 
 def child_main() -> None:
-    """The child's loop (:data:`CHILD_COMMAND`)."""
+    """The child's loop (:data:`~bco_gym.engine.isolation.CHILD_COMMAND`)."""
     _watch_parent()
     reader = os.fdopen(os.dup(0), "rb", buffering=0)
     writer = os.fdopen(os.dup(1), "wb", buffering=0)

@@ -38,6 +38,7 @@ def protect() -> None:
 
 
 def unprotect() -> None:
+    """Undo one :func:`protect`; the last one restores the flag the process had."""
     with _PROTECTION_LOCK:
         _PROTECTION["depth"] -= 1  # type: ignore[operator]
         previous = _PROTECTION["previous"]

@@ -1,6 +1,6 @@
 """``bco-gym bench --tune``: the references' tuning protocol, applied to a user's agent.
 
-The reference agents of a scenario with a :class:`~bco_gym.reports.suites.ScaleTuning`
+The reference agents of a scenario with a :class:`~bco_gym.reports.scenario.ScaleTuning`
 play twice: with their theory constants and with constants tuned on seeds disjoint from
 the evaluation seeds. :func:`tune_given` holds a given agent to the same protocol in that
 scenario: its scale constant (``SCALE_PARAM``) is chosen by

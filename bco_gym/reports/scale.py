@@ -1,6 +1,6 @@
 """Scenarios at scale: theory constants beside tuned ones, at several horizons.
 
-A scenario of a suite with a :class:`~bco_gym.reports.suites.ScaleTuning` is played in
+A scenario of a suite with a :class:`~bco_gym.reports.scenario.ScaleTuning` is played in
 three steps, each a resumable sweep under ``out``:
 
 1. every agent with its theory constants at every horizon (``runs/<name>``); an agent
@@ -48,7 +48,7 @@ def play_scenario(
 
     Every agent plays ``horizons`` except those of ``spec.agent_horizons``, which play
     their own (same seeds). Agents tuned at different horizons
-    (:attr:`~bco_gym.reports.suites.ScaleTuning.agent_horizons`) give one
+    (:attr:`~bco_gym.reports.scenario.ScaleTuning.agent_horizons`) give one
     :class:`~bco_gym.sweeps.tuning.Tuning` per horizon: ``tuning/<name>.json`` for the
     plan's own horizon, ``tuning/<name>-T<horizon>.json`` for the others.
     ``failures`` ("raise" or "record", as for :func:`~bco_gym.sweeps.sweep.run_cells`)
