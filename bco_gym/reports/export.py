@@ -7,8 +7,8 @@ what to cite for it.
 and the statistics of ``report.md`` computed by the same functions
 (``bco_gym.reports.bench_report.aggregates``,
 :func:`~bco_gym.reports.bench_verdicts.judgements`,
-:func:`~bco_gym.reports.paired.paired_table`,
-:func:`~bco_gym.reports.ranking.ordered_groups`), so an exported number is the report's.
+:func:`~bco_gym.stats.paired.paired_table`,
+:func:`~bco_gym.stats.ranking.ordered_groups`), so an exported number is the report's.
 
 :func:`tables` turns it into three tables (:class:`Table`):
 
@@ -43,13 +43,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bco_gym.engine.result import RunResult
+from bco_gym.reports.bench_aggregates import Aggregates, aggregates
 from bco_gym.reports.bench_provenance import Coverage, ScenarioRun, seeds_line
-from bco_gym.reports.bench_report import Aggregates, aggregates
 from bco_gym.reports.bench_verdicts import Judged, judgements, paired_reference
 from bco_gym.reports.export_render import Row, Table, latex, markdown
-from bco_gym.reports.paired import paired_table
-from bco_gym.reports.ranking import ordered_groups
-from bco_gym.reports.scores import BOOTSTRAP_REPS, Estimate, ScoreRow, score_rows
+from bco_gym.stats.paired import paired_table
+from bco_gym.stats.ranking import ordered_groups
+from bco_gym.stats.scores import BOOTSTRAP_REPS, Estimate, ScoreRow, score_rows
 
 FORMATS = ("latex", "markdown", "csv")
 #: The columns of ``--format csv``: one row per number (``statistic`` says which), with
@@ -187,7 +187,7 @@ def _read_scores(path: Path) -> list[ScoreRow]:
 
 
 def _label(result: RunResult) -> str:
-    from bco_gym.reports.scores import agent_label
+    from bco_gym.stats.scores import agent_label
 
     return agent_label(result)
 

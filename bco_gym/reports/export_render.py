@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bco_gym.reports.citations import latex_text
-from bco_gym.reports.paired import FEEDBACK_MARKS
-from bco_gym.reports.scores import Estimate
+from bco_gym.stats.paired import FEEDBACK_MARKS
+from bco_gym.stats.scores import Estimate
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ def test_csv_round_trips_every_number_and_label(bench_dir):
 
 
 def test_paired_differences_are_the_reports(bench_dir):
-    from bco_gym.reports.paired import paired_table
+    from bco_gym.stats.paired import paired_table
 
     _, found = bench_dir
     (table,) = [t for t in export.tables(found) if t.name == "paired"]
@@ -273,7 +273,7 @@ def test_cli_export_and_cite(bench_dir, tmp_path, capsys):
     out, _ = bench_dir
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(SUITES, SUITE, SCENARIOS)
-        patch.setattr("bco_gym.reports.scores.BOOTSTRAP_REPS", 200)
+        patch.setattr("bco_gym.stats.scores.BOOTSTRAP_REPS", 200)
         assert main(["export", str(out), "--format", "csv", "--out", str(tmp_path / "t.csv")]) == 0
         assert main(["cite", str(out)]) == 0
     assert (tmp_path / "t.csv").read_text().startswith(",".join(export.CSV_COLUMNS))
