@@ -147,6 +147,8 @@ def _kind(name: str) -> str:
         return "reference archive (bco_gym/data/references)"
     if name.startswith("bco_gym/data/portfolio/"):
         return "price series with PROVENANCE.md (bco_gym/data/portfolio)"
+    if name.startswith("bco_gym/data/suites/"):
+        return "built-in suites (bco_gym/data/suites/*.toml)"
     if name.endswith(".py"):
         return "Python sources"
     return "other package files (py.typed)"
