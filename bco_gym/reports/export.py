@@ -107,8 +107,10 @@ def load_runs(
 ) -> tuple[str, Coverage, list[ScenarioRun], list[ScoreRow]]:
     """(suite, coverage, runs, score rows) of a bench directory: its stored cells on the
     seeds and rows of its scores.csv (checked equal to them), where each scenario's
-    reference rows came from (:func:`~bco_gym.reports.bench.archived_rows`)."""
-    from bco_gym.reports.bench import MARKER, _with_earlier_scenarios, archived_rows
+    reference rows came from (:func:`~bco_gym.reports.bench_scores.archived_rows`)."""
+    from bco_gym.reports.bench_plan import MARKER
+    from bco_gym.reports.bench_scores import archived_rows
+    from bco_gym.reports.bench_stored import with_earlier_scenarios
     from bco_gym.reports.suites import resolve_suite
 
     name = _suite_of(directory / MARKER)
@@ -126,7 +128,7 @@ def load_runs(
         for s in every
     ]
     runs = []
-    for run in _with_earlier_scenarios(directory, steps, []):
+    for run in with_earlier_scenarios(directory, steps, []):
         shown = {row.agent for row in listed if row.scenario == run.scenario.name}
         kept = [r for r in run.results if _label(r) in shown]
         if kept:
@@ -193,7 +195,7 @@ def _label(result: RunResult) -> str:
 
 
 def _source(results: Sequence[RunResult], archived: frozenset[str], run: ScenarioRun) -> str:
-    from bco_gym.reports.bench import _source as source
+    from bco_gym.reports.bench_scores import rows_source as source
 
     return source(results, archived, run.reference_agents)
 
