@@ -1,7 +1,7 @@
 """saha-tewari: the compiled FTRL solve against the NumPy one (issue 32, "kernels where they pay").
 
 Each row is one ``run`` of saha-tewari (quadratic losses, n = 10, T rounds, seed 0) with
-``BCO_GYM_KERNELS=on`` (the solve of :mod:`bco_gym.agents.kernels.barrier`) and with
+``BCO_GYM_KERNELS=on`` (the solve of :mod:`bco_gym.agents.saha_tewari.kernel`) and with
 ``off`` (the NumPy solve), the two taking turns ``--repeats`` times (CPU seconds,
 :func:`common.interleaved`); the row gives both sides' µs per round (median [min, max])
 and the ratio NumPy / compiled of each turn, with the load average over the rows. The

@@ -2,8 +2,8 @@
 
 so-bgd (Garber & Kretzu 2022, Algorithm 10) runs Algorithm 6 every round and row: calls
 of the set's separation oracle and steps along its normals. The NumPy path runs them row
-by row in Python; :class:`bco_gym.agents.infeasible.SeparationSteps` runs every row in one
-numba call (:mod:`bco_gym.agents.kernels.separation`), the same bits. Each figure compares
+by row in Python; :class:`bco_gym.agents.gk22.oracles.SeparationSteps` runs every row in one
+numba call (:mod:`bco_gym.agents.gk22.kernel`), the same bits. Each figure compares
 the same ``run`` (S = 1) or ``run_many`` (S seeds) with the kernel and without, everything
 else equal (``BCO_GYM_KERNELS`` stays "auto"; the agent's kernel is switched by its
 threshold ``AGENT_MIN_RUN_ROUNDS``), the two taking turns ``--repeats`` times

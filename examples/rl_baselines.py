@@ -22,7 +22,7 @@ import torch
 
 import bco_gym  # noqa: F401  (registers the env ids)
 from bco_gym.agents import make_agent
-from bco_gym.agents.sb3 import SB3_AGENTS
+from bco_gym.agents.sb3.agent import SB3_AGENTS
 from bco_gym.experiment import run
 from bco_gym.plotting import plot_regret
 

@@ -569,7 +569,7 @@ _MODELS: dict[str, Any] = {}
 def ppo_model() -> Any:
     """A PPO model for the 3-simplex (built once: SB3 constructors are slow)."""
     if "ppo" not in _MODELS:
-        from bco_gym.agents.sb3 import PPOAgent
+        from bco_gym.agents.sb3.agent import PPOAgent
 
         problem = gym.make("BCO-Simplex-v0", n=3, horizon=20).unwrapped.problem
         _MODELS["ppo"] = PPOAgent(problem, n_steps=4, hidden_sizes=[4]).make_model(seed=0)
@@ -577,7 +577,7 @@ def ppo_model() -> Any:
 
 
 def sb3_agent_works(arranged: tuple[Any, gym.Env]) -> None:
-    from bco_gym.agents.sb3 import SB3Agent
+    from bco_gym.agents.sb3.agent import SB3Agent
 
     model, env = arranged
     agent = SB3Agent(model, env)
@@ -587,7 +587,7 @@ def sb3_agent_works(arranged: tuple[Any, gym.Env]) -> None:
 
 
 def sb3_cases() -> list[Case]:
-    from bco_gym.agents.sb3 import SB3Agent
+    from bco_gym.agents.sb3.agent import SB3Agent
 
     arrange = lambda: (ppo_model(), gym.make("BCO-Simplex-v0", n=3, horizon=20))  # noqa: E731
     four = lambda: (ppo_model(), gym.make("BCO-Simplex-v0", n=4, horizon=20))  # noqa: E731

@@ -170,8 +170,8 @@ def test_tune_then_compare_tuned_on_disjoint_seeds(tmp_path, capsys):
     )
     document = json.loads(tuned.read_text())
     assert document["tune_seeds"] == [10, 11]
-    chosen = document["constants"]["bco_gym.agents.bbcg:BlockBanditCG"]["value"]  # identity
-    assert document["labels"]["bco_gym.agents.bbcg:BlockBanditCG"] == "bbcg"
+    chosen = document["constants"]["bco_gym.agents.bbcg.agent:BlockBanditCG"]["value"]  # identity
+    assert document["labels"]["bco_gym.agents.bbcg.agent:BlockBanditCG"] == "bbcg"
     assert chosen in (0.1, 1.0, 10.0)
     assert (tmp_path / "tuned_runs" / "manifest.json").exists()
     capsys.readouterr()

@@ -23,12 +23,12 @@ def test_constants_tuned_under_a_path_apply_to_the_name_and_unknown_keys_are_nam
     tmp_path, capsys
 ):
     tuned = tmp_path / "tuned.json"
-    argv = ["tune", *BALL, "--agents", "bco_gym.agents.fkm:FlaxmanAgent", "--horizon", "40"]
+    argv = ["tune", *BALL, "--agents", "bco_gym.agents.fkm.agent:FlaxmanAgent", "--horizon", "40"]
     argv += ["--tune-seeds", "10:12", "--grid", "0.5:2", "--points", "2", "--quiet"]
     assert main([*argv, "--out", str(tuned)]) == 0
     document = json.loads(tuned.read_text())
-    assert list(document["constants"]) == ["bco_gym.agents.fkm:FlaxmanAgent"]
-    value = document["constants"]["bco_gym.agents.fkm:FlaxmanAgent"]["value"]
+    assert list(document["constants"]) == ["bco_gym.agents.fkm.agent:FlaxmanAgent"]
+    value = document["constants"]["bco_gym.agents.fkm.agent:FlaxmanAgent"]["value"]
     capsys.readouterr()
     compare = ["compare", *BALL, "--horizon", "40", "--seeds", "2", "--quiet"]
     assert (

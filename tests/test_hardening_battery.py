@@ -2012,7 +2012,7 @@ def test_the_successors_finish_at_once_on_a_tiny_ball(agent):
 def test_loo_bbgd_refuses_a_tiny_ball_at_once_naming_the_bound():
     """At radius 1e-6 (T = 10) the step overshoots the set by 10^4 radii: Algorithm 3's
     Lemmas 6-7 allow 10^17 LOO calls; refused before its first call, with the bound."""
-    from bco_gym.agents.infeasible import ProjectionBudgetError
+    from bco_gym.agents.gk22.oracles import ProjectionBudgetError
     from bco_gym.experiment import run
 
     with _Deadline(120), warnings.catch_warnings(), pytest.raises(Exception) as refused:
@@ -2042,7 +2042,7 @@ def test_algorithm_3_s_calls_stay_within_the_bound_its_safety_stop_uses(convex_s
     """The safety stop is Lemmas 6-7's count from the projected start y_1
     (lemma_loo_calls): every row of random inputs, near and far, stays within it."""
     from bco_gym.agents.batch import RowOracle
-    from bco_gym.agents.infeasible import close_infeasible_projection_rows, lemma_loo_calls
+    from bco_gym.agents.gk22.oracles import close_infeasible_projection_rows, lemma_loo_calls
 
     rng = np.random.default_rng(5)
     delta = 0.5 * convex_set.inner_radius
@@ -2143,7 +2143,7 @@ def test_an_edit_to_a_helper_makes_the_agent_s_cells_stale(tmp_path, monkeypatch
 
 
 def _random_subclass():
-    from bco_gym.agents.random import RandomAgent
+    from bco_gym.agents.random.agent import RandomAgent
 
     return type("T", (RandomAgent,), {"law": "vertex-mixture"})
 
@@ -2176,7 +2176,7 @@ def test_classes_made_with_type_share_no_cells_and_say_why(tmp_path):
 INLINE_AGENT = """
 import warnings
 from bco_gym.agents import register
-from bco_gym.agents.random import RandomAgent
+from bco_gym.agents.random.agent import RandomAgent
 from bco_gym.experiment import sweep
 
 class Inline(RandomAgent):

@@ -12,7 +12,7 @@ import warnings
 
 import pytest
 
-from bco_gym.agents import register, registry, resolve_agent
+from bco_gym.agents import declared, register, registry, resolve_agent
 from bco_gym.agents.registry import AgentLoadError
 from bco_gym.cli import main
 from bco_gym.engine import run, run_many
@@ -59,7 +59,7 @@ def exiting_plugin(tmp_path, monkeypatch):
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: exitplug\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[bco_gym.agents]\nexiter = exitplug:Agent\n")
     monkeypatch.syspath_prepend(str(root))
-    monkeypatch.setattr(registry, "_PACKAGES", None)
+    monkeypatch.setattr(declared, "_PACKAGES", None)
     registry.refresh_plugins()
     yield
     registry.refresh_plugins()

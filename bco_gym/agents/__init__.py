@@ -10,21 +10,28 @@ of S runs at once (:mod:`bco_gym.agents.batch`), row i bit for bit the single ag
 Agents from outside the library: :func:`register` a name, give an import path
 ``"package.module:ClassName"``, or declare an entry point in the group
 ``bco_gym.agents``; :func:`resolve_agent` reads every form (:mod:`.registry`).
+
+An algorithm is one folder: its agent classes, its compiled kernel and its bounds
+(``fkm/``: fkm and fkm2; ``bfw/``, ``ofw/``, ``ogd/``; ``bbcg/``: bbcg and bbcg2;
+``gk22/``: loo-bbgd, so-bgd and fejer-bgd; ``saha_tewari/``, ``bandit_newton/``,
+``pbgd/``, ``random/``, ``sb3/``). What several share sits beside them: the protocol
+(:mod:`.base`, :mod:`.batch`), estimators, schedules, Frank-Wolfe steps, barriers, the
+registry, and the kernels' shared helpers (:mod:`.kernels`). Modules of the old layout
+still import (:mod:`.moved`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from bco_gym.agents import moved
 from bco_gym.agents.bandit_newton import BanditNewton
 from bco_gym.agents.base import Agent
 from bco_gym.agents.batch import BLOCK_BUDGET_FLOATS, BatchAgent, check_batch_size
-from bco_gym.agents.bbcg import BlockBanditCG
-from bco_gym.agents.bbcg2 import BlockBanditCG2
+from bco_gym.agents.bbcg import BlockBanditCG, BlockBanditCG2
 from bco_gym.agents.bfw import BanditFrankWolfe
-from bco_gym.agents.fkm import FlaxmanAgent
-from bco_gym.agents.fkm2 import FlaxmanTwoPoint
-from bco_gym.agents.loo_bbgd import LOOBlockBanditGD
+from bco_gym.agents.fkm import FlaxmanAgent, FlaxmanTwoPoint
+from bco_gym.agents.gk22 import FejerBanditGD, LOOBlockBanditGD, SeparationOracleBanditGD
 from bco_gym.agents.ofw import OnlineFrankWolfe
 from bco_gym.agents.ogd import OnlineGradientDescent
 from bco_gym.agents.pbgd import PBGD, PBGD2
@@ -40,8 +47,6 @@ from bco_gym.agents.registry import (
 )
 from bco_gym.agents.saha_tewari import SahaTewari
 from bco_gym.agents.sb3 import SB3_AGENTS, SB3Agent
-from bco_gym.agents.separation import FejerBanditGD
-from bco_gym.agents.so_bgd import SeparationOracleBanditGD
 from bco_gym.problem import Problem, own_copy
 
 #: make_agent names -> agent classes.
@@ -65,8 +70,10 @@ AGENTS: dict[str, type[Agent]] = {
         BanditNewton,
     )
 }
-#: The class of "fejer-bgd" under its name until issue 32 (old import paths resolve).
+#: The class of "fejer-bgd" under its name when "so-bgd" named it (old import paths resolve).
 SeparationBanditGD = FejerBanditGD
+# old modules (bco_gym.agents.fkm2, ...) import as the modules that now hold their code
+moved.install()
 # stable-baselines3 agents: importing them is free; building one needs the `rl` extra.
 AGENTS.update(SB3_AGENTS)
 

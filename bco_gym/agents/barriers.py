@@ -18,7 +18,7 @@ an SVD of M (the squares of M's singular values) are never negative and keep twi
 dynamic range of an eigendecomposition of the formed matrix. Every sum here (norms,
 products with Q) is NumPy's pairwise reduction ``np.add.reduce`` along a contiguous row,
 never a BLAS product, whose order is the BLAS build's: the compiled solve of saha-tewari
-(:mod:`bco_gym.agents.kernels.barrier`) reproduces them bit for bit.
+(:mod:`bco_gym.agents.saha_tewari.kernel`) reproduces them bit for bit.
 
 Barriers (m the number of coordinates that are not pinned at zero on K):
 

@@ -39,12 +39,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from bco_gym.agents.base import Agent, is_seed, scalar_loss
 from bco_gym.problem import Problem
+
+if TYPE_CHECKING:
+    from bco_gym.agents.kernels import CompiledRounds
 
 #: Floats per row that one slice of a block may hold (8 MiB per array and row): a
 #: block path hands out at most max(1, BLOCK_BUDGET_FLOATS // dim) plays at a time.
@@ -112,7 +115,13 @@ class BatchAgent(Agent):
     adds non-counter stats. Counters live in ``self._counters``: an int when every row
     counts the same, else an int64 array (S,); ``stats`` shows them as arrays (S,).
     Each row's generator is ``self.rngs[i]``.
+
+    ``KERNEL`` declares the class's compiled rounds
+    (:class:`~bco_gym.agents.kernels.CompiledRounds`, in the algorithm's folder), which the
+    compiled lean loop plays for this exact class; None: the NumPy loop plays it.
     """
+
+    KERNEL: ClassVar[CompiledRounds | None] = None
 
     def __init__(self, problem: Problem, batch_size: int | None = None):
         super().__init__(problem)

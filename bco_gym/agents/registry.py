@@ -44,13 +44,24 @@ import dataclasses
 import importlib
 import importlib.metadata
 import inspect
-import json
-import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from bco_gym.agents.base import Agent
+from bco_gym.agents.declared import (
+    check_factory,
+    declared_name,
+    distribution_version,
+    first_line,
+    import_path_of,
+    options_of,
+    theory_defaults,
+)
+from bco_gym.agents.moved import RENAMED as RENAMED
+from bco_gym.agents.moved import current_agent_name as current_agent_name
+from bco_gym.agents.moved import identity_of_result as identity_of_result
+from bco_gym.agents.variants import canonical_value, identity_text, parse_variant
 from bco_gym.errors import AgentError
 
 ENTRY_POINT_GROUP = "bco_gym.agents"
@@ -286,7 +297,7 @@ def register(
             "import path 'package.module:ClassName'), ',' (it separates the names of "
             "'--agents A,B') or surrounding spaces"
         )
-    _check_factory(factory, f"register({name!r})")
+    check_factory(factory, f"register({name!r})")
     if summary is not None and not isinstance(summary, str):
         raise TypeError(
             f"register({name!r}): summary={summary!r} ({type(summary).__name__}) must be a "
@@ -302,7 +313,7 @@ def register(
     if name in _REGISTERED and not replace:
         raise ValueError(
             f"register: an agent named {name!r} is already registered "
-            f"({_import_path_of(_REGISTERED[name][0])}); pass replace=True to replace it"
+            f"({import_path_of(_REGISTERED[name][0])}); pass replace=True to replace it"
         )
     _REGISTERED[name] = (factory, summary)
     return resolve_agent(name)
@@ -332,32 +343,11 @@ def resolve_agent(agent: Any) -> AgentSpec:
             f"resolve_agent needs a name, an import path, an Agent subclass or a factory, "
             f"got an agent instance {agent!r}; pass its class, or use spec_of_instance"
         )
-    _check_factory(agent, "resolve_agent")
+    check_factory(agent, "resolve_agent")
     spec = _spec(agent, name=_label_of(agent), source="object")
     if isinstance(agent, type) or isinstance(getattr(agent, "name", None), str):
         return spec
     return dataclasses.replace(spec, label_from_agent=True)
-
-
-#: Built-in agents renamed after results naming them were saved: old name -> (the
-#: import paths those results record, the current name). "so-bgd" was the library's own
-#: separation-step derivation (issue 19) until Garber & Kretzu's Algorithm 10, read in
-#: issue 32, took the paper's name; the derivation is now "fejer-bgd".
-RENAMED: dict[str, tuple[tuple[str, ...], str]] = {
-    "so-bgd": (("bco_gym.agents.separation:SeparationBanditGD",), "fejer-bgd"),
-}
-
-
-def current_agent_name(name: Any, import_path: Any = None) -> Any:
-    """The current name of the agent that a stored result (or tuned-constants file)
-    calls ``name``, built from ``import_path`` (None when not recorded: saved before
-    results recorded it, hence before any rename): the new name when ``name`` is one of
-    :data:`RENAMED`'s with one of its old import paths, else ``name`` unchanged."""
-    entry = RENAMED.get(name) if isinstance(name, str) else None
-    if entry is None:
-        return name
-    paths, current = entry
-    return current if import_path is None or import_path in paths else name
 
 
 def find_agent(agent: Any) -> AgentSpec | None:
@@ -374,48 +364,6 @@ def spec_of_instance(agent: Agent) -> AgentSpec:
     if not isinstance(agent, Agent):
         raise TypeError(f"expected a bco_gym Agent, got {type(agent).__name__}")
     return _spec(type(agent), name=_own_label(str(agent.name), type(agent)), source="object")
-
-
-def identity_text(import_path: str, kwargs: Mapping[str, Any]) -> str:
-    """``"module:Class"`` or ``"module:Class[key=value,...]"``: keys sorted, each value
-    written canonically (:func:`canonical_value`), so 2 and 2.0 give one identity."""
-    if not kwargs:
-        return import_path
-    body = ",".join(f"{key}={canonical_value(kwargs[key])}" for key in sorted(kwargs))
-    return f"{import_path}[{body}]"
-
-
-def canonical_value(value: Any) -> str:
-    """One text per value: true/false, none, an integral number without its ".0", other
-    floats by repr, plain words as they are, any other string quoted as JSON."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float) or type(value).__module__ == "numpy":
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            return json.dumps(repr(value))
-        if math.isfinite(number) and number.is_integer() and abs(number) < 2**53:
-            return str(int(number))
-        return repr(number)
-    if isinstance(value, str):
-        return value if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.+-]*", value) else json.dumps(value)
-    if callable(value) and hasattr(value, "__qualname__"):
-        return json.dumps(f"{getattr(value, '__module__', '?')}:{value.__qualname__}")
-    return json.dumps(repr(value))
-
-
-def identity_of_result(result: Any) -> str:
-    """The identity of the agent of a stored result: recorded since identities exist,
-    else rebuilt from its import path (or label) and keyword arguments."""
-    spec = getattr(result, "agent_spec", None) or {}
-    recorded = spec.get("identity")
-    if isinstance(recorded, str):
-        return recorded
-    base = spec.get("import_path") or getattr(result, "agent", "?")
-    return identity_text(str(base), dict(getattr(result, "agent_kwargs", None) or {}))
 
 
 def available_agents() -> dict[str, str]:
@@ -470,115 +418,11 @@ def _resolve_variant(text: str) -> AgentSpec:
     base = _resolve_string(found.group("base").strip())
     if base.kwargs:
         raise ValueError(f"agent {text!r} binds keyword arguments twice")
-    kwargs = parse_variant(base, found.group("body"), text)
+    kwargs = parse_variant(base.factory, found.group("body"), text)
     base.check_overrides(kwargs)
     pairs = tuple(sorted(kwargs.items()))
     label = f"{base.name}[{','.join(f'{k}={canonical_value(v)}' for k, v in pairs)}]"
     return dataclasses.replace(base, kwargs=pairs, name=label)
-
-
-def parse_variant(spec: AgentSpec, body: str, text: str = "") -> dict[str, Any]:
-    """The keyword arguments of ``key=value,...``, each value parsed by the type of the
-    constructor's parameter (:func:`_typed_value`)."""
-    kwargs: dict[str, Any] = {}
-    parameters = _parameters(spec.factory)
-    if not body.strip():
-        raise ValueError(f"agent {text!r}: empty brackets; give key=value pairs, or no brackets")
-    for item in (part.strip() for part in _split_pairs(body)):
-        key, equals, raw = item.partition("=")
-        key, raw = key.strip(), raw.strip()
-        if not equals or not key.isidentifier():
-            raise ValueError(
-                f"agent {text!r}: {item!r} is not key=value (a variant reads "
-                "'NAME[key=value,...]', e.g. 'fkm[c=2,estimator=residual]')"
-            )
-        if key in kwargs:
-            raise ValueError(f"agent {text!r} gives {key!r} twice")
-        where = f"agent {_clipped(text)!r}: keyword {key}"
-        kwargs[key] = _typed_value(raw, parameters.get(key), where)
-    return kwargs
-
-
-def _clipped(text: str, limit: int = 60) -> str:
-    """``text``, or its first characters and its length when longer than ``limit``."""
-    return text if len(text) <= limit else f"{text[: limit - 20]}... ({len(text):,} characters)"
-
-
-def _split_pairs(body: str) -> list[str]:
-    """``body`` split at commas outside double quotes."""
-    parts, current, quoted = [], [], False
-    for char in body:
-        if char == '"':
-            quoted = not quoted
-        if char == "," and not quoted:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current))
-    return parts
-
-
-def _parameters(factory: Any) -> dict[str, inspect.Parameter]:
-    target = factory.__init__ if isinstance(factory, type) else factory
-    try:
-        return dict(inspect.signature(target).parameters)
-    except (TypeError, ValueError):
-        return {}
-
-
-def _literal(raw: str) -> Any:
-    lowered = raw.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if lowered in ("none", "null"):
-        return None
-    if raw.startswith('"'):
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            raise ValueError(f"{raw!r} is not a quoted string") from None
-        return value
-    if re.fullmatch(r"[+-]?\d+", raw):
-        digits = len(raw.lstrip("+-"))
-        if digits > 4000:  # Python refuses str -> int beyond 4300 digits by default
-            raise ValueError(
-                f"an integer of {digits:,} digits; at most 4,000 digits are read (float64 "
-                "holds constants up to about 1.8e308)"
-            )
-        return int(raw)
-    try:
-        return float(raw)
-    except ValueError:
-        return raw
-
-
-def _typed_value(raw: str, parameter: inspect.Parameter | None, where: str) -> Any:
-    """``raw`` as the parameter's type: its default's type (bool, int, float, str), else
-    its annotation's (``float | None`` takes numbers as float), else as written
-    (true/false, none, integers, floats, quoted or plain strings)."""
-    try:
-        value = _literal(raw)
-    except ValueError as error:
-        raise ValueError(f"{where}={_clipped(raw, 30)}: {error}") from None
-    if parameter is None:
-        return value
-    default = parameter.default
-    annotation = parameter.annotation
-    words = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
-    words = str(words) if words is not inspect.Parameter.empty else ""
-    if isinstance(default, bool) or (default is inspect.Parameter.empty and words == "bool"):
-        if not isinstance(value, bool):
-            raise ValueError(f"{where}={raw!r}: expected true or false")
-        return value
-    if isinstance(default, str) and not isinstance(value, str):
-        return raw  # a string parameter takes the text as written
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if number and (isinstance(default, float) or re.search(r"\bfloat\b", words)):
-        return float(value)
-    if number and isinstance(default, int) and isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 def _resolve_string(text: str) -> AgentSpec:
@@ -625,7 +469,7 @@ def _import_path(path: str) -> Any:
                 f"agent import path {path!r}: module {module_name!r} has no attribute {attribute!r}"
             )
         target = getattr(target, part)
-    _check_factory(target, f"agent import path {path!r}")
+    check_factory(target, f"agent import path {path!r}")
     return target
 
 
@@ -647,7 +491,7 @@ def _load_entry_point(name: str) -> tuple[Any, str | None]:
     entry = _entry_points()[name]
     try:
         factory = entry.load()
-        _check_factory(factory, f"plugin {name!r} ({entry.value})")
+        check_factory(factory, f"plugin {name!r} ({entry.value})")
     except (Exception, SystemExit) as error:  # a broken plugin must not break anything else
         message = _error_text(error)
         _PLUGIN_ERRORS[name] = message
@@ -661,32 +505,6 @@ def _load_entry_point(name: str) -> tuple[Any, str | None]:
 
 
 # -- specs -------------------------------------------------------------------------------------
-def _check_factory(factory: Any, where: str) -> None:
-    if isinstance(factory, type):
-        if not issubclass(factory, Agent):
-            raise TypeError(
-                f"{where}: {factory.__qualname__} is a class but not a subclass of "
-                "bco_gym.agents.Agent; an agent is an Agent subclass or a factory "
-                "(problem, **kwargs) -> Agent"
-            )
-        if inspect.isabstract(factory):
-            raise TypeError(
-                f"{where}: {factory.__qualname__} is abstract (it must implement _reset, "
-                "_act and _update)"
-            )
-        return
-    if not callable(factory):
-        raise TypeError(
-            f"{where}: {factory!r} ({type(factory).__name__}) is not an agent; expected an "
-            "Agent subclass or a factory (problem, **kwargs) -> Agent"
-        )
-    if inspect.isbuiltin(factory) or type(factory).__name__ in ("ufunc", "method-wrapper"):
-        name = getattr(factory, "__qualname__", None) or repr(factory)
-        module = getattr(factory, "__module__", None) or "builtins"
-        raise TypeError(
-            f"{where}: {module}.{name} is not an agent: it is a function compiled into "
-            f"{module}, not an Agent subclass or a factory (problem, **kwargs) -> Agent"
-        )
 
 
 def _spec(
@@ -702,59 +520,24 @@ def _spec(
 
     is_class = isinstance(factory, type)
     exponent = getattr(factory, "regret_exponent", None)
-    version = version if version is not None else _distribution_version(factory)
+    version = version if version is not None else distribution_version(factory)
     code = agent_code(factory, version)
     return AgentSpec(
         name=name,
-        import_path=_import_path_of(factory),
+        import_path=import_path_of(factory),
         version=version,
         factory=factory,
         source=source,
-        summary=summary if summary is not None else _first_line(factory),
+        summary=summary if summary is not None else first_line(factory),
         feedback=str(getattr(factory, "feedback", "bandit")),
         scale_param=getattr(factory, "SCALE_PARAM", None),
         regret_exponent=None if exponent is None else float(exponent),
-        theory_defaults=_theory_defaults(factory),
+        theory_defaults=theory_defaults(factory),
         batched=is_class and issubclass(factory, BatchAgent),
-        options=_options_of(factory) if is_class else None,
+        options=options_of(factory) if is_class else None,
         digest=code.digest,
         no_digest_reason=code.reason,
     )
-
-
-def _theory_defaults(factory: Any) -> bool:
-    """Whether ``factory``'s defaults come from a theorem (``THEORY_DEFAULTS``).
-
-    The library's classes say it of themselves, and a class from outside built on the
-    protocol (:class:`~bco_gym.agents.Agent`, ``BatchAgent``) inherits the protocol's
-    True unless it declares otherwise. A subclass of a built-in agent is credited with
-    the built-in's theorem only when it, or a base class from outside, declares
-    ``THEORY_DEFAULTS`` itself: one that declares nothing may have changed the
-    defaults, so it is labelled "default" and shows its constant, never "theory".
-    """
-    if not isinstance(factory, type):
-        return bool(getattr(factory, "THEORY_DEFAULTS", True))
-    if _is_library_class(factory):
-        return bool(factory.THEORY_DEFAULTS)
-    from bco_gym.agents.batch import BatchAgent
-
-    for cls in factory.__mro__:
-        if "THEORY_DEFAULTS" in vars(cls) and not _is_library_class(cls):
-            return bool(vars(cls)["THEORY_DEFAULTS"])
-        if _is_library_class(cls) and cls not in (Agent, BatchAgent):
-            return False  # a built-in reached with no declaration on the way
-    return bool(factory.THEORY_DEFAULTS)
-
-
-def _is_library_class(cls: type) -> bool:
-    return cls.__module__ == "bco_gym" or cls.__module__.startswith("bco_gym.")
-
-
-def _declared_name(factory: Any) -> str:
-    declared = getattr(factory, "name", None)
-    if isinstance(declared, str) and declared and declared != _DEFAULT_NAME:
-        return declared
-    return str(getattr(factory, "__qualname__", type(factory).__name__))
 
 
 def _label_of(factory: Any) -> str:
@@ -766,14 +549,14 @@ def _label_of(factory: Any) -> str:
     for name, known in (*AGENTS.items(), *((n, f) for n, (f, _) in _REGISTERED.items())):
         if known is factory:
             return name
-    declared = _declared_name(factory)
+    declared = declared_name(factory)
     if declared in AGENTS and AGENTS[declared] is not factory:
         return str(getattr(factory, "__name__", None) or _short(factory))
     return declared
 
 
 def _short(factory: Any) -> str:
-    return _import_path_of(factory).rsplit(":", 1)[-1]
+    return import_path_of(factory).rsplit(":", 1)[-1]
 
 
 def _own_label(name: str, factory: Any) -> str:
@@ -783,53 +566,10 @@ def _own_label(name: str, factory: Any) -> str:
     grouped with them in a table."""
     from bco_gym.agents import AGENTS
 
-    path = _import_path_of(factory)
+    path = import_path_of(factory)
     if name in AGENTS and factory is not AGENTS[name] and not path.startswith("bco_gym."):
         return _short(factory)
     return name
-
-
-def _options_of(cls: type) -> tuple[str, ...] | None:
-    """OPTIONS if declared, else the keyword parameters of ``__init__`` (None: **kwargs)."""
-    declared = tuple(getattr(cls, "OPTIONS", ()))
-    if declared:
-        return declared
-    parameters = list(inspect.signature(cls.__init__).parameters.values())[2:]
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return tuple(p.name for p in parameters if p.kind in kinds)
-
-
-def _import_path_of(factory: Any) -> str:
-    module = getattr(factory, "__module__", None) or type(factory).__module__
-    qualname = getattr(factory, "__qualname__", None) or type(factory).__qualname__
-    return f"{module}:{qualname}"
-
-
-def _first_line(factory: Any) -> str | None:
-    doc = inspect.getdoc(factory)
-    return doc.strip().splitlines()[0] if doc else None
-
-
-_PACKAGES: Mapping[str, list[str]] | None = None
-
-
-def _distribution_version(factory: Any) -> str | None:
-    """The version of the installed distribution whose top-level package holds it."""
-    global _PACKAGES
-    module = getattr(factory, "__module__", None) or ""
-    top = module.split(".", 1)[0]
-    if not top or top == "__main__":
-        return None
-    if _PACKAGES is None:
-        _PACKAGES = importlib.metadata.packages_distributions()
-    for dist in _PACKAGES.get(top, []):
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None
 
 
 def code_digest(factory: Any, version: str | None = None) -> str | None:

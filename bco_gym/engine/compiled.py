@@ -1,8 +1,9 @@
 """The compiled lean loop: the per-round agents on linear losses, a window of rounds per call.
 
 :func:`~bco_gym.engine.loops.play_lean` hands its rounds here when :func:`compiled_plan` finds a
-kernel for them (:mod:`bco_gym.agents.kernels`, numba): the agents fkm, fkm2, bfw, ofw and
-ogd (exact classes, freshly reset; ``estimator`` one-point or residual), on the ball, the
+kernel for them: an agent whose exact class declares one (``KERNEL``, a
+:class:`~bco_gym.agents.kernels.CompiledRounds` beside the agent in its folder, numba;
+fkm, fkm2, bfw, ofw and ogd; freshly reset, under a feedback the kernel plays), on the ball, the
 l1 ball, the box or the simplex (exact classes), against a linear family (``linear``,
 ``linear-switching``, ``linear-drift``, ``linear-adversarial``, ``from_array``: every
 family evaluating with ``LinearLoss._evaluate`` or ``ArrayLoss._evaluate``), on an env that
@@ -60,6 +61,7 @@ import numpy as np
 from bco_gym.agents.kernels import MODES as MODES
 from bco_gym.agents.kernels import SWITCH as SWITCH
 from bco_gym.agents.kernels import (
+    CompiledRounds,
     builtin_kind,
     decided_rounds,
     is_cached,
@@ -78,9 +80,8 @@ MIN_RUN_ROUNDS = 100_000
 #: hold them yet: their ~20 CPU seconds of compile against ~0.1 s of NumPy per 10^6
 #: run-rounds (fkm, 10 seeds at T = 10^5: 0.6 against 0.5 CPU s per run_many).
 AUXILIARY_MIN_RUN_ROUNDS = 200_000_000
-#: CPU seconds numba takes here to compile each agent's kernel with an empty cache
-#: (benchmarks/bench_cold_start.py), and the auxiliary kernels' together.
-COMPILE_SECONDS = {"fkm": 14, "fkm2": 15, "bfw": 16, "ofw": 12, "ogd": 10}
+#: CPU seconds numba takes here to compile the auxiliary kernels together with an empty
+#: cache (benchmarks/bench_cold_start.py; an agent's own: its ``KERNEL.compile_seconds``).
 AUXILIARY_COMPILE_SECONDS = 20
 #: Rounds per window when the agent draws no directions (ofw, ogd): as the directions'
 #: longest chunks (fewer calls; a window's rounds are played one after another anyway).
@@ -99,7 +100,7 @@ class KernelPlan:
     """What a kernel needs to play a run: the agent, its oracle, the env's check."""
 
     agent: Any  # the BatchAgent (a single agent is its batch of one)
-    name: str  # the agent's kernel: "fkm", "fkm2", "bfw", "ofw" or "ogd"
+    kernel: CompiledRounds  # what the agent's class declares (KERNEL)
     oracle: tuple[Any, ...]  # the agent's set (K or K_delta) for kernels.project/lmo
     check: tuple[Any, ...]  # the env's K and atol for kernels.inside
     sign: float  # -1: <theta, x> - offset (generated families); +1: from_array
@@ -115,18 +116,18 @@ def compiled_plan(stage: Any, agent: Any) -> KernelPlan | None:
     agent = _batch_agent(agent)
     if agent is None or stage.feasibility.project or not numba_available():
         return None
-    name = _agent_kernel(agent, stage)
+    kernel = _agent_kernel(agent, stage)
     check = _set_check(stage.feasibility.set, stage.feasibility.atol)
     sign = _loss_sign(stage)
-    if name is None or check is None or sign is None or agent.set.shape != check[2].shape:
+    if kernel is None or check is None or sign is None or agent.set.shape != check[2].shape:
         return None
-    oracle = _oracle(_agent_set(agent, name))
+    oracle = _oracle(_agent_set(agent, kernel))
     if oracle is None:
         return None
     weights = None
-    if name in ("bfw", "ofw"):
-        weights = _weights(0.4 if name == "bfw" else 0.5)
-    return KernelPlan(agent, name, oracle, check, sign, weights)
+    if kernel.weight_exponent is not None:
+        weights = _weights(kernel.weight_exponent)
+    return KernelPlan(agent, kernel, oracle, check, sign, weights)
 
 
 def tracker_rounds(stage: Any) -> Callable[..., None] | None:
@@ -199,15 +200,14 @@ def auxiliary_cached() -> bool:
 _ANNOUNCED: set[str] = set()
 
 
-def announce_compile(name: str, stage: Any) -> None:
-    """Say once per process, on stderr, that kernels are about to be compiled for agent
-    ``name`` (its kernel, and the auxiliary ones when they run and are not cached), with
-    the CPU seconds measured here (:data:`COMPILE_SECONDS`)."""
-    from bco_gym.agents.kernels import rounds
-
+def announce_compile(kernel: CompiledRounds, stage: Any) -> None:
+    """Say once per process, on stderr, that kernels are about to be compiled for an
+    agent's ``kernel`` (its rounds, and the auxiliary ones when they run and are not
+    cached), with the CPU seconds measured here (``kernel.compile_seconds``)."""
+    name = kernel.name
     seconds = 0
-    if not is_cached(getattr(rounds, f"{name}_rounds")):
-        seconds += COMPILE_SECONDS.get(name, 15)
+    if not is_cached(kernel.function(kernel.rounds)):
+        seconds += kernel.compile_seconds
     if auxiliary_wanted(stage) and not auxiliary_cached():
         seconds += AUXILIARY_COMPILE_SECONDS
     if seconds and name not in _ANNOUNCED:
@@ -250,10 +250,8 @@ def play_compiled(
     advance: Callable[[int], None] | None = None,
 ) -> CompiledPlay:
     """Play all T rounds of the S rows with the plan's kernel (module docstring)."""
-    from bco_gym.agents.kernels import rounds as kernels
-
-    announce_compile(plan.name, stage)
-    runner = _Runner(stage, plan, kernels)
+    announce_compile(plan.kernel, stage)
+    runner = KernelRunner(stage, plan)
     horizon, chunk_size = stage.horizon, stage.losses.chunk_size
     stops = list(checkpoints)
     install_loss_kernels(stage)
@@ -290,18 +288,21 @@ def play_compiled(
     return CompiledPlay(tallies, agent_seconds, env_seconds, latency, one_pass_comparators(tallies))
 
 
-class _Runner:
-    """The agent's arrays and one kernel call per window (rounds t, ..., t + k - 1)."""
+class KernelRunner:
+    """The agent's arrays and one kernel call per window (rounds t, ..., t + k - 1): what
+    an agent's kernel module's ``window`` function reads (``points``, ``plays``,
+    ``work``, ``saved``, ``residual``, ``previous``, ``agent``, ``plan``)."""
 
-    def __init__(self, stage: Any, plan: KernelPlan, kernels: Any):
-        self.stage, self.plan, self.kernels = stage, plan, kernels
-        agent = plan.agent
+    def __init__(self, stage: Any, plan: KernelPlan):
+        self.stage, self.plan = stage, plan
+        agent, kernel = plan.agent, plan.kernel
         self.agent = agent
+        self.call = kernel.function(kernel.window)
         self.points = np.array(agent._points, dtype=float, order="C")
         rows, dim = self.points.shape
         self.work = np.empty((6, dim))  # rows 0-3 the oracles', 4-5 the rounds'
         self.saved = np.empty((5, rows, dim))  # the rows' state at a block's start (rounds.py)
-        self.two_point = plan.name == "fkm2"
+        self.two_point = kernel.plays == "two-point"
         self.plays = np.empty((rows, 2, dim) if self.two_point else (rows, dim))
         self.residual = agent.params.get("estimator") == "residual"
         self.previous = (
@@ -313,10 +314,6 @@ class _Runner:
                 rounds = DIRECTION_FLOATS // (rows * dim)
                 stream.chunk_size = int(min(4096, max(stream.chunk_size, rounds)))
             stream.serve_rows()  # the kernels read the chunks as drawn, row first
-        if plan.name == "bfw":
-            self.sums = (agent._estimate_sum, agent._linear, agent._gradient)
-        elif plan.name == "ofw":
-            self.sums = (agent._gradient_sum, agent._linear, agent._gradient)
 
     def window(
         self,
@@ -331,7 +328,7 @@ class _Runner:
         their losses into losses[:, column : column + k]; returns k."""
         plan, agent = self.plan, self.agent
         directions, start = None, 0
-        if plan.name in ("fkm", "fkm2", "bfw"):
+        if plan.kernel.plays != "points":
             directions, start, count = agent._directions.take_rows(room)
             directions = read_only(directions)  # one array type: one compile
         else:
@@ -342,49 +339,13 @@ class _Runner:
         weights = plan.weights(t, count) if plan.weights is not None else None
         first, trusted = 0, -1
         while first < count:
-            first = self._call(
-                directions, start, theta, shifts, weights, losses, window, first, trusted
+            first = self.call(
+                self, directions, start, theta, shifts, weights, losses, window, first, trusted
             )
             if first < count:
                 self._env_check(t + first)
                 trusted = first
         return count
-
-    def _call(  # type: ignore[no-untyped-def]
-        self, directions, start, theta, shifts, weights, losses, window, first, trusted
-    ) -> int:
-        k, plan, agent, params = self.kernels, self.plan, self.agent, self.agent.params
-        common = (plan.oracle, plan.check)
-        if plan.name == "fkm":
-            return k.fkm_rounds(
-                self.points, directions, start, theta, shifts, plan.sign,
-                params["smoothing_radius"], agent._estimate_scale, self.residual, self.previous,
-                *common, self.plays, losses, window, first, trusted, self.work, self.saved,
-            )  # fmt: skip
-        if plan.name == "fkm2":
-            eta_d = params["step_size"] * agent._dimension
-            return k.fkm2_rounds(
-                self.points, directions, start, theta, shifts, plan.sign,
-                params["smoothing_radius"], eta_d, *common, self.plays, losses, window, first,
-                trusted, self.work, self.saved,
-            )  # fmt: skip
-        if plan.name == "bfw":
-            return k.bfw_rounds(
-                self.points, directions, start, theta, shifts, plan.sign,
-                params["smoothing_radius"], agent._estimate_scale, params["step_size"],
-                self.residual, self.previous, weights, *self.sums, agent._anchor, *common,
-                self.plays, losses, window, first, trusted, self.work, self.saved,
-            )  # fmt: skip
-        if plan.name == "ofw":
-            return k.ofw_rounds(
-                self.points, theta, shifts, plan.sign, params["step_size"], weights,
-                *self.sums, agent._anchor, *common, losses, window, first, trusted, self.work,
-                self.saved,
-            )  # fmt: skip
-        return k.ogd_rounds(
-            self.points, theta, shifts, plan.sign, params["step_size"], *common, losses,
-            window, first, trusted, self.work, self.saved,
-        )  # fmt: skip
 
     def _env_check(self, t: int) -> None:
         """A play the kernel would not accept: the env's own check decides (and raises)."""
@@ -403,7 +364,7 @@ class _Runner:
                 feasibility.name_rows,
             )
         else:
-            plays = self.plays if self.plan.name in ("fkm", "bfw") else self.points
+            plays = self.plays if self.plan.kernel.plays == "one-point" else self.points
             stage.feasibility.round(plays.copy(), t)
 
     def finish(self) -> None:
@@ -411,7 +372,7 @@ class _Runner:
         agent, horizon = self.agent, self.stage.horizon
         agent._points = self.points
         agent._round += horizon
-        counter = "lmo_calls" if self.plan.name in ("bfw", "ofw") else "projections"
+        counter = self.plan.kernel.counter
         agent._counters[counter] = agent._counters[counter] + horizon
 
 
@@ -428,33 +389,19 @@ def _batch_agent(agent: Any) -> Any:
     return agent
 
 
-def _agent_kernel(agent: Any, stage: Any) -> str | None:
-    """The kernel's name for this agent class and feedback, or None."""
-    from bco_gym.agents.bfw import BanditFrankWolfe
-    from bco_gym.agents.fkm import FlaxmanAgent
-    from bco_gym.agents.fkm2 import FlaxmanTwoPoint
-    from bco_gym.agents.ofw import OnlineFrankWolfe
-    from bco_gym.agents.ogd import OnlineGradientDescent
-
-    # a bandit agent ignores the gradient full information adds (``bco-gym exponents``
-    # plays every agent with feedback="full", so that ofw can run beside the others)
-    kinds = {
-        FlaxmanAgent: ("fkm", ("bandit", "full")),
-        BanditFrankWolfe: ("bfw", ("bandit", "full")),
-        FlaxmanTwoPoint: ("fkm2", ("two-point",)),
-        OnlineFrankWolfe: ("ofw", ("full",)),
-        OnlineGradientDescent: ("ogd", ("full",)),
-    }
-    found = kinds.get(type(agent))
-    if found is None:
+def _agent_kernel(agent: Any, stage: Any) -> CompiledRounds | None:
+    """The kernel the agent's exact class declares (``KERNEL``), if it plays this
+    feedback, or None (a subclass plays the NumPy loop: it may change the update)."""
+    kernel = type(agent).__dict__.get("KERNEL")
+    if kernel is None:
         return None
     feedback = "full" if stage.full_feedback else "two-point" if stage.two_point else "bandit"
-    return found[0] if feedback in found[1] else None
+    return kernel if feedback in kernel.feedback else None
 
 
-def _agent_set(agent: Any, name: str) -> Any:
-    """The set whose oracle the agent calls: K_delta (fkm, fkm2, bfw) or K (ofw, ogd)."""
-    if name in ("fkm", "fkm2", "bfw"):
+def _agent_set(agent: Any, kernel: CompiledRounds) -> Any:
+    """The set whose oracle the agent's kernel calls: K_delta (``shrunk``) or K."""
+    if kernel.shrunk:
         return agent.set.shrink(agent.params["smoothing_radius"])
     return agent.set
 

@@ -45,7 +45,7 @@ def separating(
     (x is on the hyperplane up to rounding, so within ``atol`` of K there). The inner
     product is NumPy's pairwise sum of the products, not a BLAS dot product (whose order
     is the BLAS build's), so that the compiled separation steps reach the same verdict
-    (:mod:`bco_gym.agents.kernels.separation`)."""
+    (:mod:`bco_gym.agents.gk22.kernel`)."""
     return (normal, offset) if float(np.add.reduce(normal * x)) > offset + atol else None
 
 

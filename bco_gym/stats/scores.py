@@ -54,6 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from bco_gym.agents.moved import current_identity
 from bco_gym.engine.result import RunResult
 from bco_gym.stats.paired import feedback_of
 
@@ -104,7 +105,7 @@ COLUMNS = (
 )
 
 #: The identity of the score's baseline, random play (its label may be anything).
-BASELINE_IDENTITY = "bco_gym.agents.random:RandomAgent"
+BASELINE_IDENTITY = "bco_gym.agents.random.agent:RandomAgent"
 
 
 def is_baseline(result: RunResult) -> bool:
@@ -113,7 +114,7 @@ def is_baseline(result: RunResult) -> bool:
     identity = (result.agent_spec or {}).get("identity")
     if identity is None:
         return result.agent == "random"
-    return identity.split("[", 1)[0] == BASELINE_IDENTITY
+    return current_identity(identity).split("[", 1)[0] == BASELINE_IDENTITY
 
 
 def agent_label(result: RunResult) -> str:

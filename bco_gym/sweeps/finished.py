@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from bco_gym.agents.moved import current_identity
 from bco_gym.agents.registry import current_agent_name, identity_of_result
 from bco_gym.engine.result import RunResult
 from bco_gym.sweeps.cell import Cell
@@ -58,6 +59,9 @@ def as_stored(
             upgraded = _with_identity(cell)
             if upgraded is not None:
                 by_key.setdefault(upgraded.key, (cell, document))
+        elif current_identity(cell.identity) != cell.identity:  # a built-in agent moved since
+            moved = replace(cell, identity=current_identity(cell.identity))
+            by_key.setdefault(moved.key, (cell, document))
     found, documents = [], {}
     for cell in grid:
         old = by_key.get(cell.key)
@@ -156,10 +160,11 @@ def _cells_shown(cells_found: Sequence[Cell]) -> str:
 def _another_agent(found: RunResult, cell: Cell) -> bool:
     """Whether a stored result is of another agent than the cell's: by identity where
     both record one, else (cells and results written before identities) by name."""
-    recorded = (found.agent_spec or {}).get("identity")
-    path = (found.agent_spec or {}).get("import_path")
+    recorded = current_identity((found.agent_spec or {}).get("identity"))
+    path = current_identity((found.agent_spec or {}).get("import_path"))
     if cell.identity is not None and recorded is not None:
-        return recorded != cell.identity or path != cell.identity.split("[", 1)[0]
+        identity = current_identity(cell.identity)
+        return recorded != identity or path != identity.split("[", 1)[0]
     return cell.identity is None and recorded is None and found.agent != cell.agent
 
 

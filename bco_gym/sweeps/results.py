@@ -119,7 +119,7 @@ def result_record(result: RunResult) -> tuple[dict[str, Any], dict[str, np.ndarr
 def result_from_record(metadata: dict[str, Any], arrays: dict[str, np.ndarray]) -> RunResult:
     """Rebuild a result from :func:`result_record`'s two parts (an agent renamed since it
     was saved, e.g. the old "so-bgd", reads as its current name:
-    :func:`~bco_gym.agents.registry.current_agent_name`)."""
+    :func:`~bco_gym.agents.moved.current_agent_name`)."""
     values = dict(metadata)
     spec = values.get("agent_spec")
     spec = dict(spec) if isinstance(spec, dict) else {}

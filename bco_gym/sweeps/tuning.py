@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from bco_gym.agents.moved import current_identity
 from bco_gym.agents.registry import current_agent_name, resolve_agent
 from bco_gym.engine.tally import check_horizon
 from bco_gym.io import write_json
@@ -40,7 +41,7 @@ from bco_gym.sweeps.sweep import FAILURE_MODES, Cell, run_cells
 TUNED_FORMAT = "bco_gym-tuned-constants/1"
 #: The agent names a tuned file uses: 2 since the old "so-bgd" was renamed
 #: "fejer-bgd" (a file without the key is older: its names are read through
-#: :func:`~bco_gym.agents.registry.current_agent_name`).
+#: :func:`~bco_gym.agents.moved.current_agent_name`).
 AGENT_NAMES = 2
 
 
@@ -82,7 +83,7 @@ class TuningFailedError(RuntimeError):
 
 class AgentKeyed(dict):
     """A dict keyed by agent identities that finds an agent by any of its spellings:
-    ``tuning.constants["fkm"]`` reads the entry keyed ``"bco_gym.agents.fkm:FlaxmanAgent"``,
+    ``tuning.constants["fkm"]`` reads the entry keyed ``"bco_gym.agents.fkm.agent:FlaxmanAgent"``,
     and an older file's entry keyed ``"fkm"`` is found by the import path too."""
 
     def _find(self, key: Any) -> Any:
@@ -358,8 +359,8 @@ def _tuning_from(document: dict[str, Any]) -> Tuning:
     constants = {}
     renaming = document.get("agent_names", 1) != AGENT_NAMES
 
-    def current(agent: Any) -> str:
-        return str(current_agent_name(str(agent)) if renaming else agent)
+    def current(agent: Any) -> str:  # its current name, or identity (current_identity)
+        return str(current_identity(current_agent_name(str(agent)) if renaming else agent))
 
     for agent, entry in _typed(document["constants"], dict, "constants").items():
         raw = entry["value"]
@@ -399,7 +400,9 @@ def _tuning_from(document: dict[str, Any]) -> Tuning:
             CellFailure.from_dict(_typed(entry, dict, "failure"))
             for entry in _typed(document.get("failures", []), list, "failures")
         ),
-        labels=_typed(document.get("labels", {}), dict, "labels"),
+        labels={
+            current(k): v for k, v in _typed(document.get("labels", {}), dict, "labels").items()
+        },
     )
 
 

@@ -33,9 +33,9 @@ def registered():
 
 def test_every_spelling_of_one_agent_has_one_identity_and_digest(registered, tmp_path, monkeypatch):
     registered("my-fkm", FlaxmanAgent)
-    spellings = ["fkm", "bco_gym.agents.fkm:FlaxmanAgent", FlaxmanAgent, "my-fkm"]
+    spellings = ["fkm", "bco_gym.agents.fkm.agent:FlaxmanAgent", FlaxmanAgent, "my-fkm"]
     specs = [resolve_agent(agent) for agent in spellings]
-    assert {spec.identity() for spec in specs} == {"bco_gym.agents.fkm:FlaxmanAgent"}
+    assert {spec.identity() for spec in specs} == {"bco_gym.agents.fkm.agent:FlaxmanAgent"}
     assert len({spec.digest for spec in specs}) == 1 and specs[0].digest is not None
     assert [spec.name for spec in specs] == ["fkm", "fkm", "fkm", "my-fkm"]  # labels differ
     registered("jit-fn", jitter_factory)
@@ -57,7 +57,9 @@ def test_a_variant_binds_typed_keywords_and_equals_the_same_overrides():
     assert isinstance(dict(spec.kwargs)["c"], float)  # c: float | None -> a float
     assert spec.name == "fkm[c=2,estimator=residual]"
     same = resolve_agent("fkm").identity({"estimator": "residual", "c": 2})
-    assert spec.identity() == same == "bco_gym.agents.fkm:FlaxmanAgent[c=2,estimator=residual]"
+    assert (
+        spec.identity() == same == "bco_gym.agents.fkm.agent:FlaxmanAgent[c=2,estimator=residual]"
+    )
     assert resolve_agent("user_agents:Faulty[at=4,fault=nan]").kwargs == (
         ("at", 4),
         ("fault", "nan"),
@@ -95,7 +97,7 @@ def test_results_of_every_spelling_are_the_same_outcome():
     assert variant.constants == overrides[0].constants == "custom"
     plain = run(BALL, "fkm", seed=1, horizon=60, env_kwargs=SMALL)
     assert not plain.same_outcome(variant)
-    assert variant.agent_spec["identity"] == "bco_gym.agents.fkm:FlaxmanAgent[c=2]"
+    assert variant.agent_spec["identity"] == "bco_gym.agents.fkm.agent:FlaxmanAgent[c=2]"
     assert variant.computed_at is not None and variant.computed_at.endswith("Z")
 
 

@@ -14,7 +14,7 @@ from gk22_helpers import agent_for, largest_interval_regret, play, sequence
 
 from bco_gym.agents import gk22_bounds, make_agent
 from bco_gym.agents.batch import RowOracle
-from bco_gym.agents.infeasible import (
+from bco_gym.agents.gk22.oracles import (
     close_infeasible_projection_rows,
     lemma_6_calls,
     lemma_7_iterations,

@@ -81,7 +81,7 @@ def test_sb3_agents_name_a_non_scalar_loss(name):
 
 
 def test_frozen_sb3_agent_names_a_non_scalar_loss():
-    from bco_gym.agents.sb3 import PPOAgent, SB3Agent
+    from bco_gym.agents.sb3.agent import PPOAgent, SB3Agent
 
     env = gym.make("BCO-Simplex-v0", n=3, horizon=20)
     model = PPOAgent(env.unwrapped.problem, **SB3_SMALL).make_model(seed=0)

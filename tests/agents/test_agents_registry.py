@@ -15,6 +15,7 @@ from bco_gym.agents import (
     AgentSpec,
     BlockBanditCG,
     available_agents,
+    declared,
     make_agent,
     register,
     registry,
@@ -49,14 +50,14 @@ def plugin(tmp_path, monkeypatch):
     install_plugin(tmp_path, monkeypatch)
     yield
     forget_plugin()
-    monkeypatch.setattr(registry, "_PACKAGES", None)
+    monkeypatch.setattr(declared, "_PACKAGES", None)
 
 
 def test_builtin_names_resolve_to_their_classes_and_declared_constants():
     spec = resolve_agent("bbcg")
     assert isinstance(spec, AgentSpec)
     assert spec.factory is BlockBanditCG and spec.source == "builtin" and spec.batched
-    assert spec.import_path == "bco_gym.agents.bbcg:BlockBanditCG"
+    assert spec.import_path == "bco_gym.agents.bbcg.agent:BlockBanditCG"
     assert (spec.scale_param, spec.regret_exponent) == ("c", 0.75)
     assert resolve_agent(spec) is spec
     assert resolve_agent(BlockBanditCG).name == "bbcg"

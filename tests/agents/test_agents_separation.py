@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from bco_gym.agents import make_agent
-from bco_gym.agents.separation import FejerBanditGD
+from bco_gym.agents.gk22.fejer_bgd import FejerBanditGD
 from bco_gym.engine.runner import run
 from bco_gym.envs import BanditConvexEnv
 from bco_gym.errors import UnsupportedSetError

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("numba")
 
 from bco_gym.agents import infeasible, kernels
-from bco_gym.agents.infeasible import SeparationSteps, separation_projection
+from bco_gym.agents.gk22.oracles import SeparationSteps, separation_projection
 from bco_gym.engine.many import run_many
 from bco_gym.engine.runner import run
 from bco_gym.sets import Hypercube, L1Ball, L2Ball, Simplex

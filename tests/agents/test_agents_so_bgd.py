@@ -12,7 +12,7 @@ import pytest
 from gk22_helpers import agent_for, largest_interval_regret, play, sequence
 
 from bco_gym.agents import gk22_bounds, make_agent
-from bco_gym.agents.infeasible import separation_projection
+from bco_gym.agents.gk22.oracles import separation_projection
 from bco_gym.engine.many import run_many
 from bco_gym.engine.runner import run
 from bco_gym.errors import UnsupportedSetError

@@ -69,3 +69,36 @@ def test_the_package_is_stamped_once_its_kernels_are_imported():
     directory = Path(kernels.__file__).parent
     if os.access(directory, os.W_OK):  # a read-only install has no stamp (docstring)
         assert (directory / "__pycache__" / CACHE_STAMP).read_text() == sources_digest(directory)
+
+
+def test_an_algorithms_kernels_drop_when_the_shared_helpers_they_inline_change(tmp_path):
+    shared, folder = tmp_path / "kernels", tmp_path / "fkm"
+    shared.mkdir()
+    folder.mkdir()
+    package(shared)
+    (folder / "kernel.py").write_text("from kernels.oracles import helper\n")
+    cache = folder / "__pycache__"
+    cache.mkdir()
+    drop_stale_cache(folder, shared)
+    cached(cache, "kernel.fkm_rounds-20.py311")
+    assert drop_stale_cache(folder, shared) is False  # nothing changed
+    (shared / "oracles.py").write_text("def helper():\n    return 2\n")  # the folder untouched
+    assert drop_stale_cache(folder, shared) is True
+    assert not list(cache.glob("*.nb?"))
+    assert drop_stale_cache(folder, shared) is False
+
+
+def test_every_algorithms_kernel_folder_is_stamped_once_its_kernel_is_imported():
+    pytest.importorskip("numba")
+    import importlib
+
+    from bco_gym.agents import AGENTS
+
+    for cls in AGENTS.values():
+        kernel = vars(cls).get("KERNEL")
+        if kernel is None:
+            continue
+        module = importlib.import_module(kernel.module)
+        directory = Path(module.__file__).parent
+        if os.access(directory, os.W_OK):
+            assert (directory / "__pycache__" / CACHE_STAMP).is_file(), kernel.module

@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from bco_gym.agents import BanditFrankWolfe, FlaxmanAgent, OnlineGradientDescent
 from bco_gym.agents.kernels import read_only
 from bco_gym.engine import compiled
 from bco_gym.engine.runner import single_stage
@@ -44,18 +45,20 @@ def test_a_process_says_once_that_it_compiles_and_how_long_it_takes(monkeypatch,
     monkeypatch.setattr(compiled, "auxiliary_cached", lambda: False)
     monkeypatch.setattr(compiled, "is_cached", lambda dispatcher: False)
     stage = stage_of(compiled.MIN_RUN_ROUNDS)
-    compiled.announce_compile("fkm", stage)
-    compiled.announce_compile("fkm", stage)
-    seconds = compiled.COMPILE_SECONDS["fkm"]
+    compiled.announce_compile(FlaxmanAgent.KERNEL, stage)
+    compiled.announce_compile(FlaxmanAgent.KERNEL, stage)
+    seconds = FlaxmanAgent.KERNEL.compile_seconds
     expected = f"compiling kernels for fkm, once per machine: ~{seconds} s\n"
     assert capsys.readouterr().err == expected
     # with the auxiliary kernels wanted and not cached, their compile is counted too
-    compiled.announce_compile("ogd", stage_of(compiled.AUXILIARY_MIN_RUN_ROUNDS))
-    total = compiled.COMPILE_SECONDS["ogd"] + compiled.AUXILIARY_COMPILE_SECONDS
+    compiled.announce_compile(
+        OnlineGradientDescent.KERNEL, stage_of(compiled.AUXILIARY_MIN_RUN_ROUNDS)
+    )
+    total = OnlineGradientDescent.KERNEL.compile_seconds + compiled.AUXILIARY_COMPILE_SECONDS
     assert capsys.readouterr().err == f"compiling kernels for ogd, once per machine: ~{total} s\n"
     monkeypatch.setattr(compiled, "is_cached", lambda dispatcher: True)
     monkeypatch.setattr(compiled, "auxiliary_cached", lambda: True)
-    compiled.announce_compile("bfw", stage)  # all cached: nothing to say
+    compiled.announce_compile(BanditFrankWolfe.KERNEL, stage)  # all cached: nothing to say
     assert capsys.readouterr().err == ""
 
 

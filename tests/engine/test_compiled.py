@@ -417,7 +417,10 @@ def _kernel_state(name: str, rows: int, dim: int, horizon: int) -> dict:  # type
 
 def _call(name, state, check, begin, end, first, trusted):  # type: ignore[no-untyped-def]
     """The kernel ``name`` on rounds [begin, end) of the test's window, from ``first``."""
-    from bco_gym.agents.kernels import rounds
+    from bco_gym.agents.bfw.kernel import bfw_rounds
+    from bco_gym.agents.fkm.kernel import fkm2_rounds, fkm_rounds
+    from bco_gym.agents.ofw.kernel import ofw_rounds
+    from bco_gym.agents.ogd.kernel import ogd_rounds
 
     dim = state["points"].shape[1]
     inputs = state["inputs"]
@@ -431,23 +434,23 @@ def _call(name, state, check, begin, end, first, trusted):  # type: ignore[no-un
     common = (losses, window, first - begin, trusted - begin if trusted >= 0 else -1, work, saved)
     d = (state["points"], inputs["directions"], begin, theta, offset, -1.0, 0.2)
     if name == "fkm":
-        found = rounds.fkm_rounds(
+        found = fkm_rounds(
             *d, 0.05, True, state["previous"], shrunk, check, state["plays"], *common
         )
     elif name == "fkm2":
-        found = rounds.fkm2_rounds(*d, 0.05, shrunk, check, state["plays"], *common)
+        found = fkm2_rounds(*d, 0.05, shrunk, check, state["plays"], *common)
     elif name == "bfw":
-        found = rounds.bfw_rounds(
+        found = bfw_rounds(
             *d, 0.05, 0.1, True, state["previous"], weights, estimate, linear, gradient,
             np.zeros(dim), shrunk, check, state["plays"], *common,
         )  # fmt: skip
     elif name == "ofw":
-        found = rounds.ofw_rounds(
+        found = ofw_rounds(
             state["points"], theta, offset, -1.0, 0.1, weights, estimate, linear, gradient,
             np.zeros(dim), full, check, *common,
         )  # fmt: skip
     else:
-        found = rounds.ogd_rounds(state["points"], theta, offset, -1.0, 0.1, full, check, *common)
+        found = ogd_rounds(state["points"], theta, offset, -1.0, 0.1, full, check, *common)
     return begin + found
 
 

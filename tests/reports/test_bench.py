@@ -307,14 +307,14 @@ def test_a_bench_directory_is_cumulative_unless_agents_only(tmp_path, tiny_suite
     text = (out / "report.md").read_text()
     agents = text[text.index("## Agents") :].split("\n## ")[0]
     for label, identity in (
-        ("bfw", "bco_gym.agents.bfw:BanditFrankWolfe"),
+        ("bfw", "bco_gym.agents.bfw.agent:BanditFrankWolfe"),
         ("jitter", "user_agents:Jitter"),
     ):
         assert re.search(rf"\| {label} \| `{re.escape(identity)}` \| \S+ \| \S+Z", agents)
     grown = set(cell_files(out)) - set(before)
     assert len(grown) == 3 + 2  # jitter's cells only
     same = bench.run_bench(
-        ["bco_gym.agents.bfw:BanditFrankWolfe"],
+        ["bco_gym.agents.bfw.agent:BanditFrankWolfe"],
         out,
         suite=tiny_suite,
         progress=False,

@@ -79,13 +79,15 @@ def test_a_tiny_scenario_plays_theory_then_tuned_runs_on_disjoint_seeds(tmp_path
         (30, ["fkm"]),
     ]
     assert [list(t.constants) for t in tunings] == [
-        ["bco_gym.agents.bbcg:BlockBanditCG"],
-        ["bco_gym.agents.fkm:FlaxmanAgent"],
+        ["bco_gym.agents.bbcg.agent:BlockBanditCG"],
+        ["bco_gym.agents.fkm.agent:FlaxmanAgent"],
     ]
     saved = load_tuned(tmp_path / "tuning" / "tiny.json")
-    assert saved.tune_seeds == (7,) and saved.fixed == {"bco_gym.agents.bbcg:BlockBanditCG": fixed}
+    assert saved.tune_seeds == (7,) and saved.fixed == {
+        "bco_gym.agents.bbcg.agent:BlockBanditCG": fixed
+    }
     assert load_tuned(tmp_path / "tuning" / "tiny-T30.json").constants.keys() == {
-        "bco_gym.agents.fkm:FlaxmanAgent"
+        "bco_gym.agents.fkm.agent:FlaxmanAgent"
     }
     chosen = {t.label(a): c.value for t in tunings for a, c in t.constants.items()}
     assert set(chosen.values()) <= {0.5, 4.0}
@@ -138,6 +140,6 @@ def test_the_tune_command_holds_fixed_arguments(tmp_path):
     argv += ["--tune-seeds", "7", "--grid", "0.5:4", "--points", "2", "--out", str(out)]
     assert main([*argv, "--fixed", '{"bbcg": {"smoothing_radius": 0.2}}']) == 0
     saved = load_tuned(out)
-    assert saved.fixed == {"bco_gym.agents.bbcg:BlockBanditCG": {"smoothing_radius": 0.2}}
+    assert saved.fixed == {"bco_gym.agents.bbcg.agent:BlockBanditCG": {"smoothing_radius": 0.2}}
     assert saved.overrides()["bbcg"]["smoothing_radius"] == 0.2
     assert main([*argv, "--fixed", '{"fkm": {"smoothing_radius": 0.2}}']) == 2

@@ -20,7 +20,7 @@ import stable_baselines3 as sb3
 import torch
 
 import bco_gym  # noqa: F401  (registers the env ids)
-from bco_gym.agents.sb3 import (
+from bco_gym.agents.sb3.agent import (
     SB3_AGENTS,
     A2CAgent,
     PPOAgent,
@@ -285,6 +285,6 @@ def test_sb3_agents_give_equal_results_through_run_and_run_many():
     built = run(env, SB3Agent(model, env, name="ppo-frozen"), seed=1, constants="default")
     assert built.agent == "ppo-frozen"  # a built agent: the same plays, its class recorded
     np.testing.assert_array_equal(built.round_losses, rows[1].round_losses)
-    assert built.agent_spec["import_path"] == "bco_gym.agents.sb3:SB3Agent"
+    assert built.agent_spec["import_path"] == "bco_gym.agents.sb3.agent:SB3Agent"
     with pytest.raises(ValueError, match="name=''"):
         SB3Agent(model, problem, name="")

@@ -15,7 +15,7 @@ from stable_baselines3.common.env_util import make_vec_env
 
 import bco_gym  # noqa: F401  (registers the env ids)
 from bco_gym.agents import make_agent
-from bco_gym.agents.sb3 import PPOAgent, SB3Agent
+from bco_gym.agents.sb3.agent import PPOAgent, SB3Agent
 from bco_gym.envs import ENV_IDS
 from bco_gym.sets.box_maps import MappedPoint, box_map
 from bco_gym.wrappers import BoxActionAdapter, RegretRecorder

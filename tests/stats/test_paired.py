@@ -223,13 +223,13 @@ def test_two_agents_sharing_a_label_and_a_seed_are_refused_never_merged():
     ours = dataclasses.replace(ours, agent_spec={"import_path": "user_agents:HalfBBCG"})
     builtin = dataclasses.replace(
         synthetic_result("bbcg", 0, (1, 2, 4)),
-        agent_spec={"import_path": "bco_gym.agents.bbcg:BlockBanditCG"},
+        agent_spec={"import_path": "bco_gym.agents.bbcg.agent:BlockBanditCG"},
     )
     for reference in ("bbcg", "random"):  # also where no row is compared with it
         with pytest.raises(
             ValueError,
             match=r"bbcg: seed 0 appears twice at T = 100 by different agents "
-            r"\(bco_gym.agents.bbcg:BlockBanditCG, user_agents:HalfBBCG\)",
+            r"\(bco_gym.agents.bbcg.agent:BlockBanditCG, user_agents:HalfBBCG\)",
         ):
             paired_table([ours, builtin], reference=reference)
 

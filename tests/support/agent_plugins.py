@@ -24,7 +24,7 @@ def install_plugin(root: Path, monkeypatch) -> None:
     module does not exist). The registry's caches are reset here and by the caller's
     ``monkeypatch`` undo (see :func:`forget_plugin`).
     """
-    from bco_gym.agents import registry
+    from bco_gym.agents import declared, registry
 
     package = root / "plugpkg"
     package.mkdir()
@@ -37,7 +37,7 @@ def install_plugin(root: Path, monkeypatch) -> None:
         "[bco_gym.agents]\nplugjitter = plugpkg:PlugJitter\nbrokenplug = plugpkg_gone:Nothing\n"
     )
     monkeypatch.syspath_prepend(str(root))
-    monkeypatch.setattr(registry, "_PACKAGES", None)
+    monkeypatch.setattr(declared, "_PACKAGES", None)
     registry.refresh_plugins()
 
 

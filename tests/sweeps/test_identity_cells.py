@@ -62,8 +62,8 @@ def test_every_spelling_finds_the_same_cells_under_the_label_asked(tmp_path, mon
     try:
         again = _sweep(
             tmp_path,
-            ["my-jitter", "bco_gym.agents.fkm:FlaxmanAgent"],
-            agent_kwargs={"bco_gym.agents.fkm:FlaxmanAgent": {"c": 2.0}},
+            ["my-jitter", "bco_gym.agents.fkm.agent:FlaxmanAgent"],
+            agent_kwargs={"bco_gym.agents.fkm.agent:FlaxmanAgent": {"c": 2.0}},
         )
     finally:
         unregister("my-jitter")
@@ -71,7 +71,7 @@ def test_every_spelling_finds_the_same_cells_under_the_label_asked(tmp_path, mon
     assert [r.agent for r in again] == ["my-jitter"] * 2 + ["fkm"] * 2  # labels as asked now
     assert all(a.same_outcome(b) for a, b in zip(first, again, strict=True))
     with pytest.raises(ValueError, match="are one agent"):
-        _sweep(tmp_path, ["fkm", "bco_gym.agents.fkm:FlaxmanAgent"])
+        _sweep(tmp_path, ["fkm", "bco_gym.agents.fkm.agent:FlaxmanAgent"])
     with pytest.raises(ValueError, match="would all be labelled 'same'"):
         _sweep(tmp_path, ["fkm", "bbcg"], labels={"fkm": "same", "bbcg": "same"})
 
@@ -126,7 +126,7 @@ def test_a_directory_written_before_identities_still_loads_and_grows(tmp_path, m
     assert all("identity" not in cell for cell in manifest["spec"]["cells"])
     assert [r.agent for r in load_sweep(tmp_path)] == ["fkm", "fkm"]
     computed = _computed(monkeypatch)
-    grown = _sweep(tmp_path, ["bco_gym.agents.fkm:FlaxmanAgent", "random"])
+    grown = _sweep(tmp_path, ["bco_gym.agents.fkm.agent:FlaxmanAgent", "random"])
     assert computed == [("random", 0), ("random", 1)]  # fkm's old cells were found
     assert grown[0].same_outcome(stored[0]) and grown[0].agent == "fkm"
     assert len(load_sweep(tmp_path)) == 4

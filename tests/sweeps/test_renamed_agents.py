@@ -36,7 +36,7 @@ def _fejer():
 def test_the_rename_table():
     assert current_agent_name("so-bgd", OLD_PATH) == "fejer-bgd"
     assert current_agent_name("so-bgd", None) == "fejer-bgd"  # saved before agent_spec
-    assert current_agent_name("so-bgd", "bco_gym.agents.so_bgd:SeparationOracleBanditGD") == (
+    assert current_agent_name("so-bgd", "bco_gym.agents.gk22.so_bgd:SeparationOracleBanditGD") == (
         "so-bgd"
     )
     assert current_agent_name("bbcg", None) == "bbcg"

@@ -32,7 +32,7 @@ def test_tune_picks_the_argmin_of_mean_regret_and_round_trips(tmp_path):
         progress=False,
     )
     assert tuning.skipped == {
-        "bco_gym.agents.random:RandomAgent": "no free constant (SCALE_PARAM is None)"
+        "bco_gym.agents.random.agent:RandomAgent": "no free constant (SCALE_PARAM is None)"
     }
     assert "random" in tuning.skipped  # any spelling finds it
     choice = tuning.constants["bbcg"]
@@ -48,9 +48,9 @@ def test_tune_picks_the_argmin_of_mean_regret_and_round_trips(tmp_path):
     assert choice.mean_regret == min(choice.scores)
     assert choice.theory_value == pytest.approx(tiny_run("bbcg", horizon=100).params["c"])
     # keyed by identity, found by any spelling
-    assert tuning.overrides() == {"bco_gym.agents.bbcg:BlockBanditCG": {"c": choice.value}}
+    assert tuning.overrides() == {"bco_gym.agents.bbcg.agent:BlockBanditCG": {"c": choice.value}}
     assert tuning.overrides()["bbcg"] == {"c": choice.value}
-    assert tuning.label("bco_gym.agents.bbcg:BlockBanditCG") == "bbcg"
+    assert tuning.label("bco_gym.agents.bbcg.agent:BlockBanditCG") == "bbcg"
     path = save_tuned(tmp_path / "tuned.json", tuning)
     assert load_tuned(path) == tuning
 

@@ -84,7 +84,7 @@ def test_an_agent_without_a_working_value_raises_naming_it(tmp_path):
     assert "failed in round 2: RuntimeError: fragile agent breaks" in str(error)
     assert f"recorded in {tmp_path / 'runs'}/failures" in str(error)
     assert list(error.tuning.constants) == [
-        "bco_gym.agents.bbcg:BlockBanditCG"
+        "bco_gym.agents.bbcg.agent:BlockBanditCG"
     ]  # the others were still chosen
 
 

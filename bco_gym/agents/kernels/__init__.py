@@ -1,30 +1,24 @@
-"""Compiled per-round kernels: the updates of fkm, fkm2, bfw, ofw and ogd on linear losses.
+"""What the compiled kernels share: the switch, the built-in sets' kinds, the cache's care.
 
-Each kernel is a small pure function over arrays that plays a window of rounds of S runs
-(rows) in lockstep, the same arithmetic as the agent's NumPy update in the same order:
+An algorithm's compiled kernel lives in its own folder, beside the agent whose NumPy update
+it repeats in the same order of operations (e.g. :mod:`bco_gym.agents.fkm.kernel`), and the
+agent class declares it (``KERNEL``, a :class:`CompiledRounds`) for the compiled lean loop
+(:mod:`bco_gym.engine.compiled`), or calls it itself (saha-tewari's Newton step,
+:mod:`bco_gym.agents.saha_tewari.kernel`; so-bgd's and fejer-bgd's separation steps,
+:mod:`bco_gym.agents.gk22.kernel`). This package keeps what several of them share:
 
-* :func:`.rounds.fkm_rounds` -- FKM (:class:`~bco_gym.agents.fkm.FlaxmanAgent`), one-point or
-  residual: y = x + delta u, g = (eta d/delta) f(y) u, x <- Pi_{K_delta}(x - g);
-* :func:`.rounds.fkm2_rounds` -- two-point FKM (:class:`~bco_gym.agents.fkm2.FlaxmanTwoPoint`);
-* :func:`.rounds.bfw_rounds` -- bandit Frank-Wolfe (:class:`~bco_gym.agents.bfw.BanditFrankWolfe`);
-* :func:`.rounds.ofw_rounds` -- online Frank-Wolfe (:class:`~bco_gym.agents.ofw.OnlineFrankWolfe`);
-* :func:`.rounds.ogd_rounds` -- projected online gradient descent
-  (:class:`~bco_gym.agents.ogd.OnlineGradientDescent`).
-
-Apart from these, :func:`.barrier.newton_step` is the Newton step of saha-tewari
-(:class:`~bco_gym.agents.saha_tewari.SahaTewari`), which the agent itself calls in every
-loop (:mod:`.barrier`).
-
-The separation-oracle steps of so-bgd (Algorithm 6) and fejer-bgd are another kernel an
-agent calls itself, every round and on every path (single, batched, the Gymnasium loop):
-:func:`.separation.separation_rows`, all rows in one call
-(:class:`bco_gym.agents.infeasible.SeparationSteps`).
+* :mod:`.oracles` -- NumPy's pairwise sums and the built-in sets' oracles (projection, LMO,
+  membership), compiled; :mod:`.rounds` -- the round helpers the per-round kernels share
+  (a block's saved state, a one-point play, a full-information round, a Frank-Wolfe step);
+* :mod:`.sums` (exact sums), :mod:`.prefix` (checkpoint sums), :mod:`.intervals` (the
+  interval-regret tracker), :mod:`.losses` (the linear families' draws), :mod:`.checks`
+  (the block check's anchors): the auxiliary kernels of the loops.
 
 The losses are the linear ones, f_t(x) = <theta_t, x> + sign * offset_t (``sign`` -1 for
 the generated families, ``f = <theta, x - c>``, +1 for :func:`~bco_gym.losses.from_array`),
 read from the loss sequences' own chunks; the exploration directions are the agents' own
-(:class:`~bco_gym.agents.estimators.DirectionStream`): no random number is drawn here.
-The oracles of the built-in sets are inside the kernels (``KIND_*``; a shrunk set
+(:class:`~bco_gym.agents.estimators.DirectionStream`): no random number is drawn in a
+kernel. The oracles of the built-in sets are inside the kernels (``KIND_*``; a shrunk set
 c + a(K - c) through its base set's oracle, as :class:`~bco_gym.sets.base.ShrunkSet`):
 the rounds read and write rows in place, without numba's reference counting
 (:mod:`.oracles`).
@@ -40,17 +34,17 @@ Feasibility: every play is tested against K (``atol``) before it is evaluated; a
 stops at the first round with a play it cannot accept and returns that round's index, so
 that the caller lets the env's own check decide (raise, or resume with ``trusted``).
 
-numba is an optional dependency (the ``fast`` extra): this package's modules
-:mod:`.oracles`, :mod:`.rounds` and :mod:`.separation` import it and are imported only
-where a compiled loop is about to run (:mod:`bco_gym.engine.compiled`,
-:class:`~bco_gym.agents.infeasible.SeparationSteps`); this module holds the constants and
-the switch (``BCO_GYM_KERNELS``, ``kernel_mode``).
+numba is an optional dependency (the ``fast`` extra): the kernel modules import it and are
+imported only where a compiled loop is about to run; this module holds the constants, the
+switch (``BCO_GYM_KERNELS``, ``kernel_mode``) and the declaration :class:`CompiledRounds`,
+and imports no numba.
 
-numba's cache keys a compiled kernel on its own source file alone, so a kernel of
-:mod:`.rounds` that inlines a helper of :mod:`.oracles` would be loaded stale after an
-edit of :mod:`.oracles` only (or a checkout that changes only that file).
-``drop_stale_cache``, run by :mod:`.oracles` before anything is compiled, removes the
-package's cached kernels whenever the digest of its sources changes.
+numba's cache keys a compiled kernel on its own source file alone, so a kernel that
+inlines a helper of :mod:`.oracles` would be loaded stale after an edit of :mod:`.oracles`
+only (or a checkout that changes only that file). ``drop_stale_cache``, run by
+:mod:`.oracles` for this package and by each algorithm's kernel module for its folder
+before anything is compiled, removes a folder's cached kernels whenever the digest of its
+sources and of this package's changes.
 """
 
 from __future__ import annotations
@@ -59,6 +53,7 @@ import contextlib
 import importlib.util
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,9 +75,49 @@ MODES = ("auto", "on", "off")
 #: (the test suite's) never compile.
 AGENT_MIN_RUN_ROUNDS = 100_000
 
-#: The file in the package's ``__pycache__`` holding the digest its cached kernels were
+#: The file in a kernel folder's ``__pycache__`` holding the digest its cached kernels were
 #: compiled from.
 CACHE_STAMP = "kernels.sha256"
+#: This package's folder: the helpers every kernel may inline.
+SHARED_KERNELS = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class CompiledRounds:
+    """An agent's per-round kernel, as its class declares it (``KERNEL``) for the compiled
+    lean loop (:mod:`bco_gym.engine.compiled`), which plays it for the exact class only.
+
+    Attributes:
+        name: what the loop calls it ("fkm"), in its compile message.
+        module: the kernel's module (imported only when the kernel is about to run).
+        rounds: the compiled function (numba's dispatcher) in ``module``.
+        window: the function in ``module`` that calls ``rounds`` for one window,
+            ``(runner, directions, start, theta, offset, weights, losses, window, first,
+            trusted) -> int`` (:class:`bco_gym.engine.compiled.KernelRunner`).
+        feedback: the feedbacks under which it plays ("bandit", "full", "two-point"; a
+            bandit agent ignores the gradient full information adds).
+        plays: "one-point" (x + delta u), "two-point" (x +- delta u) or "points" (x).
+        shrunk: whether its oracle is K_delta (the smoothing radius) rather than K.
+        weight_exponent: a, for Frank-Wolfe weights sigma_t = min(1, 2 t^(-a)), or None.
+        counter: the counter each round adds one to ("projections" or "lmo_calls").
+        compile_seconds: CPU seconds numba takes here to compile it with an empty cache
+            (benchmarks/bench_cold_start.py).
+    """
+
+    name: str
+    module: str
+    rounds: str
+    window: str
+    feedback: tuple[str, ...]
+    plays: str
+    shrunk: bool
+    counter: str
+    compile_seconds: int
+    weight_exponent: float | None = None
+
+    def function(self, attribute: str) -> Any:
+        """``rounds`` or ``window`` of the kernel's module (imported here: numba)."""
+        return getattr(importlib.import_module(self.module), attribute)
 
 
 _PLANNED: list[int] = []
@@ -147,17 +182,26 @@ def sources_digest(directory: Path) -> str:
     return file_set_digest(((path.name, path) for path in files), b"").hexdigest()
 
 
-def drop_stale_cache(directory: Path | None = None) -> bool:
+def drop_stale_cache(directory: Path | None = None, *inlined: Path) -> bool:
     """Remove numba's cached kernels (``__pycache__/*.nbi``, ``*.nbc``) of ``directory``
-    (this package by default) when its sources changed since they were compiled.
+    (this package by default) when its sources, or those of the folders ``inlined`` whose
+    helpers its kernels inline, changed since they were compiled.
 
     Returns True when cached kernels were dropped. A ``__pycache__`` that cannot be
     written (a read-only install) is left alone: numba then caches elsewhere, and an
     install rewrites every source file, which numba notices by itself.
     """
-    directory = Path(__file__).parent if directory is None else directory
+    directory = SHARED_KERNELS if directory is None else directory
     cache = directory / "__pycache__"
     digest = sources_digest(directory)
+    if inlined:  # the folder's sources and those it inlines, each named by its folder's place
+        folders = (directory, *inlined)
+        files = [
+            (f"{place}/{path.name}", path)
+            for place, folder in enumerate(folders)
+            for path in sorted(folder.glob("*.py"))
+        ]
+        digest = file_set_digest(files, b"").hexdigest()
     stamp = cache / CACHE_STAMP
     try:
         if stamp.read_text() == digest:

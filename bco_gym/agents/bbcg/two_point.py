@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from bco_gym.agents.bbcg import BlockBanditCG
+from bco_gym.agents.bbcg.agent import BlockBanditCG
 from bco_gym.agents.estimators import two_point_values
 from bco_gym.agents.schedules import block_length, positive, smoothing_radius_for
 from bco_gym.agents.twopoint import TwoPointFeedback
@@ -17,7 +17,7 @@ class BlockBanditCG2(TwoPointFeedback, BlockBanditCG):
     r"""Block Bandit Conditional Gradient on two-point feedback (``feedback="two-point"``).
 
     Algorithms 1 and 2 of Garber & Kretzu (2020) as in
-    :class:`~bco_gym.agents.bbcg.BlockBanditCG`, except that round t of block m plays the
+    :class:`~bco_gym.agents.bbcg.agent.BlockBanditCG`, except that round t of block m plays the
     pair (x_{m-1} + delta u_t, x_{m-1} - delta u_t) and forms
     g_t = (d/(2 delta)) (f_t(x_{m-1} + delta u_t) - f_t(x_{m-1} - delta u_t)) u_t,
     unbiased for the smoothed gradient at x_{m-1}, with ||g_t|| <= dG. No block fast
@@ -26,7 +26,7 @@ class BlockBanditCG2(TwoPointFeedback, BlockBanditCG):
     This library's derivation. The proof of Lemma 5 bounds E||g_hat_m||^2 by K_b times
     the squared norm bound of one estimate plus K_b^2 G^2, so it becomes
     K_b (dG)^2 + K_b^2 G^2. Lemma 6 (the regret lemma, ``lemma_3_regret`` in
-    :mod:`~bco_gym.agents.bbcg_bounds`) only uses that bound, and its smoothing terms
+    :mod:`~bco_gym.agents.bbcg.bounds`) only uses that bound, and its smoothing terms
     hold for the mean of the two plays (each within delta G of f_t(x_{m-1})): with dG in
     place of dM/delta,
 
@@ -107,7 +107,7 @@ class BlockBanditCG2(TwoPointFeedback, BlockBanditCG):
 
     def regret_bound(self) -> float:
         """Lemma 6 at the actual parameters with the estimate norm dG (class docstring)."""
-        from bco_gym.agents import bbcg_bounds
+        from bco_gym.agents.bbcg import bounds as bbcg_bounds
 
         return bbcg_bounds.lemma_3_regret(self._constants())
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from bco_gym.agents.batch import BatchAgent, RowOracle
+from bco_gym.agents.kernels import CompiledRounds
 from bco_gym.agents.schedules import positive
 from bco_gym.problem import Problem
 
@@ -43,6 +44,18 @@ class OnlineGradientDescent(BatchAgent):
     SCALE_PARAM = "c"
     OPTIONS = ("c", "step_size")
     regret_exponent = 0.5
+    #: Its compiled rounds (:mod:`bco_gym.agents.ogd.kernel`), played by the compiled lean loop.
+    KERNEL = CompiledRounds(
+        name="ogd",
+        module="bco_gym.agents.ogd.kernel",
+        rounds="ogd_rounds",
+        window="ogd_window",
+        feedback=("full",),
+        plays="points",
+        shrunk=False,
+        counter="projections",
+        compile_seconds=10,
+    )
 
     def __init__(
         self,

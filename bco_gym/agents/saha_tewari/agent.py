@@ -63,7 +63,7 @@ class SahaTewari(BatchAgent):
 
     Compiled solve. With numba installed (the ``fast`` extra) and ``BCO_GYM_KERNELS`` "on",
     or "auto" (the default) from T * S >= 100,000 run-rounds, the work
-    between two SVDs is one compiled call (:func:`~bco_gym.agents.kernels.barrier.newton_step`;
+    between two SVDs is one compiled call (:func:`~bco_gym.agents.saha_tewari.kernel.newton_step`;
     the SVD stays NumPy's): the same arithmetic in the same order (every reduction NumPy's
     pairwise sum, no BLAS product on either side), so plays, counters and results are the
     NumPy solve's bit for bit, about twice as fast at n = 10 (benchmarks/bench_saha_tewari.py).
@@ -294,7 +294,7 @@ class SahaTewari(BatchAgent):
         kinds = {BallBarrier: 0, BoxBarrier: 1, NonnegativeBarrier: 2}
         if not agent_kernel_wanted(self.horizon * self.rows) or type(barrier) not in kinds:
             return None
-        from bco_gym.agents.kernels import barrier as compiled
+        from bco_gym.agents.saha_tewari import kernel as compiled
 
         compiled.announce_compile()
         kind = kinds[type(barrier)]
@@ -330,7 +330,7 @@ class SahaTewari(BatchAgent):
     def _solve_compiled(self, row: int, linear: np.ndarray) -> None:
         """:meth:`_solve` with the work between two SVDs compiled (:mod:`.kernels.barrier`):
         the same SVDs (NumPy's), the same arithmetic, the same counters."""
-        from bco_gym.agents.kernels.barrier import (
+        from bco_gym.agents.saha_tewari.kernel import (
             CONTINUE,
             STALLED,
             UNCONVERGED,

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.agents import bbcg_bounds
 from bco_gym.agents.batch import BatchAgent, RowOracle, slice_rounds
+from bco_gym.agents.bbcg import bounds as bbcg_bounds
 from bco_gym.agents.estimators import (
     Residuals,
     check_estimator,
@@ -201,7 +201,7 @@ class BlockBanditCG(BatchAgent):
         """The expected-regret bound for this problem and these parameters.
 
         The paper's Lemma 3 at the actual parameters
-        (:func:`~bco_gym.agents.bbcg_bounds.lemma_3_regret`) and, with Theorem 1's
+        (:func:`~bco_gym.agents.bbcg.bounds.lemma_3_regret`) and, with Theorem 1's
         parameters (any c with c T^(-1/4) <= r, the other hyperparameters at their
         defaults), the larger of that and the theorem's closed form. The two coincide
         when T is a perfect square; with K_b = round(sqrt(T)) the closed form alone can
@@ -219,7 +219,7 @@ class BlockBanditCG(BatchAgent):
         (ceil(T/K_b) - 1)(1 + A H) with A = max(16 R_delta^2/eps^2, 2/eps) and
         H = eps + eta min(2 R_delta E, sqrt(eps) E + (eta/2) E2),
         E = sqrt(K_b) dM/delta + K_b G, E2 = K_b (dM/delta)^2 + K_b^2 G^2 (proofs in
-        :mod:`~bco_gym.agents.bbcg_bounds`). It holds at any parameters.
+        :mod:`~bco_gym.agents.bbcg.bounds`). It holds at any parameters.
 
         Where it differs from the paper's count (proof of Theorem 1 with Lemma 4:
         L_m <= max(16R^2/eps^2, 2/eps)(h_{m,1} - eps), and the closed form

@@ -1,6 +1,6 @@
 """The bounds of BBCG at its actual parameters: expected regret and expected LMO calls.
 
-Notation as in :class:`~bco_gym.agents.bbcg.BlockBanditCG`: horizon T, block size K_b,
+Notation as in :class:`~bco_gym.agents.bbcg.agent.BlockBanditCG`: horizon T, block size K_b,
 d = ``aff_dim``, inner/outer radii r/R, G and M the gradient and value bounds of the
 losses, smoothing radius delta, step size eta, tolerance eps; R_delta = (1 - delta/r) R
 is the outer radius of the shrunk set K_delta, whose diameter is at most 2 R_delta.

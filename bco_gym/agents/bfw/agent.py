@@ -9,6 +9,7 @@ import numpy as np
 from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.estimators import DirectionStream, Residuals, check_estimator
 from bco_gym.agents.frank_wolfe import online_frank_wolfe_step
+from bco_gym.agents.kernels import CompiledRounds
 from bco_gym.agents.schedules import decaying_step, positive, smoothing_radius_for
 from bco_gym.problem import Problem
 
@@ -67,6 +68,19 @@ class BanditFrankWolfe(BatchAgent):
     SCALE_PARAM = "c"
     OPTIONS = ("c", "step_size", "smoothing_radius", "estimator")
     regret_exponent = 0.8
+    #: Its compiled rounds (:mod:`bco_gym.agents.bfw.kernel`), played by the compiled lean loop.
+    KERNEL = CompiledRounds(
+        name="bfw",
+        module="bco_gym.agents.bfw.kernel",
+        rounds="bfw_rounds",
+        window="bfw_window",
+        feedback=("bandit", "full"),
+        plays="one-point",
+        shrunk=True,
+        counter="lmo_calls",
+        compile_seconds=16,
+        weight_exponent=0.4,
+    )
 
     def __init__(
         self,

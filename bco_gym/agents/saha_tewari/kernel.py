@@ -1,6 +1,6 @@
 """The FTRL solve of saha-tewari, compiled: damped Newton on a self-concordant barrier.
 
-:meth:`~bco_gym.agents.saha_tewari.SahaTewari._solve` makes about 15 NumPy calls per
+:meth:`~bco_gym.agents.saha_tewari.agent.SahaTewari._solve` makes about 15 NumPy calls per
 Newton step besides the SVD of the barrier's factor M (hess R = M^T M). Here the SVD
 stays NumPy's (``np.linalg.svd``, called by the agent), and everything between two SVDs
 is one compiled call, :func:`newton_step`: the decrement, the stopping rule, the damped
@@ -23,9 +23,14 @@ from __future__ import annotations
 import functools
 import math
 import sys
+from pathlib import Path
 
-from bco_gym.agents.kernels import is_cached
+from bco_gym.agents.kernels import SHARED_KERNELS, drop_stale_cache, is_cached
 from bco_gym.agents.kernels.oracles import jit, pairwise_sum
+
+# Before this module's kernels are compiled or loaded: they inline the shared helpers
+# (bco_gym.agents.kernels), whose edits numba's cache would not see.
+drop_stale_cache(Path(__file__).parent, SHARED_KERNELS)
 
 #: The barriers :func:`newton_step` knows (``Barrier`` classes of :mod:`bco_gym.agents.barriers`).
 BARRIER_BALL, BARRIER_BOX, BARRIER_NONNEGATIVE = 0, 1, 2

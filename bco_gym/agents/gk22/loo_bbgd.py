@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.agents import gk22_bounds
 from bco_gym.agents.batch import BatchAgent, RowOracle, slice_rounds
-from bco_gym.agents.bbcg import BlockBanditCG
-from bco_gym.agents.infeasible import ProjectionBudgetError, close_infeasible_projection_rows
+from bco_gym.agents.bbcg.agent import BlockBanditCG
+from bco_gym.agents.gk22 import bounds as gk22_bounds
+from bco_gym.agents.gk22.oracles import ProjectionBudgetError, close_infeasible_projection_rows
 from bco_gym.agents.schedules import block_length, positive, smoothing_radius_for
 from bco_gym.problem import Problem
 
@@ -21,7 +21,7 @@ class LOOBlockBanditGD(BlockBanditCG):
 
     Algorithm 9 of Garber & Kretzu (2022), with its subroutines Algorithm 3 (a close
     infeasible projection) and Algorithm 2 (a separating hyperplane by Frank-Wolfe),
-    :func:`~bco_gym.agents.infeasible.close_infeasible_projection_rows`.
+    :func:`~bco_gym.agents.gk22.oracles.close_infeasible_projection_rows`.
 
     Notation: horizon T, centre c (the paper's origin), inner/outer radii r/R,
     d = ``aff_dim`` (the paper's n: exploration lives in V = aff(K) - c), G the Lipschitz
@@ -62,18 +62,18 @@ class LOOBlockBanditGD(BlockBanditCG):
         + 24 R dM (sqrt(dM)/(c sqrt(6)) + G) T^(1/2).
 
     :meth:`regret_bound` is the proof's last display at the actual parameters
-    (:func:`~bco_gym.agents.gk22_bounds.theorem_11_regret`; the closed form above when K
+    (:func:`~bco_gym.agents.gk22.bounds.theorem_11_regret`; the closed form above when K
     divides T exactly); :meth:`lmo_call_bound` the proof's expected LOO count at the
-    actual parameters (:func:`~bco_gym.agents.gk22_bounds.theorem_11_loo_calls`). The
+    actual parameters (:func:`~bco_gym.agents.gk22.bounds.theorem_11_loo_calls`). The
     theorem's printed count has 6^6/3 in its G^4 term where its proof gives 6^6/2:
     the proof's is used, with two corrections that make it a proven bound: 20 for the
     proof's 19 (Lemma 7's count lacks a ceiling) and Lemma 20's fourth moment with the
-    lower-order terms its proof drops (:func:`~bco_gym.agents.gk22_bounds.block_sum_fourth_moment`).
+    lower-order terms its proof drops (:func:`~bco_gym.agents.gk22.bounds.block_sum_fourth_moment`).
 
     Work: a run of Algorithm 3 whose LOO calls Lemmas 6 and 7 bound only by more than
-    :data:`~bco_gym.agents.infeasible.LOO_CALL_BUDGET` (a set tiny against the step it
+    :data:`~bco_gym.agents.gk22.oracles.LOO_CALL_BUDGET` (a set tiny against the step it
     must absorb: a ball of radius 10^-6 at T = 10 reaches 10^17) is refused before its
-    first call with a :class:`~bco_gym.agents.infeasible.ProjectionBudgetError` naming
+    first call with a :class:`~bco_gym.agents.gk22.oracles.ProjectionBudgetError` naming
     the bound; every other run is stopped at twice its bound (an inexact oracle). Neither
     changes a play: the parameters and results are the theorem's.
 
@@ -160,12 +160,12 @@ class LOOBlockBanditGD(BlockBanditCG):
 
     def regret_bound(self) -> float:
         """Theorem 11's bound on the expected regret of every interval, at the actual
-        parameters (:func:`~bco_gym.agents.gk22_bounds.theorem_11_regret`)."""
+        parameters (:func:`~bco_gym.agents.gk22.bounds.theorem_11_regret`)."""
         return gk22_bounds.theorem_11_regret(self._gk22_constants(), *self._parameters())
 
     def lmo_call_bound(self) -> float:
         """Theorem 11's bound on the expected total LOO calls at the actual parameters
-        (:func:`~bco_gym.agents.gk22_bounds.theorem_11_loo_calls`)."""
+        (:func:`~bco_gym.agents.gk22.bounds.theorem_11_loo_calls`)."""
         return gk22_bounds.theorem_11_loo_calls(self._gk22_constants(), *self._parameters())
 
     # -- stats ----------------------------------------------------------------------------

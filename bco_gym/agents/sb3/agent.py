@@ -59,13 +59,13 @@ import gymnasium as gym
 import numpy as np
 
 from bco_gym.agents.base import Agent
-from bco_gym.agents.sb3_drivers import (
+from bco_gym.agents.sb3.drivers import (
     FrozenDriver,
     OffPolicyDriver,
     OnPolicyDriver,
     PrivateRandomState,
 )
-from bco_gym.agents.sb3_options import (
+from bco_gym.agents.sb3.options import (
     OFF_POLICY_COMMON,
     OFF_POLICY_OPTIONS,
     ON_POLICY_COMMON,

@@ -6,11 +6,11 @@ when only the abstract of Garber & Kretzu (COLT 2022, arXiv 2202.04721) could be
 which announces an algorithm of this kind: online gradient descent with "infeasible
 projections" computed by a separation oracle, O(T^{3/4}) adaptive expected regret with
 bandit feedback and O(T) oracle calls. Their algorithm is now read and implemented as
-``so-bgd`` (:class:`~bco_gym.agents.so_bgd.SeparationOracleBanditGD`, their Algorithm
+``so-bgd`` (:class:`~bco_gym.agents.gk22.so_bgd.SeparationOracleBanditGD`, their Algorithm
 10); this module is NOT their pseudocode or their constants: the algorithm and the bound
 below are stated and proved in this docstring, and the tests check the bound at the
 actual parameters. Results saved under the old name load as ``fejer-bgd``
-(:func:`~bco_gym.agents.registry.current_agent_name`).
+(:func:`~bco_gym.agents.moved.current_agent_name`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 
 from bco_gym.agents.batch import BatchAgent
 from bco_gym.agents.estimators import DirectionStream
-from bco_gym.agents.infeasible import (
+from bco_gym.agents.gk22.oracles import (
     TANGENT_FLOOR,
     SeparationSteps,
     require_separation,
@@ -92,7 +92,7 @@ class FejerBanditGD(BatchAgent):
     Counters: ``separation_calls`` (every oracle call, the final "inside" answers
     included), ``fejer_steps``; ``projections`` and ``lmo_calls`` stay 0. On the ball,
     l1 ball, box and simplex the steps run for all rows in one compiled call
-    (:class:`~bco_gym.agents.infeasible.SeparationSteps`, as so-bgd's), the same bits.
+    (:class:`~bco_gym.agents.gk22.oracles.SeparationSteps`, as so-bgd's), the same bits.
 
     Args:
         problem: the problem; its set must have a separation oracle (``has_separation``:

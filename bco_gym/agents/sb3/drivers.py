@@ -6,7 +6,7 @@ calls. The drivers turn ``act``/``update`` into SB3's code paths:
 :class:`FrozenDriver` evaluates a trained policy (``model.predict``),
 :class:`OnPolicyDriver` replays ``OnPolicyAlgorithm.collect_rollouts`` + ``learn``
 (PPO, A2C) and :class:`OffPolicyDriver` ``OffPolicyAlgorithm.collect_rollouts`` +
-``learn`` (SAC, TD3). Used by :mod:`bco_gym.agents.sb3`, which documents the modes.
+``learn`` (SAC, TD3). Used by :mod:`bco_gym.agents.sb3.agent`, which documents the modes.
 """
 
 from __future__ import annotations

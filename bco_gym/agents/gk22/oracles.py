@@ -339,9 +339,9 @@ def separation_projection(
 
 class SeparationSteps:
     """The separation-oracle steps of every row in one compiled call
-    (:func:`bco_gym.agents.kernels.separation.separation_rows`, numba): Algorithm 6
+    (:func:`bco_gym.agents.gk22.kernel.separation_rows`, numba): Algorithm 6
     (:func:`separation_projection`, so-bgd) or fejer-bgd's steps
-    (:meth:`~bco_gym.agents.separation.FejerBanditGD._fejer`), on the built-in sets.
+    (:meth:`~bco_gym.agents.gk22.fejer_bgd.FejerBanditGD._fejer`), on the built-in sets.
 
     Calling it on targets (S, n) moves each row to the point the Python loop returns,
     bit for bit (the oracles' arithmetic in their order), and adds each row's calls and
@@ -400,7 +400,7 @@ class SeparationSteps:
         normal) to ``steps`` (int64, (S,)); returns the rows left to the Python loop
         (untouched, their counters too)."""
         if self._kernel is None:
-            from bco_gym.agents.kernels import separation
+            from bco_gym.agents.gk22 import kernel as separation
 
             separation.announce_compile()
             self._kernel = separation.separation_rows

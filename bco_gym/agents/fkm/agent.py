@@ -13,6 +13,7 @@ from bco_gym.agents.estimators import (
     check_estimator,
     estimate_norm_bound,
 )
+from bco_gym.agents.kernels import CompiledRounds
 from bco_gym.agents.schedules import positive, smoothing_radius_for
 from bco_gym.problem import Problem
 
@@ -43,7 +44,7 @@ class FlaxmanAgent(BatchAgent):
 
     So delta = c T^(-1/4) and eta = c R/(dM) T^(-3/4) with the one knob c
     (``SCALE_PARAM``). delta is capped at r with a ``UserWarning`` (K_delta is then the
-    centre alone; see :class:`~bco_gym.agents.bbcg.BlockBanditCG`).
+    centre alone; see :class:`~bco_gym.agents.bbcg.agent.BlockBanditCG`).
 
     Residual feedback (``estimator="residual"``; Zhang, Zhou, Ji & Zavlanos 2022): g_t =
     (d/delta)(f_t(y_t) - f_{t-1}(y_{t-1})) u_t, f_0(y_0) := 0 for the first round, also
@@ -71,6 +72,18 @@ class FlaxmanAgent(BatchAgent):
     SCALE_PARAM = "c"
     OPTIONS = ("c", "step_size", "smoothing_radius", "estimator")
     regret_exponent = 0.75
+    #: Its compiled rounds (:mod:`bco_gym.agents.fkm.kernel`), played by the compiled lean loop.
+    KERNEL = CompiledRounds(
+        name="fkm",
+        module="bco_gym.agents.fkm.kernel",
+        rounds="fkm_rounds",
+        window="fkm_window",
+        feedback=("bandit", "full"),
+        plays="one-point",
+        shrunk=True,
+        counter="projections",
+        compile_seconds=14,
+    )
 
     def __init__(
         self,

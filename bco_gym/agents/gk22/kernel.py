@@ -1,15 +1,15 @@
 """Separation-oracle steps, compiled: Algorithm 6 of Garber & Kretzu (so-bgd) and fejer-bgd's.
 
 :func:`separation_rows` runs, for every row of S points, the loop that so-bgd
-(:func:`bco_gym.agents.infeasible.separation_projection`) or fejer-bgd
-(:meth:`bco_gym.agents.separation.FejerBanditGD._fejer`) runs row by row in Python:
+(:func:`bco_gym.agents.gk22.oracles.separation_projection`) or fejer-bgd
+(:meth:`bco_gym.agents.gk22.fejer_bgd.FejerBanditGD._fejer`) runs row by row in Python:
 call the separation oracle of K at c + (y - c)/s, step along the normal (its part in V
 for the simplex), until the oracle answers "inside". The oracles are the built-in sets'
 (``KIND_*``: ball, l1 ball, box, simplex; ``ConvexSet.separation``), with their arithmetic
 in their order: the ball's norm the square root of the pairwise sum of the squares, the
-sums NumPy's pairwise ones started from +0 (:mod:`.oracles`), the simplex's tangent part
-v - mean(v) with mean(v) = sum(v)/n, argmin/argmax the first extreme entry. So a row's
-point and call counts are the Python loop's bit for bit.
+sums NumPy's pairwise ones started from +0 (:mod:`bco_gym.agents.kernels.oracles`), the
+simplex's tangent part v - mean(v) with mean(v) = sum(v)/n, argmin/argmax the first
+extreme entry. So a row's point and call counts are the Python loop's bit for bit.
 
 A row the kernel does not finish is left to the Python loop, which then gives the same
 answer or raises its error: a row with a non-finite entry, a normal whose part in V is
@@ -17,8 +17,9 @@ below the floor, or a call count that comes within one of the loop's safety limi
 limit's square is Python's ``**``, the C library's ``pow``, which the kernel does not
 claim to reproduce in the last bit). Its point and counters are then untouched.
 
-``work`` is a (6, n) scratch array: row 0 the reductions' (:func:`.oracles.row_norm`),
-1 the iterate y, 2 the oracle's point, 3 the normal, 4 a difference.
+``work`` is a (6, n) scratch array: row 0 the reductions'
+(:func:`bco_gym.agents.kernels.oracles.row_norm`), 1 the iterate y, 2 the oracle's point,
+3 the normal, 4 a difference.
 """
 
 from __future__ import annotations
@@ -26,9 +27,21 @@ from __future__ import annotations
 import functools
 import math
 import sys
+from pathlib import Path
 
-from bco_gym.agents.kernels import KIND_BALL, KIND_BOX, KIND_SIMPLEX, is_cached
+from bco_gym.agents.kernels import (
+    KIND_BALL,
+    KIND_BOX,
+    KIND_SIMPLEX,
+    SHARED_KERNELS,
+    drop_stale_cache,
+    is_cached,
+)
 from bco_gym.agents.kernels.oracles import inline, kernel, row_norm, row_sum
+
+# Before this module's kernels are compiled or loaded: they inline the shared helpers
+# (bco_gym.agents.kernels), whose edits numba's cache would not see.
+drop_stale_cache(Path(__file__).parent, SHARED_KERNELS)
 
 #: Scratch rows of ``work``.
 ITERATE, POINT, NORMAL, DIFFERENCE = 1, 2, 3, 4

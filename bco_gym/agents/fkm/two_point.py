@@ -8,6 +8,7 @@ import numpy as np
 
 from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.estimators import DirectionStream, two_point_values
+from bco_gym.agents.kernels import CompiledRounds
 from bco_gym.agents.schedules import positive, smoothing_radius_for
 from bco_gym.agents.twopoint import TwoPointFeedback
 from bco_gym.problem import Problem
@@ -24,7 +25,7 @@ class FlaxmanTwoPoint(TwoPointFeedback, BatchAgent):
 
     g_t is unbiased for the gradient of the smoothed loss at x_t and, f_t being
     G-Lipschitz, ||g_t|| <= dG whatever delta. This library's derivation, as FKM's
-    (:class:`~bco_gym.agents.fkm.FlaxmanAgent`) with the estimate's norm dG in place of
+    (:class:`~bco_gym.agents.fkm.agent.FlaxmanAgent`) with the estimate's norm dG in place of
     dM/delta: projected gradient descent on <g_t, x> over K_delta gives
     sum E<g_t, x_t - x> <= R^2/(2 eta) + eta T d^2 G^2/2; the env counts the mean of the
     two losses, each within delta G of f_t(x_t), and smoothing at x_t and at the
@@ -60,6 +61,18 @@ class FlaxmanTwoPoint(TwoPointFeedback, BatchAgent):
     SCALE_PARAM = "c"
     OPTIONS = ("c", "step_size", "smoothing_radius")
     regret_exponent = 0.5
+    #: Its compiled rounds (:mod:`bco_gym.agents.fkm.kernel`), played by the compiled lean loop.
+    KERNEL = CompiledRounds(
+        name="fkm2",
+        module="bco_gym.agents.fkm.kernel",
+        rounds="fkm2_rounds",
+        window="fkm2_window",
+        feedback=("two-point",),
+        plays="two-point",
+        shrunk=True,
+        counter="projections",
+        compile_seconds=15,
+    )
 
     def __init__(
         self,

@@ -8,10 +8,10 @@ import warnings
 
 import numpy as np
 
-from bco_gym.agents import gk22_bounds
 from bco_gym.agents.batch import BatchAgent
 from bco_gym.agents.estimators import DirectionStream
-from bco_gym.agents.infeasible import (
+from bco_gym.agents.gk22 import bounds as gk22_bounds
+from bco_gym.agents.gk22.oracles import (
     SeparationSteps,
     require_separation,
     separation_projection,
@@ -25,7 +25,7 @@ class SeparationOracleBanditGD(BatchAgent):
 
     Algorithm 10 of Garber & Kretzu (2022) with its subroutine Algorithm 6 (an
     infeasible projection through the separation oracle of K,
-    :func:`~bco_gym.agents.infeasible.separation_projection`). No projection, no LMO.
+    :func:`~bco_gym.agents.gk22.oracles.separation_projection`). No projection, no LMO.
 
     Notation: horizon T, centre c (the paper's origin), inner/outer radii r/R,
     d = ``aff_dim`` (the paper's n; V = aff(K) - c), G and M the gradient and value
@@ -64,10 +64,10 @@ class SeparationOracleBanditGD(BatchAgent):
         E[regret] <= G (3 delta' + R (delta'/r + delta + delta delta'/r)) T + 2R^2/eta
                      + (dM)^2 eta T / (2 delta'^2)
 
-    (the proof's last display; :func:`~bco_gym.agents.gk22_bounds.theorem_15_regret`),
+    (the proof's last display; :func:`~bco_gym.agents.gk22.bounds.theorem_15_regret`),
     and the separation-oracle calls are at most
     T (1 + 8 R dM eta/(r^2 delta delta') + 4 (dM)^2 eta^2/(r^2 delta^2 delta'^2))
-    (:func:`~bco_gym.agents.gk22_bounds.theorem_15_separation_calls`; deterministic).
+    (:func:`~bco_gym.agents.gk22.bounds.theorem_15_separation_calls`; deterministic).
 
     Reading taken: the proof writes R/eta for the telescoped ||y~_s - x||^2/(2 eta) with
     ||y~_s - x|| <= 2R, which is 2R^2/eta; the printed theorem carries R/eta into
@@ -93,7 +93,7 @@ class SeparationOracleBanditGD(BatchAgent):
     ``projections`` and ``lmo_calls`` stay 0.
 
     Speed: on the ball, l1 ball, box and simplex, Algorithm 6 runs for all rows in one
-    compiled call (:class:`~bco_gym.agents.infeasible.SeparationSteps`, numba, the
+    compiled call (:class:`~bco_gym.agents.gk22.oracles.SeparationSteps`, numba, the
     ``fast`` extra; ``BCO_GYM_KERNELS``, from T * S = 10^5 run-rounds in "auto"), the
     same points and counts bit for bit as the Python loop.
 
@@ -157,12 +157,12 @@ class SeparationOracleBanditGD(BatchAgent):
 
     def regret_bound(self) -> float:
         """Theorem 15's bound on the expected regret of every interval at the actual
-        parameters (:func:`~bco_gym.agents.gk22_bounds.theorem_15_regret`)."""
+        parameters (:func:`~bco_gym.agents.gk22.bounds.theorem_15_regret`)."""
         return gk22_bounds.theorem_15_regret(self._gk22_constants(), *self._parameters())
 
     def separation_call_bound(self) -> float:
         """Theorem 15's bound on the total separation-oracle calls at the actual
-        parameters (:func:`~bco_gym.agents.gk22_bounds.theorem_15_separation_calls`)."""
+        parameters (:func:`~bco_gym.agents.gk22.bounds.theorem_15_separation_calls`)."""
         return gk22_bounds.theorem_15_separation_calls(self._gk22_constants(), *self._parameters())
 
     # -- row hooks ----------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from bco_gym.agents.infeasible import lemma_6_calls
+from bco_gym.agents.gk22.oracles import lemma_6_calls
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def theorem_11_loo_calls(
     B = ceil(T/K) blocks (Algorithm 3 runs in blocks 2..B), Q >= E||g_hat||^4
     (:func:`block_sum_fourth_moment`). Per block, Lemma 7 allows at most
     ceil(h (h - eps)/(4 eps^2)) + 1 <= h^2/(4 eps^2) + 2 iterations for h = ||x_{m-1} -
-    y_{mK+1}||^2 (:func:`~bco_gym.agents.infeasible.lemma_7_iterations`), and
+    y_{mK+1}||^2 (:func:`~bco_gym.agents.gk22.oracles.lemma_7_iterations`), and
     E[h^2] <= 8 (9 eps^2 + eta^4 Q) (||x_{m-1} - y~_{m-1}||^2 <= 3 eps, y_{mK+1} =
     y~_{m-1} - eta g_hat_m); each iteration runs Algorithm 2, at most
     ceil(27 R^2/eps - 2) LOO calls (Lemma 6). With eps = delta^2/3 and Lemma 20's Q this

@@ -6,6 +6,7 @@ import numpy as np
 
 from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.frank_wolfe import online_frank_wolfe_step
+from bco_gym.agents.kernels import CompiledRounds
 from bco_gym.agents.schedules import decaying_step, positive
 from bco_gym.problem import Problem
 
@@ -46,6 +47,19 @@ class OnlineFrankWolfe(BatchAgent):
     SCALE_PARAM = "c"
     OPTIONS = ("c", "step_size")
     regret_exponent = 0.75
+    #: Its compiled rounds (:mod:`bco_gym.agents.ofw.kernel`), played by the compiled lean loop.
+    KERNEL = CompiledRounds(
+        name="ofw",
+        module="bco_gym.agents.ofw.kernel",
+        rounds="ofw_rounds",
+        window="ofw_window",
+        feedback=("full",),
+        plays="points",
+        shrunk=False,
+        counter="lmo_calls",
+        compile_seconds=12,
+        weight_exponent=0.5,
+    )
 
     def __init__(
         self,
