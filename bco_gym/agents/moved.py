@@ -13,9 +13,8 @@ with the move. What was written under an old path still means the same class:
 
 * an import of an old module (``from bco_gym.agents.fkm2 import FlaxmanTwoPoint``, an
   entry point or an import path ``"bco_gym.agents.so_bgd:SeparationOracleBanditGD"``):
-  an old module that is a folder now re-exports its classes; any other is a module
-  forwarding every attribute to the new one (:data:`MOVED_MODULES`, installed by
-  :func:`install`);
+  an old module that is a folder now re-exports its classes; any other imports as the
+  module that now holds its code (:data:`MOVED_MODULES`, installed by :func:`install`);
 * an identity or import path recorded in a result file, a sweep cell or a tuned-constants
   file: :func:`current_identity` gives the current one (the results' readers call it).
 """
@@ -109,32 +108,26 @@ def current_identity(identity: Any) -> Any:
     return current_import_path(path) + bracket + rest
 
 
-class _Forwarding(importlib.abc.Loader):
-    """Loads an old module as a module forwarding every attribute to its new one."""
+class _Alias(importlib.abc.Loader):
+    """Loads an old module as the module that now holds its code (the same object, so
+    its attributes, patched or not, are the new module's)."""
 
     def __init__(self, target: str):
         self.target = target
+        self.spec: importlib.machinery.ModuleSpec | None = None
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        return None  # the default module object
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        module = importlib.import_module(self.target)
+        self.spec = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        target = self.target
-        module.__doc__ = f"Moved to :mod:`{target}` (this name forwards to it)."
-
-        def __getattr__(name: str) -> Any:
-            return getattr(importlib.import_module(target), name)
-
-        def __dir__() -> list[str]:
-            return dir(importlib.import_module(target))
-
-        module.__getattr__ = __getattr__  # type: ignore[method-assign]
-        module.__dir__ = __dir__  # type: ignore[method-assign]
+        module.__spec__ = self.spec  # the import machinery set the old name's spec
 
 
 class _OldModules(importlib.abc.MetaPathFinder):
-    """Finds the old modules of :data:`MOVED_MODULES` (imported lazily: the kernels' new
-    modules import numba only when an attribute is read)."""
+    """Finds the old modules of :data:`MOVED_MODULES` (imported when asked for: the
+    kernels' new modules import numba)."""
 
     def find_spec(
         self, fullname: str, path: Any = None, target: Any = None
@@ -142,7 +135,7 @@ class _OldModules(importlib.abc.MetaPathFinder):
         new = MOVED_MODULES.get(fullname)
         if new is None:
             return None
-        return importlib.util.spec_from_loader(fullname, _Forwarding(new))
+        return importlib.util.spec_from_loader(fullname, _Alias(new))
 
 
 def install() -> None:

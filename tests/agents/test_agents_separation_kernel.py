@@ -1,4 +1,4 @@
-"""The compiled separation steps (bco_gym/agents/kernels/separation.py) against the Python
+"""The compiled separation steps (bco_gym/agents/gk22/kernel.py) against the Python
 loops they replace: Algorithm 6 (so-bgd) and fejer-bgd's steps give the same points and
 the same call counts bit for bit, on every set with a separation oracle, in single runs,
 ``run_many`` and the Gymnasium loop; rows the kernel cannot finish go to the Python
@@ -11,7 +11,8 @@ import pytest
 
 pytest.importorskip("numba")
 
-from bco_gym.agents import infeasible, kernels
+from bco_gym.agents import kernels
+from bco_gym.agents.gk22 import oracles as infeasible
 from bco_gym.agents.gk22.oracles import SeparationSteps, separation_projection
 from bco_gym.engine.many import run_many
 from bco_gym.engine.runner import run
@@ -209,7 +210,7 @@ def test_the_kernel_is_used_only_where_wanted(monkeypatch):
 
 
 def test_a_compile_is_announced_once(monkeypatch, capsys):
-    from bco_gym.agents.kernels import separation
+    from bco_gym.agents.gk22 import kernel as separation
 
     monkeypatch.setattr(separation, "is_cached", lambda dispatcher: False)
     separation.announce_compile.cache_clear()
