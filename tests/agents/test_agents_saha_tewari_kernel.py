@@ -1,4 +1,4 @@
-"""saha-tewari's compiled FTRL solve (bco_gym/agents/kernels/barrier.py): NumPy's bits.
+"""saha-tewari's compiled FTRL solve (bco_gym/agents/saha_tewari/kernel.py): NumPy's bits.
 
 Every play, Newton step count and counter of the compiled solve is the NumPy solve's, on
 every set with a barrier, at the rounding floor (stalled and capped solves), batched
