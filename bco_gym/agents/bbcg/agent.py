@@ -8,20 +8,19 @@ from typing import Any
 
 import numpy as np
 
-from bco_gym.agents.batch import BatchAgent, RowOracle, slice_rounds
 from bco_gym.agents.bbcg import bounds as bbcg_bounds
+from bco_gym.agents.blocks import BlockBandit
 from bco_gym.agents.estimators import (
     Residuals,
     check_estimator,
     estimate_norm_bound,
-    tangent_gaussian_rows,
 )
 from bco_gym.agents.frank_wolfe import ConditionalGradientRows, conditional_gradient_rows
 from bco_gym.agents.schedules import block_length, flag, positive, smoothing_radius_for
 from bco_gym.problem import Problem
 
 
-class BlockBanditCG(BatchAgent):
+class BlockBanditCG(BlockBandit):
     r"""Block Bandit Conditional Gradient, exactly Algorithms 1 and 2 of the paper.
 
     Notation: horizon T, centre c, inner/outer radii r/R, d = ``aff_dim`` (the paper's n;
@@ -112,7 +111,6 @@ class BlockBanditCG(BatchAgent):
 
     name = "bbcg"
     REFERENCE = "garber2020improved"
-    supports_blocks = True
     SCALE_PARAM = "c"
     OPTIONS = (
         "c",
@@ -123,8 +121,6 @@ class BlockBanditCG(BatchAgent):
         "background",
         "estimator",
     )
-    #: The shape of one round's losses beyond the row axis: () one point, (2,) two.
-    _round_losses: tuple[int, ...] = ()
     regret_exponent = 0.75
 
     def __init__(
@@ -164,10 +160,7 @@ class BlockBanditCG(BatchAgent):
             and c * T**-0.25 <= r
             and estimator == "one-point"
         )
-        self._shrunk = self.set.shrink(delta)
-        self._lmo = RowOracle(self._shrunk.lmo_many, self._shrunk.lmo)
-        self._dimension = d
-        self._slice = slice_rounds(self.set.dim)
+        self._use_shrunk_set(delta)
         self._executor: ThreadPoolExecutor | None = None
         self._pending: Future | _Finished | None = None
 
@@ -236,98 +229,20 @@ class BlockBanditCG(BatchAgent):
         """
         return bbcg_bounds.expected_lmo_calls(self._constants())
 
-    @property
-    def iterate(self) -> np.ndarray:
-        """x_{m-1}, the point played (plus exploration) in the current block (a copy):
-        (S, *shape) batched, ``set.shape`` single; after block m's last update, x_m."""
-        return self._points.copy() if self.batch_size is not None else self._points[0].copy()
-
     # -- stats ----------------------------------------------------------------------------
     def _row_extra_stats(self, row: int) -> dict[str, Any]:
         gap = self._gaps[row]
-        return {
-            "lmo_calls_per_block": [int(calls[row]) for calls in self._calls_per_block],
-            "cg_gap": None if math.isnan(gap) else float(gap),
-        }
+        return {**super()._row_extra_stats(row), "cg_gap": None if math.isnan(gap) else float(gap)}
 
     def _batch_extra_stats(self) -> dict[str, Any]:
-        calls = np.zeros((self.rows, len(self._calls_per_block)), dtype=np.int64)
-        for block, per_row in enumerate(self._calls_per_block):
-            calls[:, block] = per_row
-        return {"lmo_calls_per_block": calls, "cg_gap": self._gaps.copy()}
-
-    # -- row hooks ----------------------------------------------------------------------------
-    def _reset_rows(self) -> None:
-        self._wait_pending()
-        self._anchor = np.array(self.set.center, dtype=float)  # x_1 = x_0 = c, never modified
-        self._points = self._rows_of(self._anchor)  # x_{m-1} of every row
-        self._estimate_sum = np.zeros_like(self._points)  # g_hat_1 + ... + g_hat_{m-1}
-        self._block_sum = np.zeros_like(self._points)  # sum f_s u_s over the block so far
-        self._block = 0  # index m of the current block (0 before the first)
-        self._block_start = 0
-        self._block_rounds = 0  # rounds in the current block
-        self._block_played = 0  # rounds of the current block already played
-        self._slice_rounds = 0  # rounds in the current slice
-        self._position = 0  # rounds of the current slice already played
-        # The slice's u_t = P_V g_t / ||P_V g_t||, kept as P_V g_t and its norms.
-        self._tangent = np.empty((self.rows, 0, *self.set.shape))
-        self._norms = np.empty((self.rows, 0))
-        self._plays = self._tangent
-        self._losses = np.empty((self.rows, 0))
-        self._calls_per_block: list[np.ndarray] = []
-        self._gaps = np.full(self.rows, np.nan)
-        self._residuals = Residuals(self.rows)
-
-    def _act_rows(self) -> np.ndarray:
-        self._start_slice_if_needed()
-        return self._plays[:, self._position].copy()
-
-    def _update_rows(self, losses: float | np.ndarray, gradients: np.ndarray | None) -> None:
-        self._losses[:, self._position] = losses
-        self._advance(1)
-
-    def _block_rows(self) -> np.ndarray:
-        self._start_slice_if_needed()
-        # No copy: the rest of the slice is handed over whole, and update_block must
-        # follow and end the slice, so these plays are never read again.
-        return self._plays[:, self._position :]
-
-    def _block_anchor_rows(self) -> tuple[np.ndarray, float]:
-        """x_{m-1} and delta: the block plays x_{m-1} + delta*u_t, x_{m-1} in K_delta."""
-        return self._points, self.params["smoothing_radius"]
-
-    def _update_block_rows(self, losses: np.ndarray) -> None:
-        self._losses[:, self._position : self._position + losses.shape[1]] = losses
-        self._advance(losses.shape[1])
+        return {**super()._batch_extra_stats(), "cg_gap": self._gaps.copy()}
 
     # -- Algorithm 1 ------------------------------------------------------------------------
-    def _advance(self, rounds: int) -> None:
-        self._position += rounds
-        self._block_played += rounds
-        if self._position == self._slice_rounds:
-            self._finish_slice()
-            if self._block_played == self._block_rounds:
-                self._finish_block()
-
-    def _start_slice_if_needed(self) -> None:
-        """Draw the next slice's directions and plays (starting a block if one ended)."""
-        if self._position < self._slice_rounds:
-            return
-        if self._block_played == self._block_rounds:
-            self._start_block()
-        k = min(self._slice, self._block_rounds - self._block_played)
-        self._slice_rounds, self._position = k, 0
-        self._tangent, self._norms = tangent_gaussian_rows(self.set, self.rngs, k)
-        # y_t = x_{m-1} + delta * u_t = x_{m-1} + (delta/||P_V g_t||) P_V g_t, in two passes.
-        scale = self.params["smoothing_radius"] / self._norms
-        offsets = self._tangent * scale.reshape(scale.shape + (1,) * len(self.set.shape))
-        self._plays = self._slice_plays(offsets)
-        self._losses = np.empty((self.rows, k, *self._round_losses))
-
-    def _slice_plays(self, offsets: np.ndarray) -> np.ndarray:
-        """The slice's plays from delta*u_t (S, k, *shape): x_{m-1} + delta*u_t (in place)."""
-        offsets += self._points[:, np.newaxis]
-        return offsets
+    def _reset_rows(self) -> None:
+        self._wait_pending()
+        super()._reset_rows()
+        self._gaps = np.full(self.rows, np.nan)
+        self._residuals = Residuals(self.rows)
 
     def _slice_values(self) -> np.ndarray:
         """The slice's (S, k) values v_s with g_s = (d/delta) v_s u_s: f_s(y_s), or the
@@ -336,28 +251,14 @@ class BlockBanditCG(BatchAgent):
             return self._residuals.of(self._losses)
         return self._losses
 
-    def _start_block(self) -> None:
-        """Begin block m+1; launch its routine in the worker if ``background``."""
-        self._block += 1
-        self._block_start += self._block_rounds
-        self._block_rounds = min(self.params["block_size"], self.horizon - self._block_start)
-        self._block_played = 0
-        self._block_sum = np.zeros_like(self._points)
-        if self._block > 1 and self.params.get("background", False):  # loo-bbgd has none
+    def _block_started(self) -> None:
+        """Launch the routine of the block that just began in the worker (``background``)."""
+        if self._block > 1 and self.params["background"]:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bbcg")
             self._pending = self._executor.submit(
                 self._routine, self._estimate_sum.copy(), self._points
             )
-
-    def _finish_slice(self) -> None:
-        """Add the slice's sum_s f_s u_s = sum_s (f_s/||P_V g_s||) P_V g_s, row by row."""
-        weights = self._slice_values() / self._norms
-        flat = self._tangent.reshape(self.rows, self._slice_rounds, -1)
-        # Each row's rounds added one after another (portable.vecmat's order, row by row):
-        # no BLAS product, whose order depends on the CPU, and each row's value its own.
-        sums = np.add.reduce(np.multiply(weights[:, :, np.newaxis], flat), axis=1)
-        self._block_sum += sums.reshape(self._block_sum.shape)
 
     def _finish_block(self) -> None:
         """End block m: g_hat_m = (d/delta) sum f_s u_s; x_m from the routine (m > 1)."""

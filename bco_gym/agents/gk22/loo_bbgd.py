@@ -4,19 +4,17 @@ with infeasible projections computed by a linear optimization oracle."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from bco_gym.agents.batch import BatchAgent, RowOracle, slice_rounds
-from bco_gym.agents.bbcg.agent import BlockBanditCG
+from bco_gym.agents.blocks import BlockBandit
 from bco_gym.agents.gk22 import bounds as gk22_bounds
 from bco_gym.agents.gk22.oracles import ProjectionBudgetError, close_infeasible_projection_rows
 from bco_gym.agents.schedules import block_length, positive, smoothing_radius_for
 from bco_gym.problem import Problem
 
 
-class LOOBlockBanditGD(BlockBanditCG):
+class LOOBlockBanditGD(BlockBandit):
     r"""Blocked Bandit Gradient Descent with a linear optimization oracle (LOO-BBGD).
 
     Algorithm 9 of Garber & Kretzu (2022), with its subroutines Algorithm 3 (a close
@@ -105,7 +103,6 @@ class LOOBlockBanditGD(BlockBanditCG):
 
     name = "loo-bbgd"
     REFERENCE = "garber2022new"
-    supports_blocks = True
     SCALE_PARAM = "c"
     OPTIONS = ("c", "block_size", "step_size", "smoothing_radius", "tolerance")
     regret_exponent = 0.75
@@ -121,7 +118,7 @@ class LOOBlockBanditGD(BlockBanditCG):
         tolerance: float | None = None,
         batch_size: int | None = None,
     ):
-        BatchAgent.__init__(self, problem, batch_size)
+        super().__init__(problem, batch_size)
         owner = type(self).__name__
         T = self.horizon
         d, R = self.set.aff_dim, self.set.outer_radius
@@ -136,12 +133,7 @@ class LOOBlockBanditGD(BlockBanditCG):
             "smoothing_radius": delta,
             "tolerance": positive(owner, "tolerance", tolerance, delta**2 / 3),
         }
-        self._shrunk = self.set.shrink(delta)
-        self._lmo = RowOracle(self._shrunk.lmo_many, self._shrunk.lmo)
-        self._dimension = d
-        self._slice = slice_rounds(self.set.dim)
-        self._executor = None
-        self._pending = None
+        self._use_shrunk_set(delta)
 
     # -- theory -------------------------------------------------------------------------
     def _gk22_constants(self) -> gk22_bounds.Constants:
@@ -168,16 +160,6 @@ class LOOBlockBanditGD(BlockBanditCG):
         (:func:`~bco_gym.agents.gk22.bounds.theorem_11_loo_calls`)."""
         return gk22_bounds.theorem_11_loo_calls(self._gk22_constants(), *self._parameters())
 
-    # -- stats ----------------------------------------------------------------------------
-    def _row_extra_stats(self, row: int) -> dict[str, Any]:
-        return {"lmo_calls_per_block": [int(calls[row]) for calls in self._calls_per_block]}
-
-    def _batch_extra_stats(self) -> dict[str, Any]:
-        calls = np.zeros((self.rows, len(self._calls_per_block)), dtype=np.int64)
-        for block, per_row in enumerate(self._calls_per_block):
-            calls[:, block] = per_row
-        return {"lmo_calls_per_block": calls}
-
     # -- Algorithm 9 ----------------------------------------------------------------------
     def _reset_rows(self) -> None:
         super()._reset_rows()
@@ -186,10 +168,6 @@ class LOOBlockBanditGD(BlockBanditCG):
         self._base = self._rows_of(center)  # y~_{m-1}
         self._target: np.ndarray | None = None  # y_{(m-1)K+1}, Algorithm 3's next input
         self._counters["hyperplane_searches"] = 0
-
-    def _slice_values(self) -> np.ndarray:
-        """The slice's f_s(z_s): g_s = (d/delta) f_s(z_s) u_s."""
-        return self._losses
 
     def _finish_block(self) -> None:
         """End block m: y_{mK+1} = y~_{m-1} - eta g_hat_m; for m >= 2, (x_m, y~_m) from
