@@ -15,7 +15,8 @@ An algorithm is one folder: its agent classes, its compiled kernel and its bound
 (``fkm/``: fkm and fkm2; ``bfw/``, ``ofw/``, ``ogd/``; ``bbcg/``: bbcg and bbcg2;
 ``gk22/``: loo-bbgd, so-bgd and fejer-bgd; ``saha_tewari/``, ``bandit_newton/``,
 ``pbgd/``, ``random/``, ``sb3/``). What several share sits beside them: the protocol
-(:mod:`.base`, :mod:`.batch`), estimators, schedules, Frank-Wolfe steps, barriers, the
+(:mod:`.base`, :mod:`.batch`, :mod:`.blocks`), the theorems' parameters (:mod:`.theory`),
+estimators, schedules, Frank-Wolfe steps, barriers, the
 registry, and the kernels' shared helpers (:mod:`.kernels`). Modules of the old layout
 still import (:mod:`.moved`).
 """

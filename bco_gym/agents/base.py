@@ -121,6 +121,17 @@ class Agent(abc.ABC):
     #: paper); ``bco-gym cite`` prints it for a bench directory the agent is in.
     REFERENCE: ClassVar[str | tuple[str, ...] | None] = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass that defines ``__init__`` and declares no ``OPTIONS`` gets its
+        constructor's keyword parameters (:func:`~bco_gym.agents.theory.keyword_options`)."""
+        super().__init_subclass__(**kwargs)
+        if "OPTIONS" not in vars(cls) and "__init__" in vars(cls):
+            from bco_gym.agents.theory import keyword_options
+
+            options = keyword_options(cls.__init__)
+            if options is not None:
+                cls.OPTIONS = options
+
     def __init__(self, problem: Problem):
         if not isinstance(problem, Problem):
             raise TypeError(f"{type(self).__name__} needs a Problem, got {type(problem).__name__}")

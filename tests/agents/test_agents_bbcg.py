@@ -103,7 +103,7 @@ def test_overrides_and_their_validation():
     assert agent.params["smoothing_radius"] == pytest.approx(0.5 / 5)
     assert agent.params["step_size"] == pytest.approx(2 * 0.5 / 3 * 625**-0.75)
     assert agent.params["block_size"] == 7
-    with pytest.raises(ValueError, match=r"smoothing_radius=2 exceeds the inner radius r=1"):
+    with pytest.raises(ValueError, match=r"smoothing_radius=2 exceeds the inner radius r = 1"):
         make_agent("bbcg", _problem(ball, 625), smoothing_radius=2.0)
     with pytest.raises(ValueError, match=r"tolerance=-1 must be finite and > 0"):
         make_agent("bbcg", _problem(ball, 625), tolerance=-1)

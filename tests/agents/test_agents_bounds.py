@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from agent_helpers import build, play, play_linear, regret
 
-from bco_gym.agents import bbcg_bounds
+from bco_gym.agents.bbcg import bounds as bbcg_bounds
 from bco_gym.sets import L2Ball, Simplex
 
 

@@ -12,13 +12,15 @@ import pytest
 from agent_helpers import Permutahedron
 from gk22_helpers import agent_for, largest_interval_regret, play, sequence
 
-from bco_gym.agents import gk22_bounds, make_agent
+from bco_gym.agents import make_agent
 from bco_gym.agents.batch import RowOracle
+from bco_gym.agents.gk22 import bounds as gk22_bounds
 from bco_gym.agents.gk22.oracles import (
     close_infeasible_projection_rows,
     lemma_6_calls,
     lemma_7_iterations,
 )
+from bco_gym.agents.theory import ProblemConstants
 from bco_gym.engine.many import run_many
 from bco_gym.engine.runner import run
 from bco_gym.problem import Problem
@@ -189,7 +191,7 @@ def test_the_fourth_moment_bound_covers_the_block_sum():
     K i.i.d. terms) is below block_sum_fourth_moment, itself above Lemma 20's printed
     bound by its dropped terms only."""
     d, delta, G, M, K = 2, 0.5, 1.0, 1.0, 7
-    k = gk22_bounds.Constants(1, d, 1.0, 1.0, G, M)
+    k = ProblemConstants(1, d, 1.0, 1.0, G, M)
     angles = np.linspace(0.0, 2 * np.pi, 4096, endpoint=False)
     u = np.stack([np.cos(angles), np.sin(angles)], axis=1)
     g = (d / delta) * (M - delta * G + delta * G * u[:, 0])[:, None] * u

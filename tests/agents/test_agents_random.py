@@ -12,7 +12,7 @@ import pytest
 from agent_helpers import Permutahedron, build
 
 from bco_gym.agents import make_agent
-from bco_gym.agents import random as random_module
+from bco_gym.agents.random import agent as random_module
 from bco_gym.experiment import run, run_many
 from bco_gym.sets import BirkhoffPolytope, L2Ball, Simplex
 from bco_gym.sets.mixtures import vertex_mixture

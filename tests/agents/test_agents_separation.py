@@ -132,7 +132,9 @@ def test_refusals_name_the_value():
     flow = FlowPolytope.grid(2, 2)
     with pytest.raises(UnsupportedSetError, match=r"FejerBanditGD needs .*separation oracle"):
         agent_for(flow, 10)
-    with pytest.raises(ValueError, match=r"smoothing_radius=0\.6 must be below r/2"):
+    with pytest.raises(
+        ValueError, match=r"smoothing_radius=0\.6 exceeds r/2 = 0\.5 \(the comparator set"
+    ):
         FejerBanditGD(Problem(L2Ball(3), 10, 1.0, 1.0, "bandit"), smoothing_radius=0.6)
     with pytest.warns(UserWarning, match="capped at r/4"):
         FejerBanditGD(Problem(L2Ball(3), 10, 1.0, 1.0, "bandit"))

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from gk22_helpers import agent_for, largest_interval_regret, play, sequence
 
-from bco_gym.agents import gk22_bounds, make_agent
+from bco_gym.agents import make_agent
+from bco_gym.agents.gk22 import bounds as gk22_bounds
 from bco_gym.agents.gk22.oracles import separation_projection
 from bco_gym.engine.many import run_many
 from bco_gym.engine.runner import run

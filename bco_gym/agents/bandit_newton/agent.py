@@ -156,21 +156,6 @@ class BanditNewton(BatchAgent):
     REFERENCE = "suggala2021efficient"
     requires_projection = False
     SCALE_PARAM = "c3"
-    OPTIONS = (
-        "c1",
-        "c2",
-        "c3",
-        "misspecification",
-        "exploration",
-        "focus_radius",
-        "restart_threshold",
-        "rate_increment",
-        "step_size",
-        "samples",
-        "walk_steps",
-        "newton_tolerance",
-        "max_newton_steps",
-    )
     regret_exponent = 0.5
 
     def __init__(

@@ -16,7 +16,8 @@ from bco_gym.agents.estimators import (
     estimate_norm_bound,
 )
 from bco_gym.agents.frank_wolfe import ConditionalGradientRows, conditional_gradient_rows
-from bco_gym.agents.schedules import block_length, flag, positive, smoothing_radius_for
+from bco_gym.agents.schedules import block_length, flag, positive
+from bco_gym.agents.theory import ProblemConstants, smoothing_radius_for
 from bco_gym.problem import Problem
 
 
@@ -112,15 +113,6 @@ class BlockBanditCG(BlockBandit):
     name = "bbcg"
     REFERENCE = "garber2020improved"
     SCALE_PARAM = "c"
-    OPTIONS = (
-        "c",
-        "block_size",
-        "step_size",
-        "smoothing_radius",
-        "tolerance",
-        "background",
-        "estimator",
-    )
     regret_exponent = 0.75
 
     def __init__(
@@ -138,9 +130,7 @@ class BlockBanditCG(BlockBandit):
     ):
         super().__init__(problem, batch_size)
         owner = type(self).__name__
-        T = self.horizon
-        d, r, R = self.set.aff_dim, self.set.inner_radius, self.set.outer_radius
-        G, M = problem.lipschitz, problem.bound
+        T, d, r, R, G, M = ProblemConstants.of(problem).symbols()
         c = positive(owner, "c", c, math.sqrt(d * M * r / G))
         delta = smoothing_radius_for(owner, self.set, smoothing_radius, c, T, exponent=0.25)
         self.params = {

@@ -8,7 +8,8 @@ import numpy as np
 
 from bco_gym.agents.bbcg.agent import BlockBanditCG
 from bco_gym.agents.estimators import two_point_values
-from bco_gym.agents.schedules import block_length, positive, smoothing_radius_for
+from bco_gym.agents.schedules import block_length, positive
+from bco_gym.agents.theory import ProblemConstants, smoothing_radius_for
 from bco_gym.agents.twopoint import TwoPointFeedback
 from bco_gym.problem import Problem
 
@@ -64,7 +65,6 @@ class BlockBanditCG2(TwoPointFeedback, BlockBanditCG):
     name = "bbcg2"
     REFERENCE = ("garber2020improved", "agarwal2010optimal")
     supports_blocks = True  # blocks of pairs (S, k, 2, *shape); update_block takes (S, k, 2)
-    OPTIONS = ("c", "block_size", "step_size", "smoothing_radius", "tolerance", "background")
     regret_exponent = 0.75
     _round_losses = (2,)
 
@@ -81,9 +81,7 @@ class BlockBanditCG2(TwoPointFeedback, BlockBanditCG):
         batch_size: int | None = None,
     ):
         owner = type(self).__name__
-        T = problem.horizon
-        d, r, R = problem.set.aff_dim, problem.set.inner_radius, problem.set.outer_radius
-        G = problem.lipschitz
+        T, d, r, R, G, _M = ProblemConstants.of(problem).symbols()
         c = positive(owner, "c", c, 1.0)
         K = block_length(owner, block_size, max(1, round(math.sqrt(T))), T)
         spread = d * math.sqrt(K) + d * d + 2 * K

@@ -10,7 +10,8 @@ from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.estimators import DirectionStream, Residuals, check_estimator
 from bco_gym.agents.frank_wolfe import online_frank_wolfe_step
 from bco_gym.agents.kernels import CompiledRounds
-from bco_gym.agents.schedules import decaying_step, positive, smoothing_radius_for
+from bco_gym.agents.schedules import decaying_step, positive
+from bco_gym.agents.theory import ProblemConstants, smoothing_radius_for
 from bco_gym.problem import Problem
 
 
@@ -66,7 +67,6 @@ class BanditFrankWolfe(BatchAgent):
     name = "bfw"
     REFERENCE = "chen2019projection"
     SCALE_PARAM = "c"
-    OPTIONS = ("c", "step_size", "smoothing_radius", "estimator")
     regret_exponent = 0.8
     #: Its compiled rounds (:mod:`bco_gym.agents.bfw.kernel`), played by the compiled lean loop.
     KERNEL = CompiledRounds(
@@ -94,9 +94,7 @@ class BanditFrankWolfe(BatchAgent):
     ):
         super().__init__(problem, batch_size)
         owner = type(self).__name__
-        T = self.horizon
-        d, r, R = self.set.aff_dim, self.set.inner_radius, self.set.outer_radius
-        G, M = problem.lipschitz, problem.bound
+        T, d, r, R, G, M = ProblemConstants.of(problem).symbols()
         c = positive(owner, "c", c, 2 * math.sqrt(R * d * M / ((3 + R / r) * G)))
         self.params = {
             "c": c,

@@ -14,7 +14,8 @@ from bco_gym.agents.estimators import (
     estimate_norm_bound,
 )
 from bco_gym.agents.kernels import CompiledRounds
-from bco_gym.agents.schedules import positive, smoothing_radius_for
+from bco_gym.agents.schedules import positive
+from bco_gym.agents.theory import ProblemConstants, smoothing_radius_for
 from bco_gym.problem import Problem
 
 
@@ -70,7 +71,6 @@ class FlaxmanAgent(BatchAgent):
     REFERENCE = "flaxman2005online"
     requires_projection = True
     SCALE_PARAM = "c"
-    OPTIONS = ("c", "step_size", "smoothing_radius", "estimator")
     regret_exponent = 0.75
     #: Its compiled rounds (:mod:`bco_gym.agents.fkm.kernel`), played by the compiled lean loop.
     KERNEL = CompiledRounds(
@@ -97,9 +97,7 @@ class FlaxmanAgent(BatchAgent):
     ):
         super().__init__(problem, batch_size)
         owner = type(self).__name__
-        T = self.horizon
-        d, r, R = self.set.aff_dim, self.set.inner_radius, self.set.outer_radius
-        G, M = problem.lipschitz, problem.bound
+        T, d, r, R, G, M = ProblemConstants.of(problem).symbols()
         c = positive(owner, "c", c, math.sqrt(R * d * M / ((3 + R / r) * G)))
         self.params = {
             "c": c,

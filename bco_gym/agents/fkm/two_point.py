@@ -9,7 +9,8 @@ import numpy as np
 from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.estimators import DirectionStream, two_point_values
 from bco_gym.agents.kernels import CompiledRounds
-from bco_gym.agents.schedules import positive, smoothing_radius_for
+from bco_gym.agents.schedules import positive
+from bco_gym.agents.theory import ProblemConstants, smoothing_radius_for
 from bco_gym.agents.twopoint import TwoPointFeedback
 from bco_gym.problem import Problem
 
@@ -59,7 +60,6 @@ class FlaxmanTwoPoint(TwoPointFeedback, BatchAgent):
     REFERENCE = ("agarwal2010optimal", "shamir2017optimal")
     requires_projection = True
     SCALE_PARAM = "c"
-    OPTIONS = ("c", "step_size", "smoothing_radius")
     regret_exponent = 0.5
     #: Its compiled rounds (:mod:`bco_gym.agents.fkm.kernel`), played by the compiled lean loop.
     KERNEL = CompiledRounds(
@@ -85,9 +85,7 @@ class FlaxmanTwoPoint(TwoPointFeedback, BatchAgent):
     ):
         super().__init__(problem, batch_size)
         owner = type(self).__name__
-        T = self.horizon
-        d, r, R = self.set.aff_dim, self.set.inner_radius, self.set.outer_radius
-        G = problem.lipschitz
+        T, d, r, R, G, _M = ProblemConstants.of(problem).symbols()
         c = positive(owner, "c", c, 1.0)
         self.params = {
             "c": c,

@@ -9,26 +9,18 @@ evaluates and where it comes from; the agents' docstrings say which readings wer
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from bco_gym.agents.gk22.oracles import lemma_6_calls
-
-
-@dataclass(frozen=True)
-class Constants:
-    """The numbers the bounds depend on (the problem's)."""
-
-    horizon: int
-    dimension: int
-    inner_radius: float
-    outer_radius: float
-    lipschitz: float
-    bound: float
+from bco_gym.agents.theory import ProblemConstants
 
 
 # -- LOO-BBGD, Theorem 11 -----------------------------------------------------------------
 def theorem_11_regret(
-    k: Constants, block_size: int, step_size: float, smoothing_radius: float, tolerance: float
+    k: ProblemConstants,
+    block_size: int,
+    step_size: float,
+    smoothing_radius: float,
+    tolerance: float,
 ) -> float:
     """The last display of Theorem 11's proof at the actual parameters, for every interval:
 
@@ -56,7 +48,7 @@ def theorem_11_regret(
     )
 
 
-def theorem_11_closed_form(k: Constants, c: float) -> float:
+def theorem_11_closed_form(k: ProblemConstants, c: float) -> float:
     """Theorem 11's statement at eta = R/sqrt(dM) T^(-3/4), K = 6dM sqrt(T), delta =
     c T^(-1/4) (and eps = delta^2/3):
 
@@ -75,7 +67,7 @@ def theorem_11_closed_form(k: Constants, c: float) -> float:
     )
 
 
-def block_sum_fourth_moment(k: Constants, block_size: int, smoothing_radius: float) -> float:
+def block_sum_fourth_moment(k: ProblemConstants, block_size: int, smoothing_radius: float) -> float:
     """A bound on E||g_hat||^4 for the sum g_hat of K one-point estimates about one point:
     Lemma 20, item 2's 3K^2 s^4 + 6K^3 s^2 G^2 + K^4 G^4 (s = dM/delta) plus
 
@@ -97,7 +89,11 @@ def block_sum_fourth_moment(k: Constants, block_size: int, smoothing_radius: flo
 
 
 def theorem_11_loo_calls(
-    k: Constants, block_size: int, step_size: float, smoothing_radius: float, tolerance: float
+    k: ProblemConstants,
+    block_size: int,
+    step_size: float,
+    smoothing_radius: float,
+    tolerance: float,
 ) -> float:
     """Theorem 11's count of expected LOO calls, as its proof derives it, at the actual
     parameters:
@@ -124,7 +120,7 @@ def theorem_11_loo_calls(
     return routines * (20 + 2 * eta**4 * moment / eps**2) * per_run
 
 
-def theorem_11_loo_calls_closed_form(k: Constants, c: float) -> float:
+def theorem_11_loo_calls_closed_form(k: ProblemConstants, c: float) -> float:
     """The proof's count at Theorem 11's parameters, in closed form:
 
         27 R^2/(2 dM c^2) (6^5 R^4 (dM)^4/(4c^8) + 6^6 R^4 (dM)^3 G^2/(2c^6)
@@ -146,7 +142,9 @@ def theorem_11_loo_calls_closed_form(k: Constants, c: float) -> float:
 
 
 # -- SO-BGD, Theorem 15 -------------------------------------------------------------------
-def theorem_15_regret(k: Constants, step_size: float, squeeze: float, margin: float) -> float:
+def theorem_15_regret(
+    k: ProblemConstants, step_size: float, squeeze: float, margin: float
+) -> float:
     """The last display of Theorem 15's proof at the actual parameters, for every
     interval, with its R/eta corrected to 2 R^2/eta:
 
@@ -164,7 +162,7 @@ def theorem_15_regret(k: Constants, step_size: float, squeeze: float, margin: fl
     return smoothing + 2 * R**2 / eta + (d * M) ** 2 * eta * T / (2 * margin_**2)
 
 
-def theorem_15_closed_form(k: Constants, c: float, c_prime: float) -> float:
+def theorem_15_closed_form(k: ProblemConstants, c: float, c_prime: float) -> float:
     """Theorem 15's statement at eta = r/(4 sqrt(dM)) T^(-3/4), delta = c T^(-1/4),
     delta' = c' T^(-1/4), with the proof's R/eta read as 2R^2/eta (:func:`theorem_15_regret`):
 
@@ -187,7 +185,7 @@ def theorem_15_closed_form(k: Constants, c: float, c_prime: float) -> float:
 
 
 def theorem_15_separation_calls(
-    k: Constants, step_size: float, squeeze: float, margin: float
+    k: ProblemConstants, step_size: float, squeeze: float, margin: float
 ) -> float:
     """Theorem 15's count of separation-oracle calls at the actual parameters (for
     delta' <= r/2):

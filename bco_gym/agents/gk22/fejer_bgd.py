@@ -16,7 +16,6 @@ actual parameters. Results saved under the old name load as ``fejer-bgd``
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -29,6 +28,7 @@ from bco_gym.agents.gk22.oracles import (
     to_affine_hull,
 )
 from bco_gym.agents.schedules import positive
+from bco_gym.agents.theory import ProblemConstants, capped_power
 from bco_gym.problem import Problem
 
 
@@ -113,7 +113,6 @@ class FejerBanditGD(BatchAgent):
     REFERENCE = ("flaxman2005online", "garber2022new")
     requires_projection = False
     SCALE_PARAM = "c"
-    OPTIONS = ("c", "step_size", "smoothing_radius")
     regret_exponent = 0.75
 
     def __init__(
@@ -128,38 +127,28 @@ class FejerBanditGD(BatchAgent):
         super().__init__(problem, batch_size)
         owner = type(self).__name__
         require_separation(owner, self.set)
-        T = self.horizon
-        d, r, R = self.set.aff_dim, self.set.inner_radius, self.set.outer_radius
-        G, M = problem.lipschitz, problem.bound
+        T, d, r, R, G, M = ProblemConstants.of(problem).symbols()
         c = positive(owner, "c", c, math.sqrt(2 * R * d * M / ((3 + 2 * R / r) * G)))
-        delta = self._smoothing_radius(owner, smoothing_radius, c, T, r)
+        delta = capped_power(
+            owner,
+            "smoothing_radius",
+            smoothing_radius,
+            scale=c,
+            symbol="c",
+            horizon=T,
+            exponent=0.25,
+            cap=r / 4,
+            cap_symbol="r/4",
+            limit=r / 2,
+            limit_symbol="r/2",
+            strictly_below=True,
+            reason=" (the comparator set K_{2 delta} must not be empty)",
+        )
         eta = positive(owner, "step_size", step_size, 2 * c * R / (d * M) * T**-0.75)
         self.params = {"c": c, "step_size": eta, "smoothing_radius": delta}
         self._dimension = d
         self._shrink = 1.0 - delta / r  # K_delta = c + shrink (K - c)
         self._estimate_scale = eta * d / delta
-
-    @staticmethod
-    def _smoothing_radius(owner: str, override: float | None, c: float, T: int, r: float) -> float:
-        if override is not None:
-            delta = positive(owner, "smoothing_radius", override, override)
-            if not delta < r / 2:
-                raise ValueError(
-                    f"{owner}: smoothing_radius={delta:g} must be below r/2 = {r / 2:g} "
-                    "(the comparator set K_{2 delta} must not be empty); allowed: "
-                    f"0 < smoothing_radius < {r / 2:g}"
-                )
-            return delta
-        delta = c * T**-0.25
-        if delta > r / 4:
-            warnings.warn(
-                f"{owner}: the default smoothing radius c T^(-1/4) = {delta:.3g} is capped at "
-                f"r/4 = {r / 4:.3g} (it falls below from T = {math.ceil((4 * c / r) ** 4)})",
-                UserWarning,
-                stacklevel=4,
-            )
-            delta = r / 4
-        return delta
 
     def interval_regret_bound(self, length: int) -> float:
         """B(|I|) = 2R^2/eta + eta |I| (dM/delta)^2/2 + (3 + 2R/r) delta G |I| (class docstring)."""

@@ -10,7 +10,8 @@ import numpy as np
 from bco_gym.agents.blocks import BlockBandit
 from bco_gym.agents.gk22 import bounds as gk22_bounds
 from bco_gym.agents.gk22.oracles import ProjectionBudgetError, close_infeasible_projection_rows
-from bco_gym.agents.schedules import block_length, positive, smoothing_radius_for
+from bco_gym.agents.schedules import block_length, positive
+from bco_gym.agents.theory import ProblemConstants, smoothing_radius_for
 from bco_gym.problem import Problem
 
 
@@ -104,7 +105,6 @@ class LOOBlockBanditGD(BlockBandit):
     name = "loo-bbgd"
     REFERENCE = "garber2022new"
     SCALE_PARAM = "c"
-    OPTIONS = ("c", "block_size", "step_size", "smoothing_radius", "tolerance")
     regret_exponent = 0.75
 
     def __init__(
@@ -120,9 +120,7 @@ class LOOBlockBanditGD(BlockBandit):
     ):
         super().__init__(problem, batch_size)
         owner = type(self).__name__
-        T = self.horizon
-        d, R = self.set.aff_dim, self.set.outer_radius
-        M = problem.bound
+        T, d, _r, R, _G, M = ProblemConstants.of(problem).symbols()
         c = positive(owner, "c", c, 20 * R * math.sqrt(d * M))
         delta = smoothing_radius_for(owner, self.set, smoothing_radius, c, T, exponent=0.25)
         default_block = min(T, max(1, round(6 * d * M * math.sqrt(T))))
@@ -136,15 +134,8 @@ class LOOBlockBanditGD(BlockBandit):
         self._use_shrunk_set(delta)
 
     # -- theory -------------------------------------------------------------------------
-    def _gk22_constants(self) -> gk22_bounds.Constants:
-        return gk22_bounds.Constants(
-            horizon=self.horizon,
-            dimension=self._dimension,
-            inner_radius=self.set.inner_radius,
-            outer_radius=self.set.outer_radius,
-            lipschitz=self.problem.lipschitz,
-            bound=self.problem.bound,
-        )
+    def _gk22_constants(self) -> ProblemConstants:
+        return ProblemConstants.of(self.problem)
 
     def _parameters(self) -> tuple[int, float, float, float]:
         p = self.params

@@ -4,7 +4,6 @@ with infeasible projections computed by a separation oracle."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -17,6 +16,7 @@ from bco_gym.agents.gk22.oracles import (
     separation_projection,
 )
 from bco_gym.agents.schedules import positive
+from bco_gym.agents.theory import ProblemConstants, capped_power
 from bco_gym.problem import Problem
 
 
@@ -106,7 +106,6 @@ class SeparationOracleBanditGD(BatchAgent):
     REFERENCE = "garber2022new"
     requires_projection = False
     SCALE_PARAM = "c_prime"
-    OPTIONS = ("c", "c_prime", "step_size", "squeeze", "smoothing_radius")
     regret_exponent = 0.75
 
     def __init__(
@@ -123,9 +122,7 @@ class SeparationOracleBanditGD(BatchAgent):
         super().__init__(problem, batch_size)
         owner = type(self).__name__
         require_separation(owner, self.set)
-        T = self.horizon
-        d, r = self.set.aff_dim, self.set.inner_radius
-        M = problem.bound
+        T, d, r, _R, _G, M = ProblemConstants.of(problem).symbols()
         c = positive(owner, "c", c, 8 / r)
         c_prime = positive(owner, "c_prime", c_prime, math.sqrt(d * M))
         self.params = {
@@ -134,22 +131,40 @@ class SeparationOracleBanditGD(BatchAgent):
             "step_size": positive(
                 owner, "step_size", step_size, r / (4 * math.sqrt(d * M)) * T**-0.75
             ),
-            "squeeze": _capped(owner, "squeeze", squeeze, c, "c", T, 1.0, "1"),
-            "smoothing_radius": _capped(
-                owner, "smoothing_radius", smoothing_radius, c_prime, "c'", T, r / 2, "r/2"
+            "squeeze": capped_power(
+                owner,
+                "squeeze",
+                squeeze,
+                scale=c,
+                symbol="c",
+                horizon=T,
+                exponent=0.25,
+                cap=1.0,
+                cap_symbol="1",
+                reason=" (Theorem 15's condition)",
+                consequence=(
+                    " (Theorem 15's condition), so the comparator set K_{delta,delta'/r} is the "
+                    "centre alone"
+                ),
+            ),
+            "smoothing_radius": capped_power(
+                owner,
+                "smoothing_radius",
+                smoothing_radius,
+                scale=c_prime,
+                symbol="c'",
+                horizon=T,
+                exponent=0.25,
+                cap=r / 2,
+                cap_symbol="r/2",
+                reason=" (Theorem 15's condition)",
+                consequence=" (Theorem 15's condition)",
             ),
         }
         self._dimension = d
 
-    def _gk22_constants(self) -> gk22_bounds.Constants:
-        return gk22_bounds.Constants(
-            horizon=self.horizon,
-            dimension=self._dimension,
-            inner_radius=self.set.inner_radius,
-            outer_radius=self.set.outer_radius,
-            lipschitz=self.problem.lipschitz,
-            bound=self.problem.bound,
-        )
+    def _gk22_constants(self) -> ProblemConstants:
+        return ProblemConstants.of(self.problem)
 
     def _parameters(self) -> tuple[float, float, float]:
         p = self.params
@@ -203,40 +218,3 @@ class SeparationOracleBanditGD(BatchAgent):
             calls[row] += found.calls
             steps[row] += found.calls - 1
         self._points = targets
-
-
-def _capped(
-    owner: str,
-    key: str,
-    override: float | None,
-    scale: float,
-    symbol: str,
-    horizon: int,
-    cap: float,
-    cap_text: str,
-) -> float:
-    """``override`` in (0, cap], or scale T^(-1/4) capped at ``cap`` with a warning."""
-    if override is not None:
-        value = positive(owner, key, override, override)
-        if value > cap:
-            raise ValueError(
-                f"{owner}: {key}={value:g} exceeds {cap_text} = {cap:g} (Theorem 15's "
-                f"condition); allowed: 0 < {key} <= {cap:g}"
-            )
-        return value
-    value, cap = scale * horizon**-0.25, float(cap)
-    if value > cap:
-        warnings.warn(
-            f"{owner}: the default {key} {symbol} T^(-1/4) = {value:.3g} breaks Theorem 15's "
-            f"condition (at most {cap_text}{'' if cap == 1 else f' = {cap:.3g}'}, from T = "
-            f"{math.ceil((scale / cap) ** 4)}): it is capped at {cap_text}"
-            + (
-                ", so the comparator set K_{delta,delta'/r} is the centre alone"
-                if key == "squeeze"
-                else ""
-            ),
-            UserWarning,
-            stacklevel=4,
-        )
-        value = cap
-    return value

@@ -45,7 +45,6 @@ class OnlineFrankWolfe(BatchAgent):
     REFERENCE = "hazan2012projection"
     feedback = "full"
     SCALE_PARAM = "c"
-    OPTIONS = ("c", "step_size")
     regret_exponent = 0.75
     #: Its compiled rounds (:mod:`bco_gym.agents.ofw.kernel`), played by the compiled lean loop.
     KERNEL = CompiledRounds(

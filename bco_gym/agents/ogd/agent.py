@@ -42,7 +42,6 @@ class OnlineGradientDescent(BatchAgent):
     feedback = "full"
     requires_projection = True
     SCALE_PARAM = "c"
-    OPTIONS = ("c", "step_size")
     regret_exponent = 0.5
     #: Its compiled rounds (:mod:`bco_gym.agents.ogd.kernel`), played by the compiled lean loop.
     KERNEL = CompiledRounds(

@@ -107,7 +107,6 @@ class PBGD(BatchAgent):
     REFERENCE = "zhao2021bandit"
     requires_projection = True
     SCALE_PARAM = None
-    OPTIONS = ("smoothing_radius", "min_step_size", "max_step_size", "meta_rate")
     regret_exponent = 0.75
 
     def __init__(

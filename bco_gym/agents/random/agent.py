@@ -49,7 +49,6 @@ class RandomAgent(BatchAgent):
     name = "random"
     REFERENCE = None
     supports_blocks = True
-    OPTIONS = ("law", "block_size")
     regret_exponent = 1.0
 
     def __init__(

@@ -139,13 +139,6 @@ class SahaTewari(BatchAgent):
     REFERENCE = "saha2011improved"
     requires_projection = False
     SCALE_PARAM = None
-    OPTIONS = (
-        "smoothness",
-        "step_size",
-        "smoothing_radius",
-        "newton_tolerance",
-        "max_newton_steps",
-    )
     regret_exponent = 2 / 3
 
     def __init__(
