@@ -109,7 +109,7 @@ def test_kernel_losses_of_zero_products_are_numpys_plus_zero():
     """A play at the centre 0 against theta_t < 0 in every entry: every product is -0.
     NumPy's row sum starts from its identity +0, so the loss is +0 - 0 = +0; the rounds
     kernels' loss must be the same float, sign included."""
-    from bco_gym.agents.kernels import rounds
+    from bco_gym.agents.ogd.kernel import ogd_rounds
     from bco_gym.losses.base import row_dot
     from bco_gym.sets import L2Ball
 
@@ -120,7 +120,7 @@ def test_kernel_losses_of_zero_products_are_numpys_plus_zero():
     check = compiled._set_check(L2Ball(n), 1e-9)
     losses = np.empty((1, k))
     points = np.zeros((1, n))
-    rounds.ogd_rounds(
+    ogd_rounds(
         points,
         theta,
         offset,
