@@ -261,7 +261,7 @@ def test_cite_prints_the_library_the_suite_and_every_agents_paper(bench_dir):
     assert f"version = {{{bco_gym.__version__}}}" in text
     comments = [line for line in text.splitlines() if line.startswith("%")]
     assert any(
-        line.startswith(f"% {SHOWN} (bco_gym.agents.fkm:FlaxmanAgent): flaxman2005online")
+        line.startswith(f"% {SHOWN} (bco_gym.agents.fkm.agent:FlaxmanAgent): flaxman2005online")
         for line in comments
     )
     assert any("a brace is not closed" in line for line in comments)
