@@ -47,7 +47,7 @@ from bco_gym.agents.base import Agent, is_seed, scalar_loss
 from bco_gym.problem import Problem
 
 if TYPE_CHECKING:
-    from bco_gym.agents.kernels import CompiledRounds
+    from bco_gym.agents.kernels.compiled_rounds import CompiledRounds
 
 #: Floats per row that one slice of a block may hold (8 MiB per array and row): a
 #: block path hands out at most max(1, BLOCK_BUDGET_FLOATS // dim) plays at a time.
@@ -117,7 +117,8 @@ class BatchAgent(Agent):
     Each row's generator is ``self.rngs[i]``.
 
     ``KERNEL`` declares the class's compiled rounds
-    (:class:`~bco_gym.agents.kernels.CompiledRounds`, in the algorithm's folder), which the
+    (:class:`~bco_gym.agents.kernels.compiled_rounds.CompiledRounds`, in the algorithm's folder),
+    which the
     compiled lean loop plays for this exact class; None: the NumPy loop plays it.
     """
 

@@ -2,7 +2,8 @@
 
 :func:`~bco_gym.engine.loops.play_lean` hands its rounds here when :func:`compiled_plan` finds a
 kernel for them: an agent whose exact class declares one (``KERNEL``, a
-:class:`~bco_gym.agents.kernels.CompiledRounds` beside the agent in its folder, numba;
+:class:`~bco_gym.agents.kernels.compiled_rounds.CompiledRounds` beside the agent in its folder,
+numba;
 fkm, fkm2, bfw, ofw and ogd; freshly reset, under a feedback the kernel plays), on the ball, the
 l1 ball, the box or the simplex (exact classes), against a linear family (``linear``,
 ``linear-switching``, ``linear-drift``, ``linear-adversarial``, ``from_array``: every
@@ -61,7 +62,6 @@ import numpy as np
 from bco_gym.agents.kernels import MODES as MODES
 from bco_gym.agents.kernels import SWITCH as SWITCH
 from bco_gym.agents.kernels import (
-    CompiledRounds,
     builtin_kind,
     decided_rounds,
     is_cached,
@@ -69,6 +69,7 @@ from bco_gym.agents.kernels import (
     numba_available,
     read_only,
 )
+from bco_gym.agents.kernels.compiled_rounds import CompiledRounds
 from bco_gym.engine.latency import LatencyHistogram
 from bco_gym.engine.tally import LossTally, one_pass_comparators
 

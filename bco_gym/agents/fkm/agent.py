@@ -13,7 +13,7 @@ from bco_gym.agents.estimators import (
     check_estimator,
     estimate_norm_bound,
 )
-from bco_gym.agents.kernels import CompiledRounds
+from bco_gym.agents.kernels.compiled_rounds import CompiledRounds
 from bco_gym.agents.schedules import positive
 from bco_gym.agents.theory import ProblemConstants, smoothing_radius_for
 from bco_gym.problem import Problem

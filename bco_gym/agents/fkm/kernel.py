@@ -1,6 +1,7 @@
 """FKM's rounds, compiled: one-point (:func:`fkm_rounds`) and two-point (:func:`fkm2_rounds`).
 
-The agents' NumPy updates (:mod:`.agent`, :mod:`.two_point`) in their order of operations,
+The agents' NumPy updates (:mod:`bco_gym.agents.fkm.agent`, :mod:`bco_gym.agents.fkm.two_point`) in
+their order of operations,
 a window of rounds of S rows per call, played by the compiled lean loop
 (:mod:`bco_gym.engine.compiled`) when the agent's ``KERNEL`` applies; the conventions
 (windows, blocks, refused plays) are :mod:`bco_gym.agents.kernels.rounds`'.

@@ -8,7 +8,7 @@ import numpy as np
 
 from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.estimators import DirectionStream, two_point_values
-from bco_gym.agents.kernels import CompiledRounds
+from bco_gym.agents.kernels.compiled_rounds import CompiledRounds
 from bco_gym.agents.schedules import positive
 from bco_gym.agents.theory import ProblemConstants, smoothing_radius_for
 from bco_gym.agents.twopoint import TwoPointFeedback

@@ -2,7 +2,8 @@
 
 An algorithm's compiled kernel lives in its own folder, beside the agent whose NumPy update
 it repeats in the same order of operations (e.g. :mod:`bco_gym.agents.fkm.kernel`), and the
-agent class declares it (``KERNEL``, a :class:`CompiledRounds`) for the compiled lean loop
+agent class declares it (``KERNEL``, a :class:`.compiled_rounds.CompiledRounds`) for the compiled
+lean loop
 (:mod:`bco_gym.engine.compiled`), or calls it itself (saha-tewari's Newton step,
 :mod:`bco_gym.agents.saha_tewari.kernel`; so-bgd's and fejer-bgd's separation steps,
 :mod:`bco_gym.agents.gk22.kernel`). This package keeps what several of them share:
@@ -36,8 +37,8 @@ that the caller lets the env's own check decide (raise, or resume with ``trusted
 
 numba is an optional dependency (the ``fast`` extra): the kernel modules import it and are
 imported only where a compiled loop is about to run; this module holds the constants, the
-switch (``BCO_GYM_KERNELS``, ``kernel_mode``) and the declaration :class:`CompiledRounds`,
-and imports no numba.
+switch (``BCO_GYM_KERNELS``, ``kernel_mode``), and imports no numba, nor does
+:mod:`.compiled_rounds` (the declaration).
 
 numba's cache keys a compiled kernel on its own source file alone, so a kernel that
 inlines a helper of :mod:`.oracles` would be loaded stale after an edit of :mod:`.oracles`
@@ -53,7 +54,6 @@ import contextlib
 import importlib.util
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,44 +80,6 @@ AGENT_MIN_RUN_ROUNDS = 100_000
 CACHE_STAMP = "kernels.sha256"
 #: This package's folder: the helpers every kernel may inline.
 SHARED_KERNELS = Path(__file__).parent
-
-
-@dataclass(frozen=True)
-class CompiledRounds:
-    """An agent's per-round kernel, as its class declares it (``KERNEL``) for the compiled
-    lean loop (:mod:`bco_gym.engine.compiled`), which plays it for the exact class only.
-
-    Attributes:
-        name: what the loop calls it ("fkm"), in its compile message.
-        module: the kernel's module (imported only when the kernel is about to run).
-        rounds: the compiled function (numba's dispatcher) in ``module``.
-        window: the function in ``module`` that calls ``rounds`` for one window,
-            ``(runner, directions, start, theta, offset, weights, losses, window, first,
-            trusted) -> int`` (:class:`bco_gym.engine.compiled.KernelRunner`).
-        feedback: the feedbacks under which it plays ("bandit", "full", "two-point"; a
-            bandit agent ignores the gradient full information adds).
-        plays: "one-point" (x + delta u), "two-point" (x +- delta u) or "points" (x).
-        shrunk: whether its oracle is K_delta (the smoothing radius) rather than K.
-        weight_exponent: a, for Frank-Wolfe weights sigma_t = min(1, 2 t^(-a)), or None.
-        counter: the counter each round adds one to ("projections" or "lmo_calls").
-        compile_seconds: CPU seconds numba takes here to compile it with an empty cache
-            (benchmarks/bench_cold_start.py).
-    """
-
-    name: str
-    module: str
-    rounds: str
-    window: str
-    feedback: tuple[str, ...]
-    plays: str
-    shrunk: bool
-    counter: str
-    compile_seconds: int
-    weight_exponent: float | None = None
-
-    def function(self, attribute: str) -> Any:
-        """``rounds`` or ``window`` of the kernel's module (imported here: numba)."""
-        return getattr(importlib.import_module(self.module), attribute)
 
 
 _PLANNED: list[int] = []

@@ -12,7 +12,8 @@ level's running maximum at once.
 The best values are NumPy's bit for bit: on the ball the closed form -r ||Theta|| of
 :func:`~bco_gym.losses.intervals.ball_best_values` (the square root of the pairwise sum
 of the squares, rescaled out of range: no BLAS call, so nothing here calls back into
-NumPy), on the other sets the set's closed-form LMO (:mod:`.oracles`) and ``row_dot``'s
+NumPy), on the other sets the set's closed-form LMO (:mod:`bco_gym.agents.kernels.oracles`) and
+``row_dot``'s
 pairwise sum of the products, from NumPy's identity +0 (an all -0 sum is +0 there). On
 the simplex and the l1 ball the LMO is a vertex: every product but the vertex's is a
 zero (the thetas are finite; the sets' LMOs refuse others), so that sum is +0 plus the

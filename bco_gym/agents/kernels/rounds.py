@@ -14,7 +14,8 @@ out_origin, count)``, the window's round j < count of row s is ``theta[s, origin
 view's layout (contiguous or not) would make numba compile another version of a kernel.
 
 The rounds make no array view: every row (a run's point, play, direction) is read and
-written in place by its index, and the oracles (:mod:`.oracles`) are inlined or called,
+written in place by its index, and the oracles (:mod:`bco_gym.agents.kernels.oracles`) are inlined
+or called,
 taking the set's tuple unpacked once per call (``oracle``: the agent's K or K_delta,
 ``check``: the env's K and ``atol``, both built by :mod:`bco_gym.engine.compiled`).
 ``work`` (6, n) is scratch: rows 0-3 the oracles', 4 the step before its projection, 5

@@ -6,7 +6,7 @@ import numpy as np
 
 from bco_gym.agents.batch import BatchAgent, RowOracle
 from bco_gym.agents.frank_wolfe import online_frank_wolfe_step
-from bco_gym.agents.kernels import CompiledRounds
+from bco_gym.agents.kernels.compiled_rounds import CompiledRounds
 from bco_gym.agents.schedules import decaying_step, positive
 from bco_gym.problem import Problem
 

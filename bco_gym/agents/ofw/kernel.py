@@ -1,6 +1,7 @@
 """Online Frank-Wolfe's rounds, compiled (:func:`ofw_rounds`).
 
-The agent's NumPy update (:mod:`.agent`) in its order of operations, a window of rounds
+The agent's NumPy update (:mod:`bco_gym.agents.ofw.agent`) in its order of operations, a window of
+rounds
 of S rows per call, played by the compiled lean loop (:mod:`bco_gym.engine.compiled`) when
 the agent's ``KERNEL`` applies; the conventions (windows, blocks, refused plays) are
 :mod:`bco_gym.agents.kernels.rounds`'.

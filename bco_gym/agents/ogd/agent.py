@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from bco_gym.agents.batch import BatchAgent, RowOracle
-from bco_gym.agents.kernels import CompiledRounds
+from bco_gym.agents.kernels.compiled_rounds import CompiledRounds
 from bco_gym.agents.schedules import positive
 from bco_gym.problem import Problem
 
