@@ -1911,13 +1911,20 @@ def test_user_text_reaches_the_page_as_text(tmp_path, capsys, monkeypatch):
     page = _page_checks(work / "b", secret)
     assert "![x](../secret.png)" in page and "javascript:alert(1)" in page  # as text
     report = (work / "b" / "report.md").read_text()
-    assert "**!\\[x\\](../secret.png) $\\\\frac$**" in report  # the verdict's label, escaped
+    assert "**!\\[x\\](../secret.png) \\$\\\\frac\\$**" in report  # the verdict's label, escaped
     code, _, err = _cli(["demo", "--suite", suite, "--quiet", "--out", "d"], capsys)
     assert code == 0, err
     _page_checks(work / "d", secret)
 
 
-SPECIALS = "ab_ *`#~\\[]()!<>&|:;-+=.1 \n"
+SPECIALS = "ab_ *`#~$\\[]()!<>&|:;-+=.1 \n"
+
+
+def test_a_dollar_is_escaped_so_no_renderer_reads_a_formula():
+    """GitHub renders $...$ in Markdown as maths: a label holding dollars stays text."""
+    from bco_gym.reports.page import md_text
+
+    assert md_text("cost $x$ and $$y$$") == "cost \\$x\\$ and \\$\\$y\\$\\$"
 
 
 @pytest.mark.parametrize("where", ["paragraph", "list item", "table cell", "heading"])

@@ -75,7 +75,7 @@ class Markdown(str):
     any other cell (:func:`md_text`)."""
 
 
-_ALWAYS = re.compile(r"([\\`*#~])")
+_ALWAYS = re.compile(r"([\\`*#~$])")
 _LINK = re.compile(r"\]\s*[(\[:]|\[\s*\]")
 _TAG = re.compile(r"<(?=[A-Za-z/!?])")
 _ENTITY = re.compile(r"&(?=#?\w+;)")
@@ -86,7 +86,8 @@ _BLOCK_START = re.compile(r"^(?:>|[-+=](?=[\s\-=]|$)|\d{1,9}(?=[.)](?:\s|$)))")
 def md_text(text: object, *, in_table: bool = False) -> str:
     """``text`` (user text: a label, a title, an error message) as markdown that shows it
     as it is: on one line (control characters shown as ``\\xNN``, whitespace runs as one
-    space); ``\\ ` * # ~`` escaped; ``[`` and ``]`` escaped where they could make a link
+    space); ``\\ ` * # ~ $`` escaped (``$`` so that a renderer with maths, GitHub's,
+    does not read ``$...$`` as a formula); ``[`` and ``]`` escaped where they could make a link
     or an image (``](``, ``][``, ``]:``, ``[]``); ``<`` before a tag or an autolink, an
     entity's ``&``, an underscore that could open emphasis, and (``in_table`` False: where
     the text may start a block) a leading list, quote or heading marker escaped. Ordinary
