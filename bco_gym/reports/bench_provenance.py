@@ -13,7 +13,6 @@ cover, and the report's first lines.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,8 +185,6 @@ def scenario_count(count: int) -> str:
 def recorded_timings_line(runs: Sequence[ScenarioRun]) -> str | None:
     """Where the recorded timings of the rows were measured, when some reference rows were
     read from the archive and not timed live (``--timings``); None otherwise."""
-    from bco_gym.reports.bench_timing import load_average
-
     archived = [
         result.computed_at[:10]
         for run in runs
@@ -202,9 +199,9 @@ def recorded_timings_line(runs: Sequence[ScenarioRun]) -> str | None:
     return (
         "- **Timings**: the µs per round of the reference rows read from the shipped archive "
         f"were measured when it was built ({when}, on the machine that built it), not here; "
-        f"the given agents' here, now (load average {load_average():.2f} on "
-        f"{os.cpu_count() or 1} cores). They are not like with like: `--timings` times every "
-        "row here, in turns, side by side."
+        "the given agents' where and when their cells were computed (the Agents table says "
+        "when), under that machine's load then. They are not like with like: `--timings` "
+        "times every row here, in turns, side by side."
     )
 
 
