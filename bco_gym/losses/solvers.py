@@ -28,6 +28,7 @@ optimization variants", NeurIPS 2015; Jaggi, "Revisiting Frank-Wolfe", ICML 2013
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -137,7 +138,8 @@ def frank_wolfe_gap(
     convexity f(x) - min_K f <= <g, x - v> for any x where f is defined; for x in K
     the gap is >= 0. A negative gap says x lies outside K (by rounding, e.g. off the
     affine hull) on a side where f is below its minimum over K: as a stopping test it
-    means "done"; as a certificate it is refused by :func:`certified_gap`.
+    means "done"; as a certificate it is refused by :func:`certified_gap` unless it is
+    within the rounding allowance of a computed point of K.
     """
     vertex = np.asarray(convex_set.lmo(gradient.reshape(convex_set.shape)), dtype=float).ravel()
     difference = x - vertex
@@ -153,18 +155,49 @@ def certified_gap(
 ) -> tuple[float, np.ndarray]:
     """:func:`frank_wolfe_gap` for a point returned as a certified answer.
 
+    A computed point of K is K's only to its rounding: a projection's polished answer
+    holds K's equations to a relative 1e-12 (``bco_gym.sets._qp``), an answer computed on
+    another CPU is the same to ``portable.RELATIVE_TOLERANCE`` = 1e-12. So x is taken as a
+    point of K to within the distance tau = 1e-12 (||c|| + R) (:func:`membership_distance`,
+    c and R K's centre and outer radius, so ||c|| + R bounds the norm of K's points).
+
+    The allowance. For y in K, <g, y - v> >= 0 (v minimises <g, .> over K); if
+    ||x - y|| <= tau then gap(x) = <g, y - v> + <g, x - y> >= -||g|| tau. So a gap below
+    -||g|| tau proves x farther than tau from K, and is refused. A gap in
+    [-||g|| tau, 0) is x's rounding off K seen through a large gradient (the flow
+    polytope's conservation, 1e-14 off, under a gradient of norm 158: -8.8e-13); the
+    certificate returned is then 0, a true bound: f(x) - min_K f <= gap < 0 by
+    convexity, whether or not x lies in K. A nonnegative gap is returned as it stands.
+
     Raises:
-        ArithmeticError: the gap is negative, so x is not in K and its value lies below
-            min_K f: a bug at the source of x (fix the point, e.g. renormalise it onto
-            K), never a number to clip to 0.
+        ArithmeticError: the gap is below -||g|| tau, so x is not in K (by more than
+            rounding) and its value lies below min_K f: a bug at the source of x (fix
+            the point, e.g. renormalise it onto K), never a number to clip to 0.
     """
     gap, vertex = frank_wolfe_gap(convex_set, gradient, x)
-    if not gap >= 0.0:
+    if gap >= 0.0:
+        return gap, vertex
+    allowance = math.sqrt(portable.dot(gradient, gradient)) * membership_distance(convex_set)
+    if not gap >= -allowance:
         raise ArithmeticError(
             f"negative Frank-Wolfe gap {gap!r} at a point returned as certified on "
-            f"{convex_set!r}: the point is not in the set (its value is below the minimum)"
+            f"{convex_set!r}, below the rounding allowance -{allowance!r} (the gradient's "
+            "norm times the distance within which a computed point counts as K's): the "
+            "point is not in the set (its value is below the minimum)"
         )
-    return gap, vertex
+    return 0.0, vertex
+
+
+def membership_distance(convex_set: ConvexSet) -> float:
+    """tau = 1e-12 (||c|| + R): the distance within which a computed point counts as K's.
+
+    ``portable.RELATIVE_TOLERANCE`` of a bound on the norm of K's points (c the centre,
+    R the outer radius): the resolution to which results travel between CPUs, and the
+    relative accuracy of a polished projection's equations. See :func:`certified_gap`.
+    """
+    center = np.asarray(convex_set.center, dtype=float).ravel()
+    scale = math.sqrt(portable.dot(center, center)) + float(convex_set.outer_radius)
+    return portable.RELATIVE_TOLERANCE * scale
 
 
 def _result(

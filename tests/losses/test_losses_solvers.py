@@ -8,12 +8,15 @@ from scipy.optimize import minimize
 
 from bco_gym.losses.solvers import (
     Quadratic,
+    certified_gap,
     frank_wolfe,
+    frank_wolfe_gap,
+    membership_distance,
     minimize_quadratic,
     projected_gradient,
     tangent_smoothness,
 )
-from bco_gym.sets import BirkhoffPolytope, L2Ball, Simplex
+from bco_gym.sets import BirkhoffPolytope, FlowPolytope, L2Ball, Simplex
 
 
 def random_quadratic(rng: np.random.Generator, dim: int, rank: int) -> Quadratic:
@@ -127,3 +130,56 @@ def test_a_projection_outside_k_falls_back_to_frank_wolfe():
     np.testing.assert_array_equal(result.point, [1.0, 0.0, 0.0])
     assert result.gap >= 0.0 and result.converged
     assert result.value == pytest.approx(quadratic.value(np.array([1.0, 0.0, 0.0])))
+
+
+def _flow_normal(flow: FlowPolytope, norm: float) -> np.ndarray:
+    """A gradient normal to aff(K): edge (a, b) gets p_a - p_b for node potentials p (p_t = 0),
+    so <g, y> = p_s for every unit flow y: every point of K minimises it, the gap is 0."""
+    index = {node: i for i, node in enumerate(flow.nodes)}
+    potential = np.random.default_rng(4).uniform(0.0, 60.0, len(flow.nodes))
+    potential[index[flow.sink]] = 0.0
+    normal = np.array([potential[index[a]] - potential[index[b]] for a, b in flow.edges])
+    return normal * (norm / np.linalg.norm(normal))
+
+
+def test_a_point_off_the_flow_polytope_by_rounding_is_certified_with_gap_zero():
+    """What OpenBLAS's generic kernels gave on FlowPolytope.grid(3, 3) (issue 44): a polished
+    projection 1e-14 off the conservation equations, a gradient of norm 158 with a large part
+    normal to aff(K), and a Frank-Wolfe gap of -8.8e-13 that was refused as a certificate."""
+    flow = FlowPolytope.grid(3, 3)
+    gradient = _flow_normal(flow, 158.4)
+    center = np.asarray(flow.center)
+    x = center - 1.1e-14 * gradient / np.linalg.norm(gradient)  # 1.1e-14 off aff(K)
+    raw, _ = frank_wolfe_gap(flow, gradient, x)
+    assert -2e-12 < raw < -5e-13  # the situation: negative, by the rounding of x
+    assert not flow.contains(x, atol=0.0) and flow.contains(x, atol=1e-13)
+    tau = membership_distance(flow)
+    assert 1e-12 < tau < 1e-11  # 1e-12 (||c|| + R) for ||c|| + R = 2.8
+    assert raw >= -np.linalg.norm(gradient) * tau  # within the allowance, so
+    gap, vertex = certified_gap(flow, gradient, x)
+    assert gap == 0.0  # a true bound: f(x) - min_K f <= raw < 0
+    assert flow.contains(vertex, atol=0.0)
+    inside_gap, _ = certified_gap(flow, gradient, center)  # the same gradient, x in K
+    assert 0.0 <= inside_gap <= 1e-12  # a nonnegative gap is returned as it stands
+    assert inside_gap == frank_wolfe_gap(flow, gradient, center)[0]
+
+
+@pytest.mark.parametrize("where", ["off the hull", "past a face"])
+def test_a_point_outside_the_flow_polytope_by_more_than_rounding_is_refused(where: str):
+    flow = FlowPolytope.grid(3, 3)
+    if where == "off the hull":  # conservation broken by 1e-9 along a normal gradient
+        gradient = _flow_normal(flow, 158.4)
+        x = np.asarray(flow.center) - 1e-9 * gradient / np.linalg.norm(gradient)
+    else:  # on aff(K), but 1e-9 beyond the path vertex p, away from another path q
+        p = flow.lmo(np.arange(12.0))
+        q = flow.lmo(-np.arange(12.0))
+        gradient = 50.0 * (1.0 - p)  # p is the unique minimiser, at cost 0
+        x = p + 1e-9 * (p - q)  # negative flow on q's edges off p
+        assert x.min() < -5e-10
+    raw, _ = frank_wolfe_gap(flow, gradient, x)
+    allowance = np.linalg.norm(gradient) * membership_distance(flow)
+    assert raw < -100.0 * allowance  # far below any rounding
+    with pytest.raises(
+        ArithmeticError, match=r"negative Frank-Wolfe gap .* below the rounding allowance"
+    ):
+        certified_gap(flow, gradient, x)
