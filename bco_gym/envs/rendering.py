@@ -6,9 +6,12 @@ directions along which the losses vary most, see :func:`plane_basis`). A point x
 to (<x - c, u_1>, <x - c, u_2>). The view shows the shadow of K on that plane, traced
 through the oracle alone: the support point of K in the direction u is lmo(-u), and
 its coordinates are the support point of the shadow, so the support points for
-directions at increasing angles are the vertices of a convex polygon inscribed in
-the shadow (exact for polytopes, a fine approximation of curved sets), listed
-counter-clockwise. A segment (aff_dim 1) is drawn as a thin band.
+directions at many angles span a convex polygon inscribed in the shadow (exact for
+polytopes, a fine approximation of curved sets): their convex hull (scipy's Qhull),
+counter-clockwise. Not their order by angle: vertices whose shadows coincide (Simplex(5)'s
+e_3 and e_4 on a plane where they project alike) land a rounding apart, so the path
+through them by angle can step back by 1e-16, an edge the fill would read as a
+half-plane that cuts the polygon away. A segment (aff_dim 1) is drawn as a thin band.
 
 Below the plane a strip plots the losses of the recent plays (oldest on the left,
 scaled to their own range). No plotting library is needed.
@@ -19,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+from scipy.spatial import ConvexHull, QhullError
 
 from bco_gym.sets.base import ConvexSet
 
@@ -113,7 +117,11 @@ class PlaneView:
         angles = np.linspace(0.0, 2.0 * np.pi, directions, endpoint=False)
         units = np.column_stack([np.cos(angles), np.sin(angles)]) @ self._basis.T
         support = [self.set.lmo(-u.reshape(self.set.shape)) for u in units]
-        return self.coordinates(np.stack(support))
+        points = self.coordinates(np.stack(support))
+        try:
+            return points[ConvexHull(points).vertices]  # counter-clockwise in 2-D
+        except QhullError:  # a degenerate shadow (a set flat on this plane): the support path
+            return points
 
     def _pixels(self, coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(row, column) pixel indices of plane coordinates (y grows upwards)."""
@@ -124,20 +132,25 @@ class PlaneView:
         """Background raster with the convex polygon filled.
 
         A pixel (x, y) is inside when it lies left of every edge (e_x, e_y) from vertex
-        p: e_x (y - p_y) - e_y (x - p_x) >= 0. On each pixel row that is an interval of
-        x, bounded below by the edges with e_y < 0 and above by those with e_y > 0.
+        p, within a distance ``tolerance`` of its line:
+        e_x (y - p_y) - e_y (x - p_x) >= -tolerance |e|. On each pixel row that is an
+        interval of x, bounded below by the edges with e_y < 0 and above by those with
+        e_y > 0. The tolerance is a distance, so scaled by |e|: an offset not scaled so,
+        divided by the e_y of an edge a rounding long (1e-16), moved the bound by 1e4
+        and emptied the picture.
         """
         ticks = self._origin[:, None] + np.arange(self.size) / self._scale
         x, y = ticks[0], ticks[1][::-1, np.newaxis]
         edges = np.roll(polygon, -1, axis=0) - polygon
         tolerance = 1e-12 * float(np.abs(polygon).max() + 1.0)
         (px, py), (ex, ey) = polygon.T, edges.T
+        slack = tolerance * np.hypot(ex, ey)
         offset = ex * (y - py) + ey * px  # (rows, edges): the constraint is ey x <= offset
         with np.errstate(divide="ignore", invalid="ignore"):
-            bound = (offset + np.where(ey > 0, tolerance, -tolerance)) / ey
+            bound = (offset + np.where(ey > 0, slack, -slack)) / ey
         lower = np.max(np.where(ey < 0, bound, -np.inf), axis=1, keepdims=True)
         upper = np.min(np.where(ey > 0, bound, np.inf), axis=1, keepdims=True)
-        level = np.all((ey != 0) | (ex * (y - py) >= -tolerance), axis=1, keepdims=True)
+        level = np.all((ey != 0) | (ex * (y - py) >= -slack), axis=1, keepdims=True)
         inside = (x >= lower) & (x <= upper) & level
         frame = np.empty((self.size + STRIP_HEIGHT, self.size, 3), dtype=np.uint8)
         frame[...] = BACKGROUND

@@ -99,6 +99,32 @@ def test_the_shadow_of_a_large_simplex_is_its_plane_polygon():
     assert filled / view._scale**2 == pytest.approx(hull.volume, rel=0.03)
 
 
+# The plane basis LAPACK returned for the test above under OPENBLAS_CORETYPE=Prescott (issue 44):
+# e_3 and e_4 project 1.7e-16 apart, where the host's basis puts them at one point.
+PRESCOTT_BASIS = [
+    ["-0x1.0000000000000p-52", "0x1.6a09e667f3bcdp-1"],
+    ["-0x1.6a09e667f3bcep-53", "-0x1.6a09e667f3bcdp-1"],
+    ["-0x1.a20bd700c2c3fp-2", "0x1.0000000000000p-52"],
+    ["-0x1.a20bd700c2c3fp-2", "0x1.0000000000000p-54"],
+    ["0x1.a20bd700c2c3ep-1", "0x1.0000000000000p-52"],
+]
+
+
+def test_vertices_a_rounding_apart_on_the_plane_still_fill_the_shadow():
+    """Two vertices whose shadows part by a rounding made a 1e-16 edge; the fill divided
+    its tolerance by that edge's e_y and drew nothing (0 pixels against the hull's area)."""
+    basis = np.array([[float.fromhex(v) for v in row] for row in PRESCOTT_BASIS])
+    view = PlaneView(Simplex(5), basis)
+    vertices = view.coordinates(np.eye(5))
+    assert 0.0 < abs(vertices[2, 1] - vertices[3, 1]) < 1e-15  # e_3, e_4: a rounding apart
+    filled = np.all(view.frame(None, [])[:256] == SET_FILL, axis=-1).sum()
+    assert filled / view._scale**2 == pytest.approx(ConvexHull(vertices).volume, rel=0.03)
+    gradients = np.array([[1.0, -1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0, -2.0]])
+    host = PlaneView(Simplex(5), plane_basis(Simplex(5), gradients))
+    host_filled = np.all(host.frame(None, [])[:256] == SET_FILL, axis=-1).sum()
+    assert abs(int(filled) - int(host_filled)) <= 0.005 * host_filled  # the same picture
+
+
 def test_a_large_set_is_viewed_on_the_plane_of_its_losses():
     env = gym.make("BCO-Simplex-v0", n=6, horizon=50, render_mode="rgb_array").unwrapped
     env.reset(seed=0)
