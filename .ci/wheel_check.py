@@ -44,7 +44,8 @@ AGENT = "your_own_agent:EstimatedLeader"
 AGENT_LABEL = "leader"
 SUITE = "quick-v2"
 REBUILD = (
-    "OMP_NUM_THREADS=1 python -m bco_gym.reports.references quick-v2 standard-v2 --backend process"
+    "OMP_NUM_THREADS=1 python -m bco_gym.reports.references quick-v2 standard-v2 standard-v3 "
+    "--backend process"
 )
 #: Files every wheel must hold besides the package's (under bco_gym-X.dist-info/).
 METADATA = (

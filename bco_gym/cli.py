@@ -419,16 +419,17 @@ def _add_bench(commands: Any) -> None:
         metavar="NAME|FILE.toml",
         help=f"a built-in suite ({', '.join(SUITES)}) or a suite file FILE.toml of "
         "[[scenario]] tables (docs/benchmark.md). Default quick-v2: a SMOKE TEST under a "
-        "minute (T = 2,000: its verdicts are not evidence); standard-v2: the designed grid, "
-        "its reference agents' results read from the package's archive; quick-v1 and "
-        "standard-v1: as first published",
+        "minute (T = 2,000: its verdicts are not evidence); standard-v3: the designed grid "
+        "with the best known rows on quadratic losses and moving optima, standard-v2: the "
+        "same grid without them, their reference agents' results read from the package's "
+        "archive; quick-v1 and standard-v1: as first published",
     )
     _add_scenarios(command)
     command.add_argument(
         "--recompute-references",
         action="store_true",
         help="compute the reference agents' cells here instead of reading the package's "
-        "archive of them (quick-v2, standard-v2)",
+        "archive of them (quick-v2, standard-v2, standard-v3)",
     )
     command.add_argument(
         "--seeds",

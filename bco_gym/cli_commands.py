@@ -495,6 +495,27 @@ def version_text() -> str:
     return "\n".join(lines)
 
 
+def suite_lines() -> list[str]:
+    """``bco-gym list``'s suites: each built-in suite, its scenarios and what it is (a
+    smoke test, superseded, or with shipped reference results)."""
+    from bco_gym.reports.references import ARCHIVED, archive_digest
+    from bco_gym.reports.suites import SMOKE_TESTS, SUITES, SUPERSEDED
+
+    rows = []
+    for name, scenarios in SUITES.items():
+        notes = [
+            "smoke test" if name in SMOKE_TESTS else "",
+            "superseded" if name in SUPERSEDED else "",
+            ("reference archive" if archive_digest(name) else "archive not built yet")
+            if name in ARCHIVED
+            else "",
+        ]
+        rows.append([name, f"{len(scenarios)} scenarios", ", ".join(n for n in notes if n)])
+    from bco_gym.reports.summary import render_text
+
+    return render_text(["suite", "scenarios", "notes"], rows).splitlines()
+
+
 def command_list(args: argparse.Namespace) -> int:
     from bco_gym.agents import available_agents, find_agent
     from bco_gym.agents.registry import plugin_errors
@@ -504,6 +525,8 @@ def command_list(args: argparse.Namespace) -> int:
     print("env ids:")
     for env_id in ENV_IDS:
         print(f"  {env_id}")
+    print("suites (bco-gym bench --suite NAME):")
+    print("\n".join("  " + line for line in suite_lines()))
     print("agents:")
     broken = plugin_errors()
     rows = []

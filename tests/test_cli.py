@@ -403,6 +403,22 @@ def test_list_is_aligned_and_free_of_markup(capsys):
         assert line[column - 2 : column] == "  " and line[column] != " ", line
 
 
+def test_list_names_every_built_in_suite(capsys):
+    from bco_gym.reports.references import archive_digest
+    from bco_gym.reports.suites import SUITES
+
+    assert main(["list"]) == 0
+    printed = capsys.readouterr().out
+    suites = printed.split("suites (bco-gym bench --suite NAME):\n")[1].split("agents:")[0]
+    names = [line.split()[0] for line in suites.splitlines()[2:]]
+    assert names == list(SUITES) and "standard-v3" in names
+    v3 = next(line for line in suites.splitlines() if line.split()[0] == "standard-v3")
+    assert "18 scenarios" in v3
+    built = archive_digest("standard-v3") is not None
+    assert ("reference archive" if built else "archive not built yet") in v3
+    assert "smoke test" in next(line for line in suites.splitlines() if "quick-v2" in line)
+
+
 def test_a_capping_warning_is_printed_once_per_kind(tmp_path, capsys, no_figures):
     out = tmp_path / "exp"
     argv = [

@@ -67,6 +67,10 @@ def test_version_names_the_library_the_suites_and_each_archive(capsys):
     assert f"result code: {result_code_digest()}" in lines
     for suite in references.ARCHIVED:
         index = references.root() / suite / references.INDEX
+        if not index.is_file():  # standard-v3's, until the archive is rebuilt
+            where = lines.index(f"  {suite}: sha256 -")
+            assert lines[where + 1].strip() == "none shipped"
+            continue
         digest = hashlib.sha256(index.read_bytes()).hexdigest()  # what sha256sum prints
         where = lines.index(f"  {suite}: sha256 {digest}")
         status = lines[where + 1].strip()

@@ -55,6 +55,7 @@ from bco_gym.reports.bench_plan import (
     check_agents,
     claim_directory,
     plan,
+    row_groups,
     scenario_horizon,
     sweep_options,
 )
@@ -183,14 +184,16 @@ def _sweep_agents(
 ) -> list[RunResult]:
     """``agents``' cells of the scenario at ``horizon``, one resumable sweep in
     ``directory``; ``given`` (agent keyword arguments, labels, agents to isolate) as
-    :func:`~bco_gym.reports.bench_plan.sweep_options` reads them."""
+    :func:`~bco_gym.reports.bench_plan.sweep_options` reads them. A row of its own
+    feedback plays the scenario's env with it (:func:`~bco_gym.reports.bench_plan.row_groups`)."""
     from bco_gym.sweeps.sweep import sweep
 
-    options = sweep_options(scenario, agents, *given)
-    return list(
-        sweep(
+    results: list[RunResult] = []
+    for env_kwargs, members in row_groups(scenario, agents):
+        options = {**sweep_options(scenario, members, *given), "env_kwargs": env_kwargs}
+        results += sweep(
             scenario.env_id,
-            list(agents),
+            members,
             [horizon],
             list(scenario.seeds),
             out=directory,
@@ -198,7 +201,7 @@ def _sweep_agents(
             **options,
             **common,
         )
-    )
+    return results
 
 
 def _use_archive(
@@ -267,12 +270,13 @@ def run_bench(
     scenario before it runs. ``command`` is the line the report names as its origin.
     A superseded suite (``quick-v1``) warns (:class:`SupersededSuiteWarning`) and says why.
 
-    The reference agents' cells of ``quick-v2`` and ``standard-v2`` are read from the
-    package's archive (:mod:`~bco_gym.reports.references`), so only the given agents'
-    cells are computed; ``recompute_references`` computes them here instead. An archive
-    of another library version or code is not used: a
-    :class:`~bco_gym.reports.references.ReferenceArchiveWarning` says so and the
-    reference cells are recomputed.
+    The reference agents' cells of the archived suites (``quick-v2``, ``standard-v2``,
+    ``standard-v3``) are read from the package's archive
+    (:mod:`~bco_gym.reports.references`), so only the given agents' cells are computed;
+    ``recompute_references`` computes them here instead. An archive of another library
+    version or code is not used: a
+    :class:`~bco_gym.reports.references.ReferenceArchiveWarning` says so and the reference
+    cells are recomputed.
 
     Before any cell runs, every scenario's env is built once and every agent on it
     (:func:`~bco_gym.reports.suites.check_scenario`): an env too large for the machine,

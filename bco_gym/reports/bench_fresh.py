@@ -12,7 +12,7 @@ from typing import Any
 
 from bco_gym import io as files
 from bco_gym.engine.result import RunResult, computed_now
-from bco_gym.reports.bench_plan import scenario_horizon, sweep_options
+from bco_gym.reports.bench_plan import row_groups, scenario_horizon, sweep_options
 from bco_gym.reports.bench_provenance import BASELINE
 from bco_gym.reports.bench_scores import write_scores
 from bco_gym.reports.integrity import FreshSeeds, agreements
@@ -62,8 +62,10 @@ def fresh_scenario(
         )
         grid = [cell for cell in grid if cell.horizon == horizon]
     if played:
-        options = sweep_options(scenario, played, agent_kwargs, labels, isolate)
-        grid += cells(scenario.env_id, played, [horizon], list(seeds), **options)
+        for env_kwargs, members in row_groups(scenario, played):
+            options = sweep_options(scenario, members, agent_kwargs, labels, isolate)
+            options["env_kwargs"] = env_kwargs
+            grid += cells(scenario.env_id, members, [horizon], list(seeds), **options)
     return run_in_memory(grid, backend=backend, progress=progress, batch_size=batch_size)
 
 

@@ -106,6 +106,7 @@ def short_scenario(
         horizons=(),
         agent_horizons={},
         agent_kwargs={a: kw for a, kw in scenario.agent_kwargs.items() if a in references},
+        agent_feedback={a: f for a, f in scenario.agent_feedback.items() if a in references},
         tuning=tuning,
     )
 
@@ -128,7 +129,7 @@ def play_references_short(
         kwargs = dict(short.agent_kwargs.get(agent, {}))
         grid += cells(
             short.env_id, agent, [short.horizon], list(short.seeds),
-            env_kwargs=dict(short.env_kwargs), agent_kwargs={agent: kwargs} if kwargs else None,
+            env_kwargs=short.env_kwargs_of(agent), agent_kwargs={agent: kwargs} if kwargs else None,
             constants={agent: "theory"},
         )  # fmt: skip
     results = list(run_cells(grid, out=out / "runs" / short.name, failures="record", **common))

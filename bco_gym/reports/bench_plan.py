@@ -131,7 +131,8 @@ def sweep_options(
     isolate: Sequence[str],
 ) -> dict[str, Any]:
     """The keyword arguments of the scenario's grid (:func:`~bco_gym.sweeps.sweep.cells`):
-    the env's, the scenario's and the given agents' keyword arguments, labels, isolation."""
+    the env's, the scenario's and the given agents' keyword arguments, labels, isolation.
+    The env's are the scenario's: ``agents`` share them (:func:`row_groups`)."""
     kwargs = {a: dict(kw) for a, kw in scenario.agent_kwargs.items() if a in agents}
     given = {a: dict(kw) for a, kw in (agent_kwargs or {}).items() if a in agents}
     return {
@@ -143,6 +144,16 @@ def sweep_options(
     }
 
 
+def row_groups(scenario: Scenario, agents: Sequence[str]) -> list[tuple[dict[str, Any], list[str]]]:
+    """``agents`` grouped by the env keyword arguments their rows play
+    (:meth:`~bco_gym.reports.scenario.Scenario.env_kwargs_of`: the scenario's, with a
+    row's own feedback where it declares one), the scenario's own first."""
+    groups: dict[str | None, list[str]] = {None: []}
+    for agent in agents:
+        groups.setdefault(scenario.agent_feedback.get(agent), []).append(agent)
+    return [(scenario.env_kwargs_of(members[0]), members) for members in groups.values() if members]
+
+
 __all__ = [
     "FORMAT",
     "MARKER",
@@ -152,6 +163,7 @@ __all__ = [
     "claim_directory",
     "feedback_of",
     "plan",
+    "row_groups",
     "scenario_horizon",
     "sweep_options",
 ]

@@ -1,9 +1,9 @@
-"""Shipped reference results: the reference agents' cells of the built-in v2 suites.
+"""Shipped reference results: the reference agents' cells of the built-in suites since v2.
 
-``bco-gym bench`` on ``quick-v2`` or ``standard-v2`` reads the reference agents' cells
-(theory constants, the tuning runs and the tuned constants) from the package instead of
-computing them, so that scoring an agent computes only that agent's cells. The archive
-of a suite is the directory ``bco_gym/data/references/<suite>/``:
+``bco-gym bench`` on ``quick-v2``, ``standard-v2`` or ``standard-v3`` reads the reference
+agents' cells (theory constants, the tuning runs and the tuned constants) from the package
+instead of computing them, so that scoring an agent computes only that agent's cells. The
+archive of a suite is the directory ``bco_gym/data/references/<suite>/``:
 
 * ``<scenario>.json.gz``, one per scenario: every sweep directory the scenario's
   reference agents fill (``runs/<name>``, ``runs/<name>-tuned``, ``tuning/<name>``), each
@@ -38,10 +38,18 @@ and every document checked for its shape before use. Whatever fails is an
 Rebuilding (the one documented command; minutes for quick-v2, about half an hour of
 CPU for standard-v2)::
 
-    python -m bco_gym.reports.references quick-v2 standard-v2 --backend process
+    python -m bco_gym.reports.references quick-v2 standard-v2 standard-v3 --backend process
 
 writes the archives into this package's ``data/references`` (``--work DIR`` keeps the
 computed sweeps for resuming; default a fresh temporary directory).
+
+A cell is one computation whatever suite asks for it: its key is the digest of its
+whole identity (env id and keywords, the agent's identity and keywords, constants label,
+horizon, seed, checkpoints, loop), never the suite's name. So a suite whose scenario has
+the definition of another archived suite's scenario of the same name (standard-v3's
+scenarios are standard-v2's, with rows added) starts from that archive's cells when the
+same code computed them (:func:`reuse_archived_cells`): only its new rows are computed.
+Each suite's archive still holds all of its cells (its files are self-contained).
 """
 
 from __future__ import annotations
@@ -79,11 +87,14 @@ from bco_gym.sweeps.results import (
 FORMAT = 2
 INDEX = "INDEX.json"
 #: The built-in suites whose reference cells ship with the package.
-ARCHIVED = ("quick-v2", "standard-v2")
+ARCHIVED = ("quick-v2", "standard-v2", "standard-v3")
 REBUILD = "python -m bco_gym.reports.references {suite} --backend process"
 #: The fields of a Scenario that decide what its reference cells are (its seeds and agents
 #: only choose which cells are read; its words none).
 DEFINING_FIELDS = ("env_id", "env_kwargs", "horizon", "tuning", "agent_horizons", "agent_kwargs")
+#: Defining fields added later: in the digest only where a scenario sets them, so every
+#: earlier scenario's digest (and the archives recording it) stays as it was.
+DEFINING_IF_SET = ("agent_feedback",)
 #: The most bytes read from one archive file (the largest shipped is 0.14 MB).
 MAX_FILE_BYTES = 16_000_000
 #: The most bytes a scenario's file may decompress to (the largest shipped: 0.54 MB).
@@ -118,8 +129,19 @@ def library_version() -> str:
 # -- reading --------------------------------------------------------------------------------------
 def scenario_digest(scenario: Scenario) -> str:
     """SHA-256 of the fields of ``scenario`` that decide its reference cells
-    (:data:`DEFINING_FIELDS`), canonically serialised."""
-    definition = {name: _jsonable(getattr(scenario, name)) for name in DEFINING_FIELDS}
+    (:data:`DEFINING_FIELDS`, and those of :data:`DEFINING_IF_SET` it sets), canonically
+    serialised."""
+    return _digest(scenario, (*DEFINING_FIELDS, *DEFINING_IF_SET))
+
+
+def _digest(scenario: Scenario, names: Sequence[str]) -> str:
+    """The digest of the fields ``names`` of ``scenario`` (one of DEFINING_IF_SET only
+    where the scenario sets it)."""
+    definition = {
+        name: _jsonable(getattr(scenario, name))
+        for name in names
+        if name in DEFINING_FIELDS or getattr(scenario, name)
+    }
     return json_digest(definition)
 
 
@@ -426,9 +448,10 @@ def build_archive(
     files = dict(old.get("files", {})) if scenarios is not None and same else {}
     digests = dict(old.get("scenarios", {})) if scenarios is not None and same else {}
     for scenario in chosen:
-        if announce is not None:
-            announce(f"{suite}: {scenario.name}")
         directory = work / scenario.name
+        reused = reuse_archived_cells(suite, scenario, directory, where)
+        if announce is not None:
+            announce(f"{suite}: {scenario.name}" + (f" ({reused} cells reused)" if reused else ""))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compute_scenario(scenario, directory, backend=backend)
@@ -458,6 +481,31 @@ def build_archive(
             digests.pop(stale.name.removesuffix(".json.gz"), None)
     _write_index(target, suite, files, digests, command, complete=set(files) == known)
     return target
+
+
+def reuse_archived_cells(
+    suite: str, scenario: Scenario, work: Path, where: Path | None = None
+) -> int:
+    """Write into ``work`` (a scenario's sweeps, as :func:`compute_scenario` fills them)
+    the cells that another archived suite holds for a scenario of the same name and
+    definition (:func:`scenario_digest`, rows of their own feedback aside: they only add
+    cells), when this code computed them; the number written. Their keys are their
+    identities, so a sweep then computes only the cells no archive holds."""
+    plain = _digest(scenario, DEFINING_FIELDS)
+    written = 0
+    for other in ARCHIVED:
+        if other == suite or other not in SUITES:
+            continue
+        same = [s for s in SUITES[other] if s.name == scenario.name]
+        try:
+            index = read_index(other, where)
+            if not same or index is None or index.get("scenarios", {}).get(scenario.name) != plain:
+                continue
+            check_index(index, other)
+            written += materialise(other, same[0], work, where)
+        except (ArchiveVersionError, ArchiveCorruptError):
+            continue  # another code's or a damaged archive: computed here instead
+    return written
 
 
 def _write_index(
@@ -525,6 +573,7 @@ if __name__ == "__main__":  # pragma: no cover
 __all__ = [
     "ARCHIVED",
     "DEFINING_FIELDS",
+    "DEFINING_IF_SET",
     "ArchiveCorruptError",
     "ArchiveVersionError",
     "ReferenceArchiveWarning",
@@ -534,5 +583,6 @@ __all__ = [
     "load_scenario",
     "materialise",
     "result_code_digest",
+    "reuse_archived_cells",
     "scenario_digest",
 ]

@@ -58,8 +58,7 @@ def play_scenario(
     """
     out = Path(out)
     common: dict[str, Any] = {"backend": backend, "progress": progress, "reuse_stale": reuse_stale}
-    env_kwargs = dict(spec.env_kwargs)
-    grid = _cells(spec, spec.agents, horizons, env_kwargs, isolate=isolate)
+    grid = _cells(spec, spec.agents, horizons, isolate=isolate)
     results = run_cells(grid, out=out / "runs" / spec.name, failures=failures, **common)
     if spec.tuning is None:
         return results, []
@@ -86,7 +85,7 @@ def tuned_cells(
     if not agents:
         return tunings, []
     constants = dict.fromkeys(agents, "tuned")
-    return tunings, _cells(spec, agents, horizons, env_kwargs, overrides, constants)
+    return tunings, _cells(spec, agents, horizons, overrides, constants)
 
 
 def scenario_cells(
@@ -100,7 +99,7 @@ def scenario_cells(
 ) -> list[Cell]:
     """Every cell :func:`play_scenario` plays (theory, then tuned), not played: the
     tunings are resumed from ``out/tuning`` (or computed there)."""
-    grid = _cells(spec, spec.agents, horizons, dict(spec.env_kwargs), isolate=isolate)
+    grid = _cells(spec, spec.agents, horizons, isolate=isolate)
     if spec.tuning is None:
         return grid
     common = {"backend": backend, "progress": progress}
@@ -111,21 +110,22 @@ def _cells(
     spec: Scenario,
     agents: Sequence[str],
     horizons: Sequence[int],
-    env_kwargs: dict[str, Any],
     agent_kwargs: dict[str, dict[str, Any]] | None = None,
     constants: dict[str, str] | None = None,
     isolate: Sequence[str] = (),
 ) -> list[Cell]:
     """Each agent's cells at its horizons (``spec.agent_horizons`` or ``horizons``), with
     the scenario's own ``spec.agent_kwargs`` under ``agent_kwargs`` (the tuned ones); the
-    agents of ``isolate`` in their own process."""
+    agents of ``isolate`` in their own process. Every agent plays the scenario's env
+    keywords, with its row's own feedback where it has one (``spec.env_kwargs_of``)."""
     grid = []
     for agent in agents:
         own = spec.horizons_of(agent) if agent in spec.agent_horizons else horizons
         kwargs = {**spec.agent_kwargs.get(agent, {}), **(agent_kwargs or {}).get(agent, {})}
         label = (constants or {}).get(agent, "theory")
         grid += cells(
-            spec.env_id, agent, list(own), list(spec.seeds), env_kwargs=env_kwargs,
+            spec.env_id, agent, list(own), list(spec.seeds),
+            env_kwargs=spec.env_kwargs_of(agent),
             agent_kwargs={agent: kwargs} if kwargs else None, constants={agent: label},
             isolate=[agent] if agent in isolate else (),
         )  # fmt: skip

@@ -101,6 +101,46 @@ def _mapping(where: str, name: str, value: Any) -> None:
         raise ValueError(f"{where}: {name}={value!r}; expected a table with string keys")
 
 
+#: The feedback a row may declare beyond its scenario's (:attr:`Scenario.agent_feedback`).
+ROW_FEEDBACKS = ("two-point", "full")
+
+
+def _row_feedback(where: str, scenario: Scenario) -> None:
+    """Each declared row feedback is one of :data:`ROW_FEEDBACKS`, its agent's own, not
+    the env's already, and not a tuned agent's (ValueError naming the row otherwise)."""
+    from bco_gym.agents.registry import resolve_agent
+
+    _mapping(where, "agent_feedback", scenario.agent_feedback)
+    env = scenario.env_kwargs.get("feedback", "bandit")
+    tuned = scenario.tuning.agents if isinstance(scenario.tuning, ScaleTuning) else ()
+    for agent in scenario.agents:
+        own = resolve_agent(agent).feedback
+        if own not in ("bandit", env) and agent not in scenario.agent_feedback:
+            raise ValueError(
+                f"{where}: agent {agent!r} needs feedback={own!r} and the env gives {env!r}; "
+                f'declare its row\'s feedback: agent_feedback = {{ {agent} = "{own}" }}'
+            )
+    for agent, feedback in scenario.agent_feedback.items():
+        named = f"{where}: agent_feedback[{agent!r}]={feedback!r}"
+        if feedback not in ROW_FEEDBACKS:
+            raise ValueError(f"{named}; allowed: {', '.join(map(repr, ROW_FEEDBACKS))}")
+        if feedback == env:
+            raise ValueError(f"{named} is the scenario's own feedback already; drop it")
+        if agent not in scenario.agents:
+            continue  # named below, with the other per-agent tables
+        own = resolve_agent(agent).feedback
+        if own != feedback:
+            raise ValueError(
+                f"{named}, but {agent!r} declares feedback={own!r}: a row is given exactly "
+                "what its agent is entitled to"
+            )
+        if agent in tuned:
+            raise ValueError(
+                f"{named}: {agent!r} is tuned, and its tuning plays the scenario's env; a "
+                "row of its own feedback plays theory constants only"
+            )
+
+
 @dataclass(frozen=True)
 class ScaleTuning:
     """How a scenario's agents are tuned (:func:`~bco_gym.sweeps.tuning.tune`).
@@ -183,6 +223,14 @@ class Scenario:
             definition: e.g. random's sampling law in standard-v2's scale scenarios.
         purpose: one line, what the scenario tests that no other scenario of its suite
             does (``standard-v2``: every scenario has one, all distinct).
+        agent_feedback: the feedback of a reference row that learns from more than the
+            scenario's env gives (``{"pbgd2": "two-point"}``): that row plays the same env
+            with ``feedback`` set to it (:meth:`env_kwargs_of`), on the same seeds and
+            losses, and is marked and ranked apart wherever rows are ranked
+            (:func:`~bco_gym.stats.paired.feedback_of`). Each value must be the agent's
+            own declared feedback ("two-point" or "full"), so the row is given exactly
+            what its agent is entitled to (:mod:`bco_gym.engine.feedback`); a tuned agent
+            may not have one (its tuning shares the scenario's env).
     """
 
     name: str
@@ -200,6 +248,7 @@ class Scenario:
     agent_horizons: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     agent_kwargs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     purpose: str = ""
+    agent_feedback: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not SLUG.fullmatch(self.name):
@@ -246,7 +295,8 @@ class Scenario:
         _mapping(where, "agent_kwargs", self.agent_kwargs)
         for agent, kwargs in self.agent_kwargs.items():
             _mapping(where, f"agent_kwargs[{agent!r}]", kwargs)
-        for what in ("agent_horizons", "agent_kwargs"):
+        _row_feedback(where, self)
+        for what in ("agent_horizons", "agent_kwargs", "agent_feedback"):
             unknown = sorted(set(getattr(self, what)) - set(self.agents))
             if unknown:
                 raise ValueError(
@@ -264,6 +314,14 @@ class Scenario:
                     f"scenario {self.name!r}: tuning seeds {list(self.tuning.seeds)} overlap "
                     f"the evaluation seeds at {shared}; they must be disjoint"
                 )
+
+    def env_kwargs_of(self, agent: str) -> dict[str, Any]:
+        """The ``gym.make`` keyword arguments of ``agent``'s row: the scenario's, with
+        ``feedback`` set to the row's own where :attr:`agent_feedback` declares one."""
+        kwargs = dict(self.env_kwargs)
+        if agent in self.agent_feedback:
+            kwargs["feedback"] = self.agent_feedback[agent]
+        return kwargs
 
     @property
     def all_horizons(self) -> list[int | None]:

@@ -215,7 +215,7 @@ def _builtin_suites() -> dict[str, tuple[Scenario, ...]]:
 
 
 #: The built-in suites, oldest first: each a TOML file in ``bco_gym/data/suites/``.
-BUILTIN_NAMES = ("quick-v1", "standard-v1", "quick-v2", "standard-v2")
+BUILTIN_NAMES = ("quick-v1", "standard-v1", "quick-v2", "standard-v2", "standard-v3")
 #: Suite name -> its scenarios (read from :func:`builtin_suite_path`'s files).
 SUITES: dict[str, tuple[Scenario, ...]] = _builtin_suites()
 #: standard-v1's and standard-v2's scenarios at scale (sets of dimension >= 1,000).
@@ -231,7 +231,8 @@ def check_scenario(
 ) -> None:
     """Build ``scenario``'s env once and, on it, each of ``agents`` with its keyword
     arguments (the scenario's ``agent_kwargs``, its tuning's ``fixed``, then
-    ``agent_kwargs``); nothing is played.
+    ``agent_kwargs``); an agent whose row has its own feedback (``agent_feedback``) on
+    the env with that feedback. Nothing is played.
 
     ValueError naming ``where`` (the suite), the scenario and what was refused: an env
     too large for the machine (from the keywords, before it is built: there is no
@@ -261,15 +262,24 @@ def check_scenario(
         raise ValueError(
             f"{named}: {scenario.env_id} refuses env_kwargs {shown}: {_one_line(error)}"
         ) from None
+    envs = {None: env}
     try:
         tuning = scenario.tuning
         for agent in agents:
             kwargs = {**scenario.agent_kwargs.get(agent, {}), **(agent_kwargs or {}).get(agent, {})}
-            _check_agent(named, agent, env, kwargs)
+            feedback = scenario.agent_feedback.get(agent)
+            if feedback not in envs:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    envs[feedback] = gym.make(
+                        scenario.env_id, **{**env_kwargs, "feedback": feedback}
+                    )
+            _check_agent(named, agent, envs[feedback], kwargs)
             if tuning is not None and agent in tuning.fixed:
                 _check_agent(f"{named} (tuning)", agent, env, {**kwargs, **tuning.fixed[agent]})
     finally:
-        env.close()
+        for made in envs.values():
+            made.close()
 
 
 def _check_agent(named: str, agent: str, env: Any, kwargs: Mapping[str, Any]) -> None:
@@ -361,27 +371,28 @@ def centre_players(scenario: Scenario, horizon: int | None = None) -> dict[str, 
 
     from bco_gym.agents import make_agent
 
-    kwargs = dict(scenario.env_kwargs)
     horizon = horizon or scenario.horizon
-    if horizon is not None:
-        kwargs["horizon"] = horizon
-    env = gym.make(scenario.env_id, **kwargs)
-    try:
-        problem = env.unwrapped.problem
-        inner = float(problem.set.inner_radius)
-        capped = {}
-        for agent in scenario.agents:
-            if agent == "random" or agent.startswith("sb3-"):
-                continue
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                built = make_agent(agent, problem, **scenario.agent_kwargs.get(agent, {}))
-            delta = getattr(built, "params", {}).get("smoothing_radius")
-            if delta is not None and float(delta) >= inner * (1 - 1e-12):
-                capped[agent] = float(delta) / inner
-        return capped
-    finally:
-        env.close()
+    problems: dict[str | None, Any] = {}  # the problem of each feedback the rows play
+    capped = {}
+    for agent in scenario.agents:
+        if agent == "random" or agent.startswith("sb3-"):
+            continue
+        feedback = scenario.agent_feedback.get(agent)
+        if feedback not in problems:
+            kwargs = scenario.env_kwargs_of(agent)
+            if horizon is not None:
+                kwargs["horizon"] = horizon
+            env = gym.make(scenario.env_id, **kwargs)
+            problems[feedback] = env.unwrapped.problem
+            env.close()
+        problem = problems[feedback]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            built = make_agent(agent, problem, **scenario.agent_kwargs.get(agent, {}))
+        delta = getattr(built, "params", {}).get("smoothing_radius")
+        if delta is not None and float(delta) >= float(problem.set.inner_radius) * (1 - 1e-12):
+            capped[agent] = float(delta) / float(problem.set.inner_radius)
+    return capped
 
 
 __all__ = [

@@ -5,14 +5,16 @@
 finished cell, bound to it (see :mod:`~bco_gym.sweeps.results`); ``.lock`` is held
 by the one process writing the directory (:class:`DirectoryLock`).
 
-Growth. Opening a directory with cells it does not list yet is allowed when the new
-sweep is the same experiment with more seeds or more agents: the same env ids, env
-kwargs, horizons, checkpoints and loop choice, and for every agent already present the
-same agent kwargs and constants label. The manifest then lists the union (old cells
-first) and only the new cells are computed. Anything else is refused with
-:class:`SweepMismatchError` naming the fields that differ, unless no cell of the
-stored sweep has a result yet (a mistyped command or an early crash): then the new
-sweep replaces it.
+Growth. Opening a directory with cells it does not list yet is allowed when the new sweep is
+the same experiment with more seeds or more agents: the same env ids, env kwargs, horizons,
+checkpoints and loop choice, and for every agent already present the same agent kwargs,
+constants label and feedback. The env's ``feedback`` keyword is an agent's, not the sweep's:
+a row of more feedback (a two-point agent beside bandit ones, a suite's ``agent_feedback``)
+plays the same env and losses with its own feedback. The manifest then lists the union (old
+cells first) and only the new cells are computed. Anything else is refused with
+:class:`SweepMismatchError` naming the fields that differ, unless no cell of the stored
+sweep has a result yet (a mistyped command or an early crash): then the new sweep replaces
+it.
 """
 
 from __future__ import annotations
@@ -44,8 +46,8 @@ CELLS_DIR = "cells"
 LOCK_NAME = ".lock"
 # Fields every cell of one sweep shares (a sweep grows only along seeds and agents).
 SHARED_FIELDS = ("env_id", "env_kwargs", "horizon", "checkpoints", "fast")
-# Fields every cell of one agent shares.
-AGENT_FIELDS = ("agent_kwargs", "constants")
+# Fields every cell of one agent shares ("feedback": its env's, see _value).
+AGENT_FIELDS = ("agent_kwargs", "constants", "feedback")
 # Fields a cell has since agents have identities (absent from older cells).
 IDENTITY_FIELDS = ("label", "identity")
 # Fields only some cells have (``isolate``: only a cell played in its own process).
@@ -341,7 +343,18 @@ def _agents(cells: Sequence[dict]) -> set[Any]:
 
 
 def _values(cells: Sequence[dict], name: str) -> list[str]:
-    return sorted({json.dumps(cell.get(name), sort_keys=True) for cell in cells})
+    return sorted({json.dumps(_value(cell, name), sort_keys=True) for cell in cells})
+
+
+def _value(cell: dict, name: str) -> Any:
+    """A cell's field as growth compares it: the env's ``feedback`` keyword is the agent's
+    (``"feedback"``, default "bandit"), not part of the shared ``env_kwargs``."""
+    kwargs = cell.get("env_kwargs")
+    if name == "feedback":
+        return kwargs.get("feedback", "bandit") if isinstance(kwargs, dict) else "bandit"
+    if name == "env_kwargs" and isinstance(kwargs, dict):
+        return {key: value for key, value in kwargs.items() if key != "feedback"}
+    return cell.get(name)
 
 
 def _show(values: list[str]) -> str:

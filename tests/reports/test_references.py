@@ -14,7 +14,7 @@ import pytest
 from bco_gym import portable
 from bco_gym.agents.moved import current_import_path
 from bco_gym.reports import bench, references
-from bco_gym.reports.suites import SUITES
+from bco_gym.reports.suites import SUITES, Scenario
 from bco_gym.sets import nuclear
 from bco_gym.stats.ranking import rank
 from bco_gym.sweeps.sweep import Cell, StaleCellWarning
@@ -294,3 +294,39 @@ def test_every_archived_standard_v2_scenario_separates():
     index = references.read_index("standard-v2")
     if index.get("complete", False):
         assert checked == [spec.name for spec in SUITES["standard-v2"]]
+
+
+def test_a_suite_with_rows_added_reuses_the_other_archives_cells(tmp_path, monkeypatch):
+    """standard-v3's way: a scenario of the same name and definition in another archived
+    suite (of this code) gives its cells; only the added rows are computed, and the
+    added suite's archive holds every cell (self-contained)."""
+    base = Scenario(
+        name="reuse-ball",
+        env_id="BCO-Ball-v0",
+        agents=("fkm", "random"),
+        horizon=60,
+        seeds=(0, 1),
+        env_kwargs={"n": 3},
+    )
+    grown = replace(base, agents=(*base.agents, "fkm2"), agent_feedback={"fkm2": "two-point"})
+    monkeypatch.setitem(SUITES, "tiny-a", (base,))
+    monkeypatch.setitem(SUITES, "tiny-b", (grown,))
+    monkeypatch.setattr(references, "ARCHIVED", ("tiny-a", "tiny-b"))
+    where = tmp_path / "references"
+    references.build_archive("tiny-a", tmp_path / "work-a", where=where)
+    assert references.reuse_archived_cells("tiny-a", base, tmp_path / "x", where) == 0  # itself
+    references.build_archive("tiny-b", tmp_path / "work-b", where=where)
+    a = references.load_scenario("tiny-a", "reuse-ball", where)
+    b = references.load_scenario("tiny-b", "reuse-ball", where, definition=grown)
+    stamps = {
+        suite: {(c["agent"], c["seed"]): r.computed_at for c, r in found["runs/reuse-ball"][1]}
+        for suite, found in (("a", a), ("b", b))
+    }
+    assert set(stamps["b"]) == {(agent, seed) for agent in grown.agents for seed in (0, 1)}
+    for key, stamp in stamps["a"].items():
+        assert stamps["b"][key] == stamp  # the same computation, not a second one
+    fkm2 = [r for c, r in b["runs/reuse-ball"][1] if c["agent"] == "fkm2"]
+    assert {r.problem["feedback"] for r in fkm2} == {"two-point"}
+    # another definition (another horizon) reuses nothing
+    other = replace(grown, horizon=70)
+    assert references.reuse_archived_cells("tiny-b", other, tmp_path / "y", where) == 0
