@@ -242,11 +242,18 @@ def run_demo(
 
 
 def scenario_cells(spec: Scenario, quick: bool = False) -> list[Cell]:
-    """The scenario's cells: every agent with its theory constants at every horizon, and
-    the agents of :data:`TUNED` with those constants (label "tuned") at theirs."""
+    """The scenario's cells: every agent with its theory constants at every horizon (a
+    row of its own feedback on the env with it), and the agents of :data:`TUNED` with
+    those constants (label "tuned") at theirs."""
     horizons = [h if h is not None else own_horizon(spec) for h in spec.all_horizons]
     kwargs = dict(spec.env_kwargs)
-    grid = cells(spec.env_id, list(spec.agents), horizons, list(spec.seeds), env_kwargs=kwargs)
+    grid = [
+        cell
+        for agent in spec.agents
+        for cell in cells(
+            spec.env_id, agent, horizons, list(spec.seeds), env_kwargs=spec.env_kwargs_of(agent)
+        )
+    ]
     for agent, overrides in TUNED.get(spec.name, {}).items():
         own = FKM_HORIZONS.get(spec.name) if agent == "fkm" and not quick else None
         grid += cells(

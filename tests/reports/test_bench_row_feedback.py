@@ -191,3 +191,15 @@ def test_a_sweep_grows_by_a_row_of_its_own_feedback_but_not_by_changing_one(tmp_
     other = cells("BCO-Ball-v0", "bbcg", 20, 2, env_kwargs={"n": 4})
     with pytest.raises(SweepMismatchError, match="env_kwargs"):
         run_cells(other, out=out)
+
+
+def test_the_demo_plays_it_on_its_own_feedback_too():
+    from bco_gym.reports.demo import scenario_cells as demo_cells
+
+    grid = demo_cells(ROWS)
+    assert {c.agent: c.env_kwargs.get("feedback", "bandit") for c in grid} == {
+        "bbcg": "bandit",
+        "fkm": "bandit",
+        "random": "bandit",
+        "fkm2": "two-point",
+    }
