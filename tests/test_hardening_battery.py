@@ -1401,6 +1401,7 @@ def test_agents_that_read_the_losses_are_flagged_suspect_in_process(tmp_path, ca
     assert "jitter" not in first and "fkm" not in first
 
 
+@pytest.mark.slow
 def test_isolation_and_fresh_seeds_undo_every_attack(tmp_path, capsys, ball_bench):
     """--isolate --fresh-seeds 6: the frame walker and the garbage-collector searcher find
     nothing in their own process and score as the honest agent they fall back to; the seed

@@ -18,6 +18,9 @@ from agent_helpers import build
 from bco_gym.agents import AGENTS
 from bco_gym.sets import L2Ball
 
+#: The module's measurements take half a minute of one core: run first (tests/conftest.py).
+pytestmark = pytest.mark.slow
+
 HORIZONS = (1_000, 20_000)
 SEEDS = (0, 1)  # the deterministic full-information agents use the first only
 

@@ -213,7 +213,11 @@ def test_the_cli_refuses_a_directory_it_did_not_write(tmp_path, capsys):
     assert "unknown agent 'nope'" in capsys.readouterr().err
 
 
-def test_quick_v2_end_to_end_from_the_cli(tmp_path, capsys):
+def test_quick_v2_end_to_end_from_the_cli(tmp_path, capsys, plain):
+    """Without figures, intervals by bco_gym's bootstrap (the ``plain`` fixture): the figures
+    and rliable's intervals of a bench report are
+    test_the_report_has_verdicts_aggregates_figures_and_scenarios's; here the rows, the
+    verdicts' words and a re-run that computes nothing and writes the same report."""
     out = tmp_path / "bench"
     code = main(
         ["bench", "--agents", "vertex_agent:Vertex", "--seeds", "2", "--out", str(out), "--quiet"]
