@@ -130,7 +130,7 @@ SETTINGS = {
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SETTINGS))
-def test_pinned_runs_and_archive_hold_under(name):
+def test_pinned_runs_and_archive_hold_under(name, tmp_path):
     settings, tests, changed = SETTINGS[name]
     if name == "numba-generic":
         pytest.importorskip("numba")
@@ -141,6 +141,12 @@ def test_pinned_runs_and_archive_hold_under(name):
         # e.g. a CPU without FMA, or whose OpenBLAS kernel is the one asked for
         pytest.skip(f"{name} computes as this machine does: nothing to compare")
     environment = {**os.environ, **settings, "OMP_NUM_THREADS": "1"}
+    if name == "numba-generic":
+        # A cache of its own: numba's index of a shared __pycache__ is read, extended and
+        # rewritten by every process compiling at once (the xdist workers), so a race could
+        # file host-compiled code under the generic key and the child would load it
+        # instead of compiling for the generic target it is here to check.
+        environment["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-generic-cache")
     completed = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests],
         cwd=ROOT,
@@ -151,3 +157,5 @@ def test_pinned_runs_and_archive_hold_under(name):
     )
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
     assert " passed" in completed.stdout.splitlines()[-1], completed.stdout[-2000:]
+    if name == "numba-generic":  # the kernels were compiled here, for the generic target
+        assert any((tmp_path / "numba-generic-cache").rglob("*.nbi"))
