@@ -138,8 +138,19 @@ class LinearLoss(LossSequence):
             normals = rng.standard_normal((size, dim))
             uniforms = rng.uniform(size=size)  # the power is taken in the kernel
             means = np.asarray(self._means(first, size), dtype=float).reshape(-1, dim)
-            theta = np.empty((size, dim))
-            thetas(normals, uniforms, 1.0 / dim, float(self.noise), means, theta, np.empty(dim))
+            theta, offset = np.empty((size, dim)), np.empty(size)
+            thetas(
+                normals,
+                uniforms,
+                1.0 / dim,
+                float(self.noise),
+                means,
+                self._center_flat,
+                theta,
+                offset,
+                np.empty(dim),
+            )
+            return {"theta": theta, "offset": offset}  # offset: portable.matvec's floats
         return {"theta": theta, "offset": portable.matvec(theta, self._center_flat)}
 
     def _evaluate(self, params: Params, part: slice, points: np.ndarray) -> np.ndarray:

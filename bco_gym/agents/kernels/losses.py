@@ -6,7 +6,7 @@ ball of V as g_t ||g_t||^-1 U_t^(1/d) (g_t standard normal, U_t uniform;
 :func:`~bco_gym.losses.linear.unit_ball_in_tangent`) and adds the means. In NumPy that is
 a row reduction and four passes over the chunk, about 50 ns a round on n = 10 against
 the draws' 97; :func:`linear_thetas` does the same operations in three light passes (the
-squared norms read in place, the ratios, the rows):
+squared norms read in place, the ratios, the rows with their offsets <theta_t, c>):
 
     theta_t[i] = mu_t[i] + s * (g_t[i] * (r_t / max(||g_t||, tiny))),  r_t = U_t^(1/d),
 
@@ -66,11 +66,15 @@ def row_squares(rows, r, count):  # pragma: no cover - compiled
 
 
 @jit
-def linear_thetas(normals, uniforms, exponent, noise, means, out, work):  # pragma: no cover
+def linear_thetas(
+    normals, uniforms, exponent, noise, means, center, out, offsets, work
+):  # pragma: no cover - compiled
     """``out`` (k, n) = means + noise * (normals * (radii / max(norms, tiny))) row by row,
-    radii = uniforms ** exponent (the C library's ``pow``, as ``portable.power``);
-    ``means`` (1, n) or (k, n), ``uniforms`` (k,), ``work`` (n,) scratch. Three passes: the
-    squared norms, the ratios (powers, square roots and divisions), the rows."""
+    radii = uniforms ** exponent (the C library's ``pow``, as ``portable.power``), and
+    ``offsets`` (k,) = <out_t, center> (``portable.matvec``'s pairwise sum of the row's
+    products, from NumPy's identity +0); ``means`` (1, n) or (k, n), ``uniforms`` (k,),
+    ``work`` (n,) scratch. Three passes: the squared norms, the ratios (powers, square
+    roots and divisions), the rows with their offsets."""
     tiny = 2.2250738585072014e-308  # np.finfo(float).tiny
     rows, n = normals.shape
     shared = means.shape[0] == 1
@@ -88,6 +92,8 @@ def linear_thetas(normals, uniforms, exponent, noise, means, out, work):  # prag
         m = 0 if shared else r
         for i in range(n):
             out[r, i] = means[m, i] + noise * (normals[r, i] * ratios[r])
+            work[i] = out[r, i] * center[i]
+        offsets[r] = 0.0 + pairwise_sum(work, 0, n)
 
 
 @jit
