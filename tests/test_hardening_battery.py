@@ -20,6 +20,7 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from bench_fixtures import plain_report
 
 import bco_gym  # noqa: F401  (registers the ids)
 from bco_gym.agents import make_agent
@@ -1079,7 +1080,8 @@ def tiny_bench(monkeypatch):
     return ["bench", "--agents", "bfw", "--suite", "tiny-bench", "--quiet"]
 
 
-def test_bench_never_writes_through_a_symlink(tmp_path, capsys, tiny_bench):
+def test_bench_never_writes_through_a_symlink(tmp_path, capsys, monkeypatch, tiny_bench):
+    plain_report(monkeypatch)  # scores.csv and report.md are the files at stake, not figures
     out = tmp_path / "bench"
     assert _cli([*tiny_bench, "--out", out], capsys)[0] == 0
     outside = {name: tmp_path / f"outside-{name}" for name in ("scores.csv", "report.md")}
@@ -1094,7 +1096,8 @@ def test_bench_never_writes_through_a_symlink(tmp_path, capsys, tiny_bench):
     assert not list(out.glob("*.tmp"))
 
 
-def test_bench_says_when_it_recomputes_a_tampered_cell(tmp_path, capsys, tiny_bench):
+def test_bench_says_when_it_recomputes_a_tampered_cell(tmp_path, capsys, monkeypatch, tiny_bench):
+    plain_report(monkeypatch)  # the words and the numbers, not the figures or rliable's intervals
     out = tmp_path / "bench"
     assert _cli([*tiny_bench, "--out", out], capsys)[0] == 0
     scores = (out / "scores.csv").read_text()
@@ -1116,6 +1119,9 @@ def test_bench_without_matplotlib_writes_its_report_without_figures(
     tmp_path, capsys, monkeypatch, tiny_bench
 ):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
+    # intervals by bco_gym's bootstrap: rliable's take most of a report's time and have
+    # nothing to do with matplotlib (tests/reports/test_bench.py renders them)
+    monkeypatch.setattr("bco_gym.stats.scores.rliable_available", lambda: False)
     out = tmp_path / "bench"
     code, _, err = _cli([*tiny_bench, "--out", out], capsys)
     assert code == 0, err
@@ -1345,6 +1351,7 @@ def test_a_bandit_agent_in_a_full_feedback_scenario_never_sees_a_gradient(
             env_kwargs=full["env_kwargs"],
         )
         monkeypatch.setitem(SUITES, "full-bench", (scenario,))
+        plain_report(monkeypatch)  # what the agent was handed, not the report's figures
         argv = ["bench", "--agents", "attack_agents:GradientSpy", "--suite", "full-bench"]
         code, _, err = _cli([*argv, "--out", tmp_path / "bench", "--quiet"], capsys)
         assert code == 0, err
@@ -1385,10 +1392,14 @@ def _first_lines(report: str) -> str:
     return report.split("## Verdicts")[0]
 
 
-def test_agents_that_read_the_losses_are_flagged_suspect_in_process(tmp_path, capsys, ball_bench):
+def test_agents_that_read_the_losses_are_flagged_suspect_in_process(
+    tmp_path, capsys, monkeypatch, ball_bench
+):
     """The issue's attacks, played in the bench's process: each round's minimiser from the
     engine's frames or from the garbage collector, a regret far below zero; the report
-    flags both in its first lines, and not the honest agents."""
+    flags both in its first lines, and not the honest agents. (The flags come from the
+    regret floor, not from the figures or rliable's intervals: the report is plain.)"""
+    plain_report(monkeypatch)
     agents = "attack_agents:StackWalker,attack_agents:GcSearcher,user_agents:Jitter"
     out = tmp_path / "bench"
     code, _, err = _cli([*ball_bench, "--agents", agents, "--out", out], capsys)
@@ -1402,12 +1413,14 @@ def test_agents_that_read_the_losses_are_flagged_suspect_in_process(tmp_path, ca
 
 
 @pytest.mark.slow
-def test_isolation_and_fresh_seeds_undo_every_attack(tmp_path, capsys, ball_bench):
+def test_isolation_and_fresh_seeds_undo_every_attack(tmp_path, capsys, monkeypatch, ball_bench):
     """--isolate --fresh-seeds 6: the frame walker and the garbage-collector searcher find
     nothing in their own process and score as the honest agent they fall back to; the seed
     inverter still recognises the public seeds (score 0: it plays the comparator) but not
     the fresh ones, where it scores as the honest agent, and the report says that its
-    fresh and public scores disagree."""
+    fresh and public scores disagree. (The agreement test and the flags do not read the
+    figures or rliable's intervals: the report is plain.)"""
+    plain_report(monkeypatch)
     inverter = "attack_agents:SeedInverter[env_id=BCO-Ball-v0]"  # it knows the scenario
     agents = [
         "attack_agents:StackWalker",
@@ -1593,9 +1606,12 @@ def test_an_archived_payload_with_a_valid_digest_and_the_wrong_shape_is_corrupt(
             references.load_scenario("tiny-bench", "tiny")
 
 
-def test_a_damaged_archive_recomputed_is_said_under_quiet(tmp_path, capsys, tiny_archive):
+def test_a_damaged_archive_recomputed_is_said_under_quiet(
+    tmp_path, capsys, monkeypatch, tiny_archive
+):
     import gzip
 
+    plain_report(monkeypatch)  # the warning, the report's words and scores.csv's rows
     out = tmp_path / "bench"
     argv = ["bench", "--agents", "bfw", "--suite", "tiny-bench", "--quiet", "--out", out]
     code, _, err = _cli(argv, capsys)
@@ -1893,6 +1909,9 @@ def test_user_text_reaches_the_page_as_text(tmp_path, capsys, monkeypatch):
     images (a URL, an absolute path, a path out of the directory), HTML and a link
     definition: the bench writes its page (no exit 2 after the cells), inlines only
     its own figures and shows every text as typed."""
+    # intervals by bco_gym's bootstrap (rliable's take most of a report's time): the page's
+    # figures and text are the same code either way
+    monkeypatch.setattr("bco_gym.stats.scores.rliable_available", lambda: False)
     secret = b"\x89PNG not for the page"
     (tmp_path / "secret.png").write_bytes(secret)
     (tmp_path / "marked_agent.py").write_text(MARKED_AGENT)

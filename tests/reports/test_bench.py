@@ -1,4 +1,9 @@
-"""bco-gym bench: growth by agents, scores, verdicts, refusals, quick-v1 end to end."""
+"""bco-gym bench: growth by agents, scores, verdicts, refusals, quick-v1 end to end.
+
+The figures and rliable's intervals of a bench report (most of a tiny bench's time) are
+test_the_report_has_verdicts_aggregates_figures_and_scenarios's; the tests of cells, rows
+and a report's words take the ``plain`` fixture (no figures, bco_gym's bootstrap).
+"""
 
 from __future__ import annotations
 
@@ -52,7 +57,7 @@ def read_scores(out):
         return list(csv.DictReader(handle))
 
 
-def test_a_bench_grown_by_one_agent_computes_only_the_new_cells(tmp_path, tiny_suite):
+def test_a_bench_grown_by_one_agent_computes_only_the_new_cells(tmp_path, tiny_suite, plain):
     out = tmp_path / "bench"
     first = bench.run_bench(["bfw"], out, suite=tiny_suite, progress=False)
     before = cell_files(out)
@@ -70,7 +75,7 @@ def test_a_bench_grown_by_one_agent_computes_only_the_new_cells(tmp_path, tiny_s
     assert "`user_agents:Jitter`" in (out / "report.md").read_text()  # its identity
 
 
-def test_scores_are_regret_over_randoms_on_the_same_seed(tmp_path, tiny_suite):
+def test_scores_are_regret_over_randoms_on_the_same_seed(tmp_path, tiny_suite, plain):
     out = tmp_path / "bench"
     outcome = bench.run_bench(["bfw"], out, suite=tiny_suite, progress=False)
     rows = read_scores(out)
@@ -266,7 +271,7 @@ SIMPLEX = Scenario(
 )
 
 
-def test_a_failing_user_agent_fails_its_cells_alone(tmp_path, monkeypatch, capsys):
+def test_a_failing_user_agent_fails_its_cells_alone(tmp_path, monkeypatch, capsys, plain):
     """Jitter plays off the simplex's affine hull: its cells there fail, the rest finish."""
     monkeypatch.setitem(SUITES, "tiny-failing", (TINY[1], SIMPLEX))
     out = tmp_path / "bench"
@@ -293,13 +298,13 @@ def test_a_failing_user_agent_fails_its_cells_alone(tmp_path, monkeypatch, capsy
     assert "2 cell(s) failed" in err and "seed 1" in err
 
 
-def test_the_explore_commit_agent_of_the_readme_scores_below_random(tmp_path, tiny_suite):
+def test_the_explore_commit_agent_of_the_readme_scores_below_random(tmp_path, tiny_suite, plain):
     outcome = bench.run_bench(["explore_commit:ExploreCommit"], tmp_path / "b", suite=tiny_suite)
     scores = [r.score for r in outcome.rows if r.agent == "explore-commit"]
     assert len(scores) == 5 and max(scores) < 1.0  # it learns on i.i.d. and slow drift
 
 
-def test_a_bench_directory_is_cumulative_unless_agents_only(tmp_path, tiny_suite):
+def test_a_bench_directory_is_cumulative_unless_agents_only(tmp_path, tiny_suite, plain):
     """An agent benched earlier into --out stays in report.md and scores.csv; a second
     spelling of it finds its cells; --agents-only reports the given agents alone."""
     out = tmp_path / "bench"
@@ -329,7 +334,7 @@ def test_a_bench_directory_is_cumulative_unless_agents_only(tmp_path, tiny_suite
     assert "jitter" not in {r["agent"] for r in read_scores(out)}
 
 
-def test_bench_takes_variants_labels_and_agent_kwargs(tmp_path, tiny_suite):
+def test_bench_takes_variants_labels_and_agent_kwargs(tmp_path, tiny_suite, plain):
     out = tmp_path / "bench"
     outcome = bench.run_bench(
         ["fkm[c=2]", "user_agents:Jitter"],

@@ -134,7 +134,9 @@ def test_centre_players_finds_the_capped_radius():
     assert set(centre_players(simplex)) == {"bbcg", "fkm", "bfw"}
 
 
-def test_quick_v2_is_labelled_a_smoke_test(tmp_path, capsys):
+def test_quick_v2_is_labelled_a_smoke_test(tmp_path, capsys, plain):
+    """Its first line and scores.csv's label (a plain report: the figures and rliable's
+    intervals are tests/reports/test_bench.py's)."""
     out = tmp_path / "b"
     outcome = bench.run_bench(
         ["bfw"], out, suite="quick-v2", scenarios=["ball-iid"], seeds=2, progress=False
@@ -159,7 +161,7 @@ def test_quick_v1_warns_that_quick_v2_supersedes_it(tmp_path):
             bench.run_bench(["bfw"], tmp_path / "x", suite="quick-v1")
 
 
-def test_a_bench_runs_a_toml_suite(tmp_path):
+def test_a_bench_runs_a_toml_suite(tmp_path, plain):
     path = write(tmp_path, GOOD, "mine.toml")
     outcome = bench.run_bench(["bfw"], tmp_path / "b", suite=str(path), progress=False)
     assert {(r.suite, r.scenario) for r in outcome.rows} == {("mine", "b")}
