@@ -95,7 +95,8 @@ def room(module: str) -> str | None:
     return parts[1] if len(parts) > 1 else None
 
 
-GRAPH = {name: imported(path, name, set(modules())) for name, path in modules().items()}
+MODULES = modules()
+GRAPH = {name: imported(path, name, set(MODULES)) for name, path in MODULES.items()}
 
 
 def test_every_room_has_a_floor():
