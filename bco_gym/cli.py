@@ -391,7 +391,7 @@ def _add_tune(commands: Any) -> None:
 
 
 def _add_bench(commands: Any) -> None:
-    from bco_gym.reports.suites import SUITES
+    from bco_gym.reports.suites import BUILTIN_NAMES
 
     command = commands.add_parser(
         "bench",
@@ -417,7 +417,7 @@ def _add_bench(commands: Any) -> None:
         "--suite",
         default="quick-v2",
         metavar="NAME|FILE.toml",
-        help=f"a built-in suite ({', '.join(SUITES)}) or a suite file FILE.toml of "
+        help=f"a built-in suite ({', '.join(BUILTIN_NAMES)}) or a suite file FILE.toml of "
         "[[scenario]] tables (docs/benchmark.md). Default quick-v2: a SMOKE TEST under a "
         "minute (T = 2,000: its verdicts are not evidence); standard-v3: the designed grid "
         "with the best known rows on quadratic losses and moving optima, standard-v2: the "

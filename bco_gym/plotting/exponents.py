@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from bco_gym.engine.result import RunResult
 from bco_gym.plotting.style import (
@@ -45,6 +44,8 @@ def _key(item: ExponentFit | ExponentBand) -> tuple[str, str, str, str]:
 def _interval_half_width(fit: ExponentFit) -> np.ndarray:
     if fit.seeds < 2:
         return np.zeros(len(fit.horizons))
+    from scipy import stats  # here, not at import: reading results needs no SciPy
+
     quantile = stats.t.ppf((1 + fit.level) / 2, fit.seeds - 1)
     return quantile * np.asarray(fit.regret_std) / np.sqrt(fit.seeds)
 

@@ -71,7 +71,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from bco_gym.engine.preparation import FRESH_SEED_FLOOR
 from bco_gym.engine.result import RunResult
@@ -159,6 +158,8 @@ def agreement(
         if not len(ours) or not len(theirs):
             continue
         kept_public[name], kept_fresh[name] = ours, theirs
+        from scipy import stats  # here, not at import: reading results needs no SciPy
+
         ranks = stats.rankdata(np.concatenate([ours, theirs]))
         strata.append((ranks, len(theirs)))
         above = (theirs[:, None] > ours[None, :]).mean() + 0.5 * (theirs[:, None] == ours).mean()

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -214,13 +214,64 @@ def _builtin_suites() -> dict[str, tuple[Scenario, ...]]:
     return suites
 
 
+class _BuiltinSuites(MutableMapping[str, tuple[Scenario, ...]]):
+    """Suite name -> its scenarios, read from the files on first use: reading and checking
+    the built-in suites (every row's agent resolved) takes about a second, which a command
+    that reads no suite (``bco-gym --help``, ``run``, ``list``) does not pay."""
+
+    def __init__(self) -> None:
+        self._suites: dict[str, tuple[Scenario, ...]] | None = None
+
+    def _read(self) -> dict[str, tuple[Scenario, ...]]:
+        if self._suites is None:
+            self._suites = _builtin_suites()
+        return self._suites
+
+    def __getitem__(self, name: str) -> tuple[Scenario, ...]:
+        return self._read()[name]
+
+    def __setitem__(self, name: str, scenarios: tuple[Scenario, ...]) -> None:
+        self._read()[name] = scenarios
+
+    def __delitem__(self, name: str) -> None:
+        del self._read()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __repr__(self) -> str:
+        return f"SUITES({', '.join(self)})"
+
+
+class _ScaleScenarios(Sequence[Scenario]):
+    """A built-in suite's scenarios at scale (named ``scale-*``), read with the suites."""
+
+    def __init__(self, suite: str) -> None:
+        self.suite = suite
+
+    def _scenarios(self) -> tuple[Scenario, ...]:
+        return tuple(s for s in SUITES[self.suite] if s.name.startswith("scale-"))
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._scenarios()[index]
+
+    def __len__(self) -> int:
+        return len(self._scenarios())
+
+    def __repr__(self) -> str:
+        return f"{self.suite}'s scale-* scenarios"
+
+
 #: The built-in suites, oldest first: each a TOML file in ``bco_gym/data/suites/``.
 BUILTIN_NAMES = ("quick-v1", "standard-v1", "quick-v2", "standard-v2", "standard-v3")
-#: Suite name -> its scenarios (read from :func:`builtin_suite_path`'s files).
-SUITES: dict[str, tuple[Scenario, ...]] = _builtin_suites()
+#: Suite name -> its scenarios (read from :func:`builtin_suite_path`'s files on first use).
+SUITES: MutableMapping[str, tuple[Scenario, ...]] = _BuiltinSuites()
 #: standard-v1's and standard-v2's scenarios at scale (sets of dimension >= 1,000).
-SCALE_V1 = tuple(s for s in SUITES["standard-v1"] if s.name.startswith("scale-"))
-SCALE_V2 = tuple(s for s in SUITES["standard-v2"] if s.name.startswith("scale-"))
+SCALE_V1: Sequence[Scenario] = _ScaleScenarios("standard-v1")
+SCALE_V2: Sequence[Scenario] = _ScaleScenarios("standard-v2")
 
 
 def check_scenario(

@@ -32,7 +32,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from bco_gym.engine.result import RunResult
 
@@ -57,6 +56,8 @@ def t_interval(
     if count < 2:
         nan = np.full_like(mean, np.nan)
         return mean, nan, nan.copy()
+    from scipy import stats  # here, not at import: reading results needs no SciPy
+
     half_width = (
         stats.t.ppf((1 + level) / 2, count - 1) * array.std(axis=axis, ddof=1) / math.sqrt(count)
     )

@@ -40,7 +40,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from bco_gym.engine.result import RunResult
 from bco_gym.stats.paired import LEVEL, group_series, paired_differences, t_interval
@@ -102,6 +101,8 @@ def paired_p_value(differences: np.ndarray) -> float:
     if spread == 0 or not math.isfinite(spread):
         return 1.0 if mean == 0 else 0.0
     statistic = mean / (spread / math.sqrt(values.size))
+    from scipy import stats  # here, not at import: reading results needs no SciPy
+
     return float(2 * stats.t.sf(abs(statistic), values.size - 1))
 
 

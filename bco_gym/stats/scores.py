@@ -52,7 +52,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from bco_gym.agents.moved import current_identity
 from bco_gym.engine.result import RunResult
@@ -169,6 +168,8 @@ def scores_by_scenario(rows: Sequence[ScoreRow], agent: str) -> dict[str, np.nda
 # -- point estimates ------------------------------------------------------------------------------
 def iqm(per_scenario: Sequence[np.ndarray]) -> float:
     """Interquartile mean of all runs pooled (25% trimmed at each end)."""
+    from scipy import stats  # here, not at import: reading results needs no SciPy
+
     return float(stats.trim_mean(np.concatenate(per_scenario), TRIM))
 
 
@@ -227,6 +228,8 @@ def bootstrap_aggregates(
     rng = np.random.default_rng(seed)
     samples = [_resample(values, reps, rng) for values in per_scenario]
     pooled = np.concatenate(samples, axis=1)
+    from scipy import stats  # here, not at import: reading results needs no SciPy
+
     iqms = stats.trim_mean(pooled, TRIM, axis=1)
     means = np.mean([sample.mean(axis=1) for sample in samples], axis=0)
     return {"iqm": _percentiles(iqms), "mean": _percentiles(means)}
