@@ -42,23 +42,12 @@ def children(monkeypatch):
         ("fkm2", "two-point", False),  # pairs played, both losses sent
     ],
 )
-def test_isolated_runs_equal_in_process_runs_bit_for_bit(agent, feedback, every_loop, children):
-    options = {"horizon": 60, "env_kwargs": {"n": 4, "feedback": feedback}}
-    seeds = [0, 5, 7]
-    inside = run_many("BCO-Ball-v0", agent, seeds, **options)
-    isolated = run_many("BCO-Ball-v0", agent, seeds, isolate=True, **options)
-    for ours, theirs in zip(isolated, inside, strict=True):
-        assert ours.same_outcome(theirs)
-        assert ours.loop == "batched-isolated"
-    if every_loop:  # a single run in the lean loop and in the Gymnasium loop
-        single = run("BCO-Ball-v0", agent, seed=5, isolate=True, **options)
-        gym_loop = run("BCO-Ball-v0", agent, seed=7, isolate=True, fast=False, **options)
-        assert single.same_outcome(inside[1]) and single.loop == "isolated"
-        assert gym_loop.same_outcome(inside[2]) and gym_loop.loop == "isolated-gym"
-    assert children and all(child.poll() is not None for child in children)
-
-
-def test_a_batch_of_eight_seeds_pays_one_message_per_round(monkeypatch):
+def test_isolated_runs_equal_in_process_runs_bit_for_bit(
+    agent, feedback, every_loop, children, monkeypatch
+):
+    """A batch of eight seeds pays one message per round (not one per seed); with
+    ``every_loop``, the parent is not dumpable while the lean loop's child runs. (Each
+    isolated run starts a child interpreter, about 1.4 CPU-s: the checks share the runs.)"""
     sent = []
     original = isolation._Child.send
 
@@ -67,9 +56,30 @@ def test_a_batch_of_eight_seeds_pays_one_message_per_round(monkeypatch):
         original(self, tag, payload)
 
     monkeypatch.setattr(isolation._Child, "send", counting)
-    run_many("BCO-Ball-v0", "user_agents:Jitter", list(range(8)), isolate=True, **BALL)
-    assert sent.count(b"PLAY") == BALL["horizon"]
-    assert sent == [b"INIT", b"SEED", *[b"PLAY"] * BALL["horizon"], b"DONE"]
+    options = {"horizon": 60, "env_kwargs": {"n": 4, "feedback": feedback}}
+    seeds = list(range(8))
+    inside = run_many("BCO-Ball-v0", agent, seeds, **options)
+    isolated = run_many("BCO-Ball-v0", agent, seeds, isolate=True, **options)
+    assert sent == [b"INIT", b"SEED", *[b"PLAY"] * options["horizon"], b"DONE"]
+    for ours, theirs in zip(isolated, inside, strict=True):
+        assert ours.same_outcome(theirs)
+        assert ours.loop == "batched-isolated"
+    if every_loop:  # a single run in the lean loop and in the Gymnasium loop
+        seen = []
+        single = run(
+            "BCO-Ball-v0",
+            agent,
+            seed=5,
+            isolate=True,
+            progress=lambda rounds: seen.append(protection.dumpable()),
+            **options,
+        )
+        gym_loop = run("BCO-Ball-v0", agent, seed=7, isolate=True, fast=False, **options)
+        assert single.same_outcome(inside[5]) and single.loop == "isolated"
+        assert gym_loop.same_outcome(inside[7]) and gym_loop.loop == "isolated-gym"
+        if protection.dumpable() is not None:  # prctl(PR_GET_DUMPABLE) is Linux's
+            assert seen and set(seen) == {0} and protection.dumpable() == 1
+    assert children and all(child.poll() is not None for child in children)
 
 
 def test_oracle_calls_are_counted_by_the_set_not_reported_by_the_agent():
@@ -155,22 +165,6 @@ def test_isolated_and_in_process_cells_are_kept_apart(tmp_path):
     assert second[0].same_outcome(first[0]) and len(load_sweep(tmp_path)) == 3
 
 
-def test_the_parent_is_not_dumpable_while_its_child_runs():
-    seen = []
-    run(
-        "BCO-Ball-v0",
-        "user_agents:Jitter",
-        seed=0,
-        isolate=True,
-        progress=lambda rounds: seen.append(protection.dumpable()),
-        **BALL,
-    )
-    before_after = protection.dumpable()
-    if before_after is None:
-        pytest.skip("prctl(PR_GET_DUMPABLE) is Linux's")
-    assert seen and set(seen) == {0} and before_after == 1
-
-
 def test_isolation_refuses_what_it_cannot_build_in_its_own_process():
     from bco_gym.agents import Agent, make_agent
 
@@ -195,8 +189,9 @@ def test_isolation_refuses_what_it_cannot_build_in_its_own_process():
         run("BCO-Ball-v0", "fkm", seed=0, isolate="yes", **BALL)
 
 
-@pytest.mark.parametrize("fast", [None, False])
-def test_an_isolated_bandit_agent_gets_no_gradient_in_a_full_feedback_scenario(fast):
+def test_an_isolated_bandit_agent_gets_no_gradient_in_a_full_feedback_scenario():
+    """In the lean, the Gymnasium and the batched loop (Entitled raises if handed more)."""
     options = {"horizon": 30, "env_kwargs": {"n": 4, "feedback": "full"}}
-    run("BCO-Ball-v0", "attack_agents:Entitled", seed=2, isolate=True, fast=fast, **options)
+    for fast in (None, False):
+        run("BCO-Ball-v0", "attack_agents:Entitled", seed=2, isolate=True, fast=fast, **options)
     run_many("BCO-Ball-v0", "attack_agents:Entitled", [1, 2], isolate=True, **options)

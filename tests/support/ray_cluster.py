@@ -38,6 +38,8 @@ PORT_FLAGS = (
     "min-worker-port",
 )
 WORKER_PORTS = 20  # min-worker-port .. +WORKER_PORTS: the node's Python workers
+#: Seconds to wait for the GCS log's registrations before asking ``ray status`` anyway
+LOG_GRACE = 30.0
 
 
 def free_ports(count: int) -> list[int]:
@@ -138,10 +140,22 @@ class TwoNodeCluster:
         return self
 
     def wait_for_nodes(self, count: int = 2, limit: float = 300.0) -> None:
-        """Wait until ``ray status`` lists ``count`` alive nodes (the worker's raylet
-        listening first: one ``ray status`` call, which costs seconds, is then enough)."""
+        """Wait until ``ray status`` lists ``count`` alive nodes. It is called once the head's
+        GCS has logged ``count`` registrations (a file read; each ``ray status`` is a Python
+        process of about a CPU-second, and polling it took 3-4 calls at load 13), or after
+        :data:`LOG_GRACE` s should a Ray version log otherwise."""
         self._wait(lambda: listening(self.port) and listening(self.worker_ports[0]), limit)
+        grace = time.monotonic() + LOG_GRACE
+        self._wait(lambda: self.registered() >= count or time.monotonic() > grace, limit)
         self._wait(lambda: self.nodes() >= count, limit)
+
+    def registered(self) -> int:
+        """How many nodes the head's GCS has logged as registering."""
+        log = self.temp / "session_latest" / "logs" / "gcs_server.out"
+        try:
+            return log.read_text(errors="replace").count("Registering new node")
+        except OSError:
+            return 0
 
     def _watch(self) -> None:
         """A watchdog that stops the cluster if this process dies without doing so."""

@@ -11,7 +11,7 @@ import pytest
 
 from bco_gym.agents import register, unregister
 from bco_gym.engine import run
-from bco_gym.sweeps import CellFailure, CellFailureWarning, load_failures, load_sweep, sweep
+from bco_gym.sweeps import CellFailure, CellFailureWarning, load_failures, sweep
 from bco_gym.sweeps.backends import check_agents_for_backend
 
 ENV, SETTINGS = "BCO-Ball-v0", {"n": 3}
@@ -21,18 +21,9 @@ def _sweep(out, agents, **kwargs):
     return sweep(ENV, agents, 40, [0, 1, 2], out=out, env_kwargs=SETTINGS, progress=False, **kwargs)
 
 
-@pytest.mark.parametrize("backend", ["serial", "process", "ray"])
-def test_a_user_agent_by_import_path_runs_on_each_backend_as_run(tmp_path, backend):
-    """Workers get the path (tests/support is on sys.path only through conftest: the
-    spawned pool and the local Ray instance import it from the driver's sys.path)."""
-    results = _sweep(tmp_path / backend, ["user_agents:Jitter", "random"], backend=backend)
-    # labelled by the class's own name; identified by its import path
-    assert [r.agent for r in results] == ["jitter"] * 3 + ["random"] * 3
-    for result in results[:3]:
-        alone = run(ENV, "user_agents:Jitter", horizon=40, seed=result.seed, env_kwargs=SETTINGS)
-        assert result.same_outcome(alone)
-        assert result.agent_spec["import_path"] == "user_agents:Jitter"
-    assert [r.agent for r in load_sweep(tmp_path / backend)] == [r.agent for r in results]
+# A user agent by import path on each backend, as run gives it alone: in
+# tests/sweeps/test_sweep.py::test_backends_give_bit_identical_results (one grid of
+# built-in and user agents per backend: each backend's start-up costs seconds of CPU).
 
 
 def test_a_class_is_taken_by_its_import_path(tmp_path):
