@@ -88,12 +88,16 @@ def test_the_performance_profile_counts_runs_at_or_below_tau():
 
 
 def test_rliable_and_the_own_bootstrap_agree():
-    """Same data, both implementations: equal points, intervals within Monte Carlo error."""
+    """Same data, both implementations: equal points, intervals within Monte Carlo error.
+
+    rliable bootstraps 400 times (its probability of improvement costs about 3 ms a
+    resample): over data seeds 1-6 its ends stayed within 0.064 of the interval's width of
+    the own 4,000-resample ends (0.059 with 1,000 resamples), the bound being 0.25."""
     assert rliable_available()  # the dev extra installs it
     rng = np.random.default_rng(1)
     ours = {f"s{i}": rng.uniform(0.1, 0.8, 6) for i in range(4)}
     theirs = {f"s{i}": rng.uniform(0.3, 1.0, 6) for i in range(4)}
-    with_rliable = aggregate(ours, reps=1000)
+    with_rliable = aggregate(ours, reps=400)
     own = aggregate(ours, reps=4000, use_rliable=False)
     for name in ("iqm", "mean"):
         assert with_rliable[name].method == "rliable" and own[name].method == "bco_gym"
@@ -101,7 +105,7 @@ def test_rliable_and_the_own_bootstrap_agree():
         width = own[name].high - own[name].low
         assert abs(with_rliable[name].low - own[name].low) < 0.25 * width
         assert abs(with_rliable[name].high - own[name].high) < 0.25 * width
-    rl = improvement(ours, theirs, reps=1000, use_rliable=True)
+    rl = improvement(ours, theirs, reps=400, use_rliable=True)
     mine = improvement(ours, theirs, reps=4000)
     assert rl.method == "rliable" and mine.method == "bco_gym"
     assert rl.value == pytest.approx(mine.value, rel=1e-12)
