@@ -16,6 +16,8 @@ have no cycle.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -212,3 +214,13 @@ def test_shared_rooms_import_no_algorithm_and_no_engine_module_pairs_agents_with
         shared = name.startswith("bco_gym.agents.kernels") or room(name) == "engine"
         reached = [t for t in targets if t.startswith(families)]
         assert not (shared and reached), f"{name} imports algorithm folders: {reached}"
+
+
+def test_importing_the_package_loads_no_scipy():
+    """Every worker process (the process backend's, an isolated agent's) imports bco_gym
+    first: SciPy, about half of that import, loads where a set or a comparator calls it."""
+    code = "import sys, bco_gym; print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert completed.stdout.strip() == "[]", completed.stdout[:500]

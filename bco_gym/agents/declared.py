@@ -103,20 +103,27 @@ def first_line(factory: Any) -> str | None:
 
 
 _PACKAGES: Mapping[str, list[str]] | None = None
+#: Each top-level package's distribution version, once read (:func:`distribution_version`).
+_VERSIONS: dict[str, str | None] = {}
 
 
 def distribution_version(factory: Any) -> str | None:
-    """The version of the installed distribution whose top-level package holds it."""
+    """The version of the installed distribution whose top-level package holds it (read
+    once per process and package: each reading scans the installed distributions)."""
     global _PACKAGES
     module = getattr(factory, "__module__", None) or ""
     top = module.split(".", 1)[0]
     if not top or top == "__main__":
         return None
-    if _PACKAGES is None:
+    if _PACKAGES is None:  # (re)read: the versions read before go with it
         _PACKAGES = importlib.metadata.packages_distributions()
-    for dist in _PACKAGES.get(top, []):
-        try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None
+        _VERSIONS.clear()
+    if top not in _VERSIONS:
+        _VERSIONS[top] = None
+        for dist in _PACKAGES.get(top, []):
+            try:
+                _VERSIONS[top] = importlib.metadata.version(dist)
+                break
+            except importlib.metadata.PackageNotFoundError:
+                continue
+    return _VERSIONS[top]

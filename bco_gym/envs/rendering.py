@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from scipy.spatial import ConvexHull, QhullError
 
 from bco_gym.sets.base import ConvexSet
 
@@ -117,6 +116,8 @@ class PlaneView:
         angles = np.linspace(0.0, 2.0 * np.pi, directions, endpoint=False)
         units = np.column_stack([np.cos(angles), np.sin(angles)]) @ self._basis.T
         support = [self.set.lmo(-u.reshape(self.set.shape)) for u in units]
+        from scipy.spatial import ConvexHull, QhullError  # where used: `import bco_gym` stays light
+
         points = self.coordinates(np.stack(support))
         try:
             return points[ConvexHull(points).vertices]  # counter-clockwise in 2-D

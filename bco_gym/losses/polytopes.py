@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
+
+if TYPE_CHECKING:  # scipy is imported where used: `import bco_gym` stays light
+    from scipy import sparse
 
 from bco_gym.sets import BirkhoffPolytope, FlowPolytope, Hypercube, L1Ball, Simplex
 from bco_gym.sets.base import ConvexSet
@@ -54,6 +55,8 @@ def linear_description(convex_set: ConvexSet) -> LinearDescription | None:
 
 
 def _simplex(convex_set: Simplex) -> LinearDescription:
+    from scipy import sparse
+
     n = convex_set.dim
     return LinearDescription(
         extra=0,
@@ -67,6 +70,8 @@ def _simplex(convex_set: Simplex) -> LinearDescription:
 
 
 def _l1_ball(convex_set: L1Ball) -> LinearDescription:
+    from scipy import sparse
+
     n = convex_set.dim
     identity = sparse.identity(n, format="csr")
     a_ub = sparse.vstack(
@@ -88,6 +93,8 @@ def _box(convex_set: Hypercube) -> LinearDescription:
 
 
 def _flow(convex_set: FlowPolytope) -> LinearDescription:
+    from scipy import sparse
+
     # Conservation (out minus in) at every node; on a DAG with x >= 0 this is exactly
     # the convex hull of the s-t paths (edges on no s-t path are forced to 0).
     index = {node: i for i, node in enumerate(convex_set.nodes)}
@@ -107,6 +114,8 @@ def _flow(convex_set: FlowPolytope) -> LinearDescription:
 
 
 def _birkhoff(convex_set: BirkhoffPolytope) -> LinearDescription:
+    from scipy import sparse
+
     n = convex_set.shape[0]
     rows = sparse.kron(sparse.identity(n), np.ones((1, n)))
     cols = sparse.kron(np.ones((1, n)), sparse.identity(n))
@@ -151,6 +160,9 @@ def minimize_absolute_sum(
         (x, lambda): the minimiser's x part (flattened, up to HiGHS's tolerances) and the
         multipliers lambda (in [-1, 1]), optimal for the dual.
     """
+    from scipy import sparse
+    from scipy.optimize import linprog
+
     dim = len(cost)
     variables = description.variables
     lower = description.low.copy()

@@ -24,11 +24,12 @@ returned (feasible to about the solver tolerance, 1e-10).
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.linalg import splu
+
+if TYPE_CHECKING:  # scipy is imported where used: `import bco_gym` stays light
+    import scipy.sparse as sp
 
 SOLVER_TOLERANCE = 1e-10
 _SMALL = 300
@@ -52,6 +53,8 @@ class NonnegativeProjector:
     """argmin_y ||y - x|| subject to E y = b, y >= 0, for a fixed full-row-rank E."""
 
     def __init__(self, equality_matrix: sp.spmatrix, equality_rhs: np.ndarray, owner: str):
+        import scipy.sparse as sp
+
         self.equality_matrix = sp.csc_matrix(equality_matrix, dtype=float)
         self.equality_rhs = np.asarray(equality_rhs, dtype=float)
         self.owner = owner
@@ -67,6 +70,8 @@ class NonnegativeProjector:
             import clarabel
         except ImportError:
             raise NotImplementedError(missing_solver_message(self.owner)) from None
+        import scipy.sparse as sp
+
         rows, size = self.equality_matrix.shape
         settings = clarabel.DefaultSettings()
         settings.verbose = False
@@ -114,6 +119,8 @@ class NonnegativeProjector:
             multiplier = np.linalg.lstsq(gram.toarray(), rhs, rcond=None)[0]
         else:
             try:
+                from scipy.sparse.linalg import splu
+
                 multiplier = splu(gram, permc_spec="MMD_AT_PLUS_A").solve(rhs)
             except RuntimeError:  # exactly singular: a support with several components
                 if gram.shape[0] > _DENSE_LIMIT:

@@ -32,8 +32,6 @@ import math
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linear_sum_assignment
 
 from bco_gym.sets._qp import NonnegativeProjector, missing_solver_message, qp_available
 from bco_gym.sets.base import ConvexSet
@@ -56,6 +54,8 @@ class BirkhoffPolytope(ConvexSet):
     projection_extra = "qp"  # the projection is a QP (Clarabel), the optional extra
 
     def __init__(self, n: int = 5):
+        import scipy.sparse as sp  # scipy is imported where used: `import bco_gym` stays light
+
         self.n = check_size(n, "n", "BirkhoffPolytope", 2, " (B_1 is the single point [[1]])")
         self.shape = (self.n, self.n)
         self._center = np.full(self.shape, 1.0 / self.n)
@@ -200,6 +200,8 @@ def _assignment_vertex(g: np.ndarray) -> np.ndarray:
     Costs beyond 1e300/n in magnitude (whose sums could overflow inside the solver) or
     below 1e-290 are first divided by the largest |g_ij|, which changes no assignment.
     """
+    from scipy.optimize import linear_sum_assignment
+
     largest = np.max(np.abs(g))
     if _unsafe_cost_scale(largest, len(g)):
         g = g / largest

@@ -32,8 +32,7 @@ nodes in topological order, negative weights allowed: the nodes are grouped in l
 (longest distance from s), and each level is relaxed in one vectorised step, O(m)
 work in (number of levels) numpy calls. Weights whose path sums could overflow (max
 |g_e| > 1e300/m) or that are subnormal are first divided by max |g_e|. Projection = a QP
-solved by Clarabel (the optional ``qp`` extra; see ``bco_gym.sets._qp``), polynomial,
-interior point.
+solved by Clarabel (the optional ``qp`` extra, ``bco_gym.sets._qp``), polynomial, interior point.
 
 Batches. ``lmo_many`` runs the dynamic programme on all rows at once: one pass over
 the levels with (k, ...) arrays of distances and best in-edges, then all paths traced
@@ -48,9 +47,6 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import linprog
-from scipy.sparse.linalg import splu
 
 from bco_gym import portable
 from bco_gym.sets._qp import NonnegativeProjector, missing_solver_message, qp_available
@@ -235,6 +231,8 @@ class FlowPolytope(ConvexSet):
 
     def _build_incidence(self) -> None:
         """Incidence matrices (out minus in) and the reduced Laplacian of the live graph."""
+        import scipy.sparse as sp  # scipy is imported where used: `import bco_gym` stays light
+
         size, edge_count = len(self.nodes), len(self.edges)
         columns = np.arange(edge_count)
         data = np.concatenate([np.ones(edge_count), -np.ones(edge_count)])
@@ -256,6 +254,8 @@ class FlowPolytope(ConvexSet):
     @property
     def _lu(self) -> Any:
         if not hasattr(self, "_laplacian_lu"):
+            from scipy.sparse.linalg import splu
+
             self._laplacian_lu = splu(self._laplacian, permc_spec="MMD_AT_PLUS_A")
         return self._laplacian_lu
 
@@ -285,6 +285,9 @@ class FlowPolytope(ConvexSet):
 
     def _chebyshev_center(self) -> tuple[np.ndarray, float]:
         """The LP centre and its exact inner radius (see the module docstring)."""
+        import scipy.sparse as sp
+        from scipy.optimize import linprog
+
         edge_count = len(self.edges)
         weights = np.sqrt(np.clip(self._tangent_diagonal(), 0.0, None))
         weights[~self._free] = 0.0

@@ -49,7 +49,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, svds
 
 from bco_gym import portable
 from bco_gym.sets.base import ConvexSet
@@ -154,6 +153,9 @@ class NuclearNormBall(ConvexSet):
     def _lanczos_pair(g: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Unit vectors u, v with u^T g v = sigma_1(g), by ARPACK from ``start`` (a dense
         SVD if ARPACK fails to converge)."""
+        # scipy is imported where used: `import bco_gym` stays light
+        from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, svds
+
         try:
             left, _, right_t = svds(g, k=1, v0=start, tol=0.0, solver="arpack")
         except (ArpackNoConvergence, ArpackError):
