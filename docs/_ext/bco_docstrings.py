@@ -30,6 +30,7 @@ EXTERNAL_PREFIXES = (
     "stable_baselines3",
     "torch",
     "scipy",
+    "sparse",  # scipy.sparse, as modules that load SciPy where used import it for type hints
     "matplotlib",
     "ray",
     "typing",
