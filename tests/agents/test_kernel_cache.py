@@ -1,14 +1,25 @@
 """The compiled kernels' cache is dropped when any kernel source changes (numba keys a
-kernel on its own file only, so an edit of a helper it inlines would go unnoticed)."""
+kernel on its own file only, so an edit of a helper it inlines would go unnoticed), and
+two processes saving kernels at once each keep their own code (numba's index is rewritten
+without a lock; the kernels' saves take one)."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from bco_gym.agents.kernels import CACHE_STAMP, drop_stale_cache, sources_digest
+from bco_gym.agents.kernels import (
+    CACHE_LOCK,
+    CACHE_STAMP,
+    drop_stale_cache,
+    numba_available,
+    sources_digest,
+)
 
 
 def package(tmp_path):
@@ -102,3 +113,51 @@ def test_every_algorithms_kernel_folder_is_stamped_once_its_kernel_is_imported()
         directory = Path(module.__file__).parent
         if os.access(directory, os.W_OK):
             assert (directory / "__pycache__" / CACHE_STAMP).is_file(), kernel.module
+
+
+# -- two processes saving one function's kernels at once ---------------------------------------
+RACE_CHILD = Path(__file__).resolve().parents[1] / "support" / "cache_race_child.py"
+#: doubled(x) = x[0] * 2 compiled with numba's own cache, and with the kernels' decorator.
+RACE_TARGETS = {
+    "race_unlocked": "import numba\n\n\n@numba.njit(cache=True)\n",
+    "race_locked": "from bco_gym.agents.kernels.oracles import jit\n\n\n@jit\n",
+}
+
+
+def race(folder: Path) -> dict:
+    """first (float64) and second (int64) save doubled's two kernels, of each module of
+    RACE_TARGETS in turn, in the order that loses one under an unlocked cache
+    (tests/support/cache_race_child.py); then a third process reads them from the cache."""
+    for module, head in RACE_TARGETS.items():
+        (folder / f"{module}.py").write_text(head + "def doubled(x):\n    return x[0] * 2\n")
+
+    def child(role: str) -> subprocess.Popen:
+        command = [sys.executable, str(RACE_CHILD), str(folder), role, "1.0", *RACE_TARGETS]
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    writers = [child("first"), child("second")]
+    for writer in writers:
+        _, err = writer.communicate(timeout=600)
+        assert writer.returncode == 0, err[-2000:]
+    reader = child("reader")
+    out, err = reader.communicate(timeout=300)
+    assert reader.returncode == 0, err[-2000:]
+    return json.loads(out)
+
+
+@pytest.mark.skipif(not numba_available() or os.name != "posix", reason="numba's cache on POSIX")
+def test_two_processes_saving_one_kernels_signatures_at_once_keep_each_its_code(tmp_path):
+    found = race(tmp_path)
+    # numba's own cache, unlocked: the int64 key is filed with the float64 code, which reads
+    # the bits of the integer 3 as a double (1.5e-323) and doubles them
+    lost = found["race_unlocked"]
+    assert lost["values"][0] != 6.0 and lost["values"][1] == 6.0, lost
+    # the kernels' decorators (bco_gym.agents.kernels.lock_cache): the second save waits
+    # for the first to end, reads the index it wrote, and files its code under a new name
+    assert found["race_locked"] == {"values": [6.0, 6.0], "hits": 2}
+    second_read, first_wrote = (
+        (tmp_path / f"race_locked.{step}").stat().st_mtime_ns
+        for step in ("second-read-index", "first-wrote-data")
+    )
+    assert second_read >= first_wrote
+    assert any((tmp_path / "cache").rglob(CACHE_LOCK))

@@ -40,6 +40,15 @@ imported only where a compiled loop is about to run; this module holds the const
 switch (``BCO_GYM_KERNELS``, ``kernel_mode``), and imports no numba, nor does
 :mod:`.compiled_rounds` (the declaration).
 
+numba's cache is shared by every process of a machine (a sweep's workers warm their
+kernels at once), and numba reads, extends and rewrites a function's index without a
+lock: two processes saving two signatures of one function could file one's machine code
+under the other's key, and a later process would run code compiled for other argument
+types (a float64 kernel reading an int64 array gives 3e-323 for 6, as
+tests/agents/test_kernel_cache.py plays it; numba/numba#4807 and #10128 report races of
+this kind). :func:`lock_cache` makes every kernel's saves take an exclusive lock on a
+file of its cache folder, and its loads a shared one.
+
 numba's cache keys a compiled kernel on its own source file alone, so a kernel that
 inlines a helper of :mod:`.oracles` would be loaded stale after an edit of :mod:`.oracles`
 only (or a checkout that changes only that file). ``drop_stale_cache``, run by
@@ -78,6 +87,9 @@ AGENT_MIN_RUN_ROUNDS = 100_000
 #: The file in a kernel folder's ``__pycache__`` holding the digest its cached kernels were
 #: compiled from.
 CACHE_STAMP = "kernels.sha256"
+#: The file in a kernel cache folder whose lock serializes numba's cache saves across
+#: processes (:func:`lock_cache`).
+CACHE_LOCK = "kernels.lock"
 #: This package's folder: the helpers every kernel may inline.
 SHARED_KERNELS = Path(__file__).parent
 
@@ -179,6 +191,54 @@ def drop_stale_cache(directory: Path | None = None, *inlined: Path) -> bool:
     except OSError:
         return False
     return bool(stale)
+
+
+def lock_cache(dispatcher: Any) -> Any:
+    """``dispatcher`` (a numba function compiled with ``cache=True``), its cache saves
+    made under an exclusive lock of :data:`CACHE_LOCK` in its cache folder and its loads
+    under a shared one (module docstring): a save reads the index, numbers the new data
+    file, rewrites the index, then writes the data, all while no other process of the
+    machine saves or loads in that folder. Where ``fcntl`` is absent (Windows) or the
+    folder cannot be written, numba's own unlocked behaviour."""
+    cache = getattr(dispatcher, "_cache", None)
+    save = getattr(cache, "save_overload", None)
+    load = getattr(cache, "load_overload", None)
+    if save is None or load is None:  # an internal of numba moved: test_kernel_cache says so
+        return dispatcher
+
+    def save_overload(signature: Any, data: Any) -> None:
+        with _cache_lock(cache.cache_path, exclusive=True):
+            save(signature, data)
+
+    def load_overload(signature: Any, target_context: Any) -> Any:
+        with _cache_lock(cache.cache_path, exclusive=False):
+            return load(signature, target_context)
+
+    cache.save_overload, cache.load_overload = save_overload, load_overload
+    return dispatcher
+
+
+@contextlib.contextmanager
+def _cache_lock(folder: str, exclusive: bool) -> Iterator[None]:
+    """Holds ``fcntl.flock`` on ``folder``/:data:`CACHE_LOCK` (exclusive or shared) inside;
+    nothing held where the lock cannot be taken."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        fcntl = None
+    handle = None
+    if fcntl is not None:
+        try:
+            os.makedirs(folder, exist_ok=True)
+            handle = open(os.path.join(folder, CACHE_LOCK), "ab")
+        except OSError:
+            handle = None
+    if handle is None:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield  # released as the file closes
 
 
 def read_only(array: np.ndarray) -> np.ndarray:

@@ -23,7 +23,13 @@ import math
 import numba
 import numpy as np
 
-from bco_gym.agents.kernels import KIND_BALL, KIND_BOX, KIND_SIMPLEX, drop_stale_cache
+from bco_gym.agents.kernels import (
+    KIND_BALL,
+    KIND_BOX,
+    KIND_SIMPLEX,
+    drop_stale_cache,
+    lock_cache,
+)
 
 # Before any kernel of the package is compiled or loaded (package docstring).
 drop_stale_cache()
@@ -36,10 +42,18 @@ SAFE_SQUARES = (1e-290, 1e290)
 #: allocation); above, with ``np.sort``. Both give the same sorted values.
 INSERTION_SORT = 32
 
+
+def cached(**options: object):  # type: ignore[no-untyped-def]
+    """``numba.njit(cache=True, nogil=True, **options)``, numba's cache of each function
+    read and written under a lock across processes (:func:`~bco_gym.agents.kernels.lock_cache`)."""
+    compile_ = numba.njit(cache=True, nogil=True, **options)
+    return lambda function: lock_cache(compile_(function))
+
+
 #: Compiled once, then loaded from numba's cache.
-jit = numba.njit(cache=True, nogil=True)
+jit = cached()
 #: Small helpers, inlined into their callers (numba's IR inlining).
-inline = numba.njit(cache=True, nogil=True, inline="always")
+inline = cached(inline="always")
 #: The rounds and the oracles they call: compiled without numba's reference counting
 #: (``_nrt=False``, the option numba's ``register_jitable`` documents for code that
 #: allocates nothing). Inlined helpers' array arguments would otherwise cost an atomic
@@ -48,8 +62,8 @@ inline = numba.njit(cache=True, nogil=True, inline="always")
 #: compiled so allocates; what must (``np.sort`` above ``INSERTION_SORT``,
 #: :func:`long_pairwise_sum`) is ``allocating``, a function called from a kernel
 #: inheriting the kernel's ``_nrt`` unless it sets its own.
-kernel = numba.njit(cache=True, nogil=True, _nrt=False)
-allocating = numba.njit(cache=True, nogil=True, _nrt=True)
+kernel = cached(_nrt=False)
+allocating = cached(_nrt=True)
 
 
 # -- reductions ------------------------------------------------------------------------------
