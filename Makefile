@@ -36,9 +36,13 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# The whole suite on every core (pytest-xdist); plain `pytest` runs it on one.
+# The whole suite on every core (pytest-xdist); plain `pytest` runs it on one. Python's
+# bytecode cache is written even where the environment sets PYTHONDONTWRITEBYTECODE:
+# without it every xdist worker and every process the tests start (isolated agents, CLI
+# runs, pool workers, the portable checks' children) compiles the package's sources and
+# rewrites the test modules' asserts again.
 test: lint
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n auto $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n auto $(PYTEST_ARGS)
 
 # Benchmarks 0-5 of issue 7 (peer FKM loop, loop overhead, fast path, projection-free
 # payoff, memory at T=10^7, scaling in n): each ratio printed beside its target; JSON,

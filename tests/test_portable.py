@@ -128,27 +128,35 @@ SETTINGS = {
 }
 
 
+#: The child: its machine signature into the file named by argv[1], then pytest on the rest.
+CHILD = (
+    "import json, sys, pytest; from bco_gym import portable; "
+    "open(sys.argv[1], 'w').write(json.dumps(portable.machine_signature())); "
+    "sys.exit(pytest.main(sys.argv[2:]))"
+)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SETTINGS))
 def test_pinned_runs_and_archive_hold_under(name, tmp_path):
+    """One child process per setting says its machine signature, then plays the pinned
+    runs and the archive's recompute (one process where there were two); a setting that
+    leaves the part of the signature it targets as this machine has it computes as this
+    machine does: its run must pass, and is reported skipped, as nothing new was compared."""
     settings, tests, changed = SETTINGS[name]
     if name == "numba-generic":
         pytest.importorskip("numba")
     if name == "glibc-without-fma" and not GLIBC_X86:
         pytest.skip("glibc's tunables switch its FMA code paths on x86-64 only")
-    here = portable.machine_signature()
-    if changed is not None and signature_under(settings)[changed] == here[changed]:
-        # e.g. a CPU without FMA, or whose OpenBLAS kernel is the one asked for
-        pytest.skip(f"{name} computes as this machine does: nothing to compare")
     environment = {**os.environ, **settings, "OMP_NUM_THREADS": "1"}
     if name == "numba-generic":
-        # A cache of its own: numba's index of a shared __pycache__ is read, extended and
-        # rewritten by every process compiling at once (the xdist workers), so a race could
-        # file host-compiled code under the generic key and the child would load it
-        # instead of compiling for the generic target it is here to check.
+        # A cache of its own, so that the child provably compiled for the generic target
+        # (asserted below) rather than loaded anything the xdist workers compiled.
         environment["NUMBA_CACHE_DIR"] = str(tmp_path / "numba-generic-cache")
+    signature = tmp_path / "signature.json"
+    pytest_args = ["-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests]
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests],
+        [sys.executable, "-c", CHILD, str(signature), *pytest_args],
         cwd=ROOT,
         env=environment,
         capture_output=True,
@@ -157,5 +165,10 @@ def test_pinned_runs_and_archive_hold_under(name, tmp_path):
     )
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
     assert " passed" in completed.stdout.splitlines()[-1], completed.stdout[-2000:]
+    child = json.loads(signature.read_text())
+    assert set(child) == {"libm", "lapack"}
+    if changed is not None and child[changed] == portable.machine_signature()[changed]:
+        # e.g. a CPU without FMA, or whose OpenBLAS kernel is the one asked for
+        pytest.skip(f"{name} computes as this machine does: nothing new compared")
     if name == "numba-generic":  # the kernels were compiled here, for the generic target
         assert any((tmp_path / "numba-generic-cache").rglob("*.nbi"))
