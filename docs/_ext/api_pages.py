@@ -24,7 +24,8 @@ def public_modules() -> list[str]:
 
 
 def api_page(module_name: str) -> str:
-    """A module's page: a package shows its docstring and public names, a module its members.
+    """A module's page: a package shows its docstring and public names (``__all__``), a
+    module, or a package without ``__all__``, its members.
 
     Objects are documented once, in their defining module; a package's re-exports link
     there (``bco_docstrings`` resolves the public spellings).
@@ -34,9 +35,11 @@ def api_page(module_name: str) -> str:
     parts = [heading(module_name), f".. automodule:: {module_name}\n"]
     if ">>>" in inspect.getsource(module):  # docstring examples run in their module's namespace
         parts.insert(1, DOCTEST_NAMESPACE.format(module=module_name))
-    if not is_package:
+    if not is_package or not hasattr(module, "__all__"):  # a package without __all__: as a module
         members = [name for name in vars(module) if defined_in(module, name)]
-        members += sorted(documented_data(module_name) & set(vars(module)))
+        data = documented_data(module_name) & set(vars(module))
+        # a package's private data stays out (a module's documented private data is shown)
+        members += sorted(n for n in data if not (is_package and n.startswith("_")))
         if members:
             parts[-1] += "   :members: " + ", ".join(members) + "\n"
         return "\n".join(parts)
