@@ -11,11 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bco_gym.agents.kernels import (
     CACHE_LOCK,
     CACHE_STAMP,
+    compile_per_type,
     drop_stale_cache,
     numba_available,
     sources_digest,
@@ -161,3 +163,28 @@ def test_two_processes_saving_one_kernels_signatures_at_once_keep_each_its_code(
     )
     assert second_read >= first_wrote
     assert any((tmp_path / "cache").rglob(CACHE_LOCK))
+
+
+@pytest.mark.skipif(not numba_available(), reason="numba")
+def test_a_kernel_called_with_constants_compiles_once_per_argument_types():
+    """numba compiles a callee once per constant a compiled caller passes it (a literal
+    type each); :func:`compile_per_type` makes it one compile for the int, as the kernels'
+    decorators do."""
+    import numba
+
+    def built(plain: bool):  # type: ignore[no-untyped-def]
+        callee = numba.njit(lambda values, row: values[row] * 2.0)
+        if plain:
+            callee = compile_per_type(callee)
+
+        @numba.njit
+        def caller(values):  # type: ignore[no-untyped-def]  # pragma: no cover - compiled
+            return callee(values, 0) + callee(values, 2)
+
+        return callee, caller
+
+    for plain, compiled in ((False, 2), (True, 1)):
+        callee, caller = built(plain)
+        assert caller(np.array([1.0, 5.0, 3.0])) == 8.0
+        assert len(callee.signatures) == compiled, callee.signatures
+    assert str(callee.signatures[0][1]) == "int64"

@@ -49,8 +49,10 @@ ITERATE, POINT, NORMAL, DIFFERENCE = 1, 2, 3, 4
 #: integer there); beyond, the row is left to the Python loop.
 BEYOND = 2.0**53
 #: CPU seconds numba takes here to compile :func:`separation_rows` with an empty cache
-#: (then about 1.3 s to import numba and load it).
-COMPILE_SECONDS = 10
+#: (then about 1.3 s to import numba and load it): 10 before its helpers compiled once
+#: for a plain int row rather than once per constant row, 0.47 times that since
+#: (docs/performance.md, "Cold start").
+COMPILE_SECONDS = 5
 
 
 @kernel

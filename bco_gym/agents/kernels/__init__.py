@@ -218,6 +218,29 @@ def lock_cache(dispatcher: Any) -> Any:
     return dispatcher
 
 
+def compile_per_type(dispatcher: Any) -> Any:
+    """``dispatcher`` (a numba function), compiled once per argument types when another
+    kernel calls it rather than once per constant it is called with. numba types a
+    constant argument of a compiled call (the row of ``numpy_sum(work, 0, n)``, a module
+    constant) as a literal of its own and compiles the callee again for each constant:
+    one to three CPU seconds each in a cold compile, for the same machine code. The
+    call's argument types lose their literal part before numba compiles the callee, and
+    the constant is passed as any int is. Where numba's dispatcher has no
+    ``get_call_template`` (an internal of numba moved), numba's own behaviour:
+    tests/agents/test_kernel_cache.py says so."""
+    resolve = getattr(dispatcher, "get_call_template", None)
+    if resolve is None:
+        return dispatcher
+    from numba.core.types import unliteral
+
+    def get_call_template(args: Any, kws: Any) -> Any:
+        args = tuple(unliteral(value) for value in args)
+        return resolve(args, {name: unliteral(value) for name, value in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
+
+
 @contextlib.contextmanager
 def _cache_lock(folder: str, exclusive: bool) -> Iterator[None]:
     """Holds ``fcntl.flock`` on ``folder``/:data:`CACHE_LOCK` (exclusive or shared) inside;

@@ -172,15 +172,18 @@ def interval_rounds(
             node[i] = thetas[j, i]
         node[dim + CONSTANT] = constants[j]
         node[dim + PLAYED] = played[j]
-        best = best_value(kind, radius, low, high, node, dim, work)
-        node[dim + GAP] = played[j] - (best + constants[j])
-        if node[dim + GAP] > maxima[0]:
-            maxima[0] = node[dim + GAP]
-            argmax[0] = index
-        if pieces:
-            keep_piece(0, index, node, wanted_flat, wanted_start, wanted_next, piece_rows)
         level = 0
-        while True:
+        while True:  # the round's block, then each parent it completes
+            # one call site of the inlined best value (numba copies it into each)
+            best = best_value(kind, radius, low, high, node, dim, work)
+            regret = node[dim + PLAYED] - (best + node[dim + CONSTANT])
+            if level == 0:  # a round's gap; a parent's is its halves' sum
+                node[dim + GAP] = regret
+            if regret > maxima[level]:
+                maxima[level] = regret
+                argmax[level] = index
+            if pieces:
+                keep_piece(level, index, node, wanted_flat, wanted_start, wanted_next, piece_rows)
             if level == levels - 1:  # the top level's block is never paired
                 for i in range(dim + EXTRA):
                     top_row[i] = node[i]
@@ -196,13 +199,6 @@ def interval_rounds(
             has_open[level] = False
             level += 1
             index //= 2
-            best = best_value(kind, radius, low, high, node, dim, work)
-            regret = node[dim + PLAYED] - (best + node[dim + CONSTANT])
-            if regret > maxima[level]:
-                maxima[level] = regret
-                argmax[level] = index
-            if pieces:
-                keep_piece(level, index, node, wanted_flat, wanted_start, wanted_next, piece_rows)
 
 
 class IntervalSpans:

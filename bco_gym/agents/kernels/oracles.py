@@ -27,6 +27,7 @@ from bco_gym.agents.kernels import (
     KIND_BALL,
     KIND_BOX,
     KIND_SIMPLEX,
+    compile_per_type,
     drop_stale_cache,
     lock_cache,
 )
@@ -45,9 +46,15 @@ INSERTION_SORT = 32
 
 def cached(**options: object):  # type: ignore[no-untyped-def]
     """``numba.njit(cache=True, nogil=True, **options)``, numba's cache of each function
-    read and written under a lock across processes (:func:`~bco_gym.agents.kernels.lock_cache`)."""
+    read and written under a lock across processes (:func:`~bco_gym.agents.kernels.lock_cache`),
+    compiled once per argument types when a kernel calls it
+    (:func:`~bco_gym.agents.kernels.compile_per_type`)."""
     compile_ = numba.njit(cache=True, nogil=True, **options)
-    return lambda function: lock_cache(compile_(function))
+
+    def decorate(function):  # type: ignore[no-untyped-def]
+        return compile_per_type(lock_cache(compile_(function)))
+
+    return decorate
 
 
 #: Compiled once, then loaded from numba's cache.

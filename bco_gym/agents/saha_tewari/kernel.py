@@ -40,8 +40,10 @@ CONVERGED, STALLED, UNCONVERGED, CONTINUE = 0, 1, 2, -1
 X, AMBIENT, SCRATCH, GRADIENT, TRIAL_GRADIENT, TRIAL, SCALED, WEIGHTS, DIRECTION = range(9)
 WORK_ROWS = 9
 #: CPU seconds numba takes here to compile :func:`start_solve` and :func:`newton_step` with
-#: an empty cache (then about 1.3 s to import numba and load them).
-COMPILE_SECONDS = 10
+#: an empty cache (then about 1.3 s to import numba and load them): 10 before the factor's
+#: copy became a loop and the helpers' constants plain ints, 0.64 times that since
+#: (docs/performance.md, "Cold start").
+COMPILE_SECONDS = 6
 
 
 @jit
@@ -280,7 +282,9 @@ def newton_step(
     for i in range(d):
         point[i] = point[i] + direction[i]
         gradient[i] = work[TRIAL_GRADIENT, i]
-    factors[0, :, :] = factors[1]
+    for i in range(factors.shape[1]):  # a loop: a slice assignment compiles numba's
+        for j in range(factors.shape[2]):  # shape-mismatch message (seconds of compile)
+            factors[0, i, j] = factors[1, i, j]
     state[0] = steps + 1
     state[1] = decrement
     return CONTINUE
