@@ -87,8 +87,8 @@ AGENT_MIN_RUN_ROUNDS = 100_000
 #: The file in a kernel folder's ``__pycache__`` holding the digest its cached kernels were
 #: compiled from.
 CACHE_STAMP = "kernels.sha256"
-#: The file in a kernel cache folder whose lock serializes numba's cache saves across
-#: processes (:func:`lock_cache`).
+#: The file in a kernel cache folder whose lock orders numba's cache saves and loads across
+#: processes: a save alone, loads together (:func:`lock_cache`).
 CACHE_LOCK = "kernels.lock"
 #: This package's folder: the helpers every kernel may inline.
 SHARED_KERNELS = Path(__file__).parent
